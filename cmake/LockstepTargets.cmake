@@ -1,0 +1,41 @@
+# Targets of the Lockstep project. Kept out of the top-level file so that each part reads on its own.
+
+set(LOCKSTEP_WARNINGS_CXX -Wall -Wextra -Wno-unused-parameter)
+set(LOCKSTEP_CUDA_FLAGS --expt-relaxed-constexpr -Xcompiler=-Wall)
+
+# ---- the engine library ------------------------------------------------------------------------
+add_library(lockstep STATIC
+  host/device_info.cpp
+)
+target_include_directories(lockstep PUBLIC ${PROJECT_SOURCE_DIR}/include)
+target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX)
+target_compile_options(lockstep PRIVATE
+  $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
+  $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
+set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
+
+# ---- the command line --------------------------------------------------------------------------
+add_executable(lockstep_cli host/cli/main.cpp)
+set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
+target_link_libraries(lockstep_cli PRIVATE lockstep)
+target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+
+# ---- tests -------------------------------------------------------------------------------------
+if(LOCKSTEP_BUILD_TESTS)
+  enable_testing()
+  find_package(GTest REQUIRED)
+  add_executable(lockstep_tests
+    tests/test_math.cpp
+    tests/test_spatial.cpp
+    tests/test_inertia.cpp
+    tests/test_gpu_spatial.cpp
+    tests/gpu_spatial_kernels.cu
+  )
+  target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(lockstep_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
+  target_compile_options(lockstep_tests PRIVATE
+    $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
+    $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
+  include(GoogleTest)
+  gtest_discover_tests(lockstep_tests DISCOVERY_TIMEOUT 60)
+endif()

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian package Lockstep needs to build, test and benchmark, if any is missing.
+# The CUDA toolkit (nvcc) is expected on the machine already; this script says so if it is not.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libeigen3-dev            # dense linear algebra on the host and in tests
+  libgtest-dev googletest  # tests
+  libbenchmark-dev         # benchmarks
+  libsimbody-dev           # Simbody 3.7: the oracle the tests compare against
+  nlohmann-json3-dev       # scene files
+  libcli11-dev             # the command line
+  liburdfdom-dev           # URDF import
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+if ((${#missing[@]})); then
+  echo "lockstep: installing ${missing[*]}"
+  sudo_cmd=()
+  if [ "$(id -u)" -ne 0 ]; then sudo_cmd=(sudo); fi
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo_cmd[@]}" apt-get update -q
+  "${sudo_cmd[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "lockstep: nvcc (the CUDA toolkit) is required but was not found on PATH or in /usr/local/cuda/bin" >&2
+  exit 1
+fi

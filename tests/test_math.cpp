@@ -1,0 +1,139 @@
+// Rotations, angle sets, quaternions and the N matrices of conventions.md.
+#include <cmath>
+
+#include "test_util.h"
+
+namespace lockstep::test {
+namespace {
+
+Eigen::Matrix3d eigenBodyFixedXYZ(const Vec3<double>& a) {
+  return (Eigen::AngleAxisd(a[0], Eigen::Vector3d::UnitX()) * Eigen::AngleAxisd(a[1], Eigen::Vector3d::UnitY()) *
+          Eigen::AngleAxisd(a[2], Eigen::Vector3d::UnitZ()))
+      .toRotationMatrix();
+}
+
+TEST(Math, BodyFixedXYZMatchesProductOfAxisRotations) {
+  Random rnd(1);
+  for (int trial = 0; trial < 100; ++trial) {
+    const Vec3<double> a = rnd.vec3(3.0);
+    EXPECT_TRUE(near(toEigen(Rotation<double>::bodyFixedXYZ(a).R), eigenBodyFixedXYZ(a), 1e-14));
+    const Rotation<double> prod =
+        Rotation<double>::aboutAxis(0, a[0]) * Rotation<double>::aboutAxis(1, a[1]) * Rotation<double>::aboutAxis(2, a[2]);
+    EXPECT_TRUE(near(toEigen(prod.R), eigenBodyFixedXYZ(a), 1e-14));
+  }
+}
+
+TEST(Math, BodyFixedXYZRoundTrip) {
+  Random rnd(2);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Vec3<double> a{{rnd.uniform(-3.1, 3.1), rnd.uniform(-1.5, 1.5), rnd.uniform(-3.1, 3.1)}};
+    const Vec3<double> back = Rotation<double>::bodyFixedXYZ(a).toBodyFixedXYZ();
+    EXPECT_TRUE(near(toEigen(back), toEigen(a), 1e-12));
+  }
+  // Gimbal lock: the angles are not unique, but they must rebuild the same rotation.
+  for (double a1 : {M_PI / 2, -M_PI / 2}) {
+    const Vec3<double> a{{0.3, a1, -0.2}};
+    const Rotation<double> R = Rotation<double>::bodyFixedXYZ(a);
+    const Rotation<double> R2 = Rotation<double>::bodyFixedXYZ(R.toBodyFixedXYZ());
+    EXPECT_TRUE(near(toEigen(R2.R), toEigen(R.R), 1e-12));
+  }
+}
+
+TEST(Math, QuaternionRoundTripAndEigenAgreement) {
+  Random rnd(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    const Rotation<double> R = rnd.rotation();
+    double q[4];
+    R.toQuaternion(q);
+    EXPECT_GE(q[0], 0.0);
+    EXPECT_NEAR(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3], 1.0, 1e-14);
+    const Eigen::Quaterniond eq(q[0], q[1], q[2], q[3]);
+    EXPECT_TRUE(near(eq.toRotationMatrix(), toEigen(R.R), 1e-14));
+    EXPECT_TRUE(near(toEigen(Rotation<double>::fromQuaternion(q[0], q[1], q[2], q[3]).R), toEigen(R.R), 1e-14));
+  }
+}
+
+TEST(Math, AboutUnitVectorMatchesEigenAngleAxis) {
+  Random rnd(4);
+  for (int trial = 0; trial < 50; ++trial) {
+    Vec3<double> n = rnd.vec3();
+    n = n / norm(n);
+    const double a = rnd.uniform(-4, 4);
+    EXPECT_TRUE(near(toEigen(Rotation<double>::aboutUnitVector(n, a).R),
+                     Eigen::AngleAxisd(a, toEigen(n)).toRotationMatrix(), 1e-14));
+  }
+}
+
+// w = vee(Rdot * ~R) in the parent frame, from a central difference of R(t).
+Eigen::Vector3d angularVelocityFD(const std::function<Eigen::Matrix3d(double)>& R, double t, double h) {
+  const Eigen::Matrix3d W = (R(t + h) - R(t - h)) / (2 * h) * R(t).transpose();
+  return {0.5 * (W(2, 1) - W(1, 2)), 0.5 * (W(0, 2) - W(2, 0)), 0.5 * (W(1, 0) - W(0, 1))};
+}
+
+TEST(Math, BodyFixedXYZ_N_B_IsTheAngleRateMap) {
+  Random rnd(5);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Vec3<double> a0{{rnd.uniform(-2, 2), rnd.uniform(-1.2, 1.2), rnd.uniform(-2, 2)}};
+    const Vec3<double> adot = rnd.vec3();
+    auto R = [&](double t) { return eigenBodyFixedXYZ(a0 + t * adot); };
+    const Eigen::Vector3d w_F = angularVelocityFD(R, 0.0, 1e-6);
+    const Eigen::Vector3d w_M = R(0).transpose() * w_F;
+    // qdot = N_B * w_M, and NInv_B inverts it.
+    EXPECT_TRUE(near(toEigen(bodyFixedXYZ_N_B(a0)) * w_M, toEigen(adot), 1e-8));
+    EXPECT_TRUE(near(toEigen(bodyFixedXYZ_NInv_B(a0)) * toEigen(adot), w_M, 1e-8));
+    EXPECT_TRUE(near(toEigen(bodyFixedXYZ_N_B(a0)) * toEigen(bodyFixedXYZ_NInv_B(a0)), Eigen::Matrix3d::Identity(),
+                     1e-13));
+  }
+}
+
+TEST(Math, QuaternionRateMatchesFiniteDifference) {
+  Random rnd(6);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Rotation<double> R0 = rnd.rotation();
+    const Vec3<double> w_F = rnd.vec3(2.0);
+    // R(t) = exp(t [w_F]x) * R0 turns with the constant angular velocity w_F expressed in F.
+    const double wn = norm(w_F);
+    auto quatAt = [&](double t, double q[4]) {
+      const Rotation<double> R = Rotation<double>::aboutUnitVector(w_F / wn, wn * t) * R0;
+      R.toQuaternion(q);
+    };
+    double q0[4], qp[4], qm[4], qdot[4];
+    quatAt(0, q0);
+    quatAt(1e-6, qp);
+    quatAt(-1e-6, qm);
+    quaternionRate(q0, w_F, qdot);
+    for (int i = 0; i < 4; ++i) EXPECT_NEAR(qdot[i], (qp[i] - qm[i]) / 2e-6, 1e-8);
+  }
+}
+
+TEST(Math, TransformCompositionAndInverse) {
+  Random rnd(7);
+  for (int trial = 0; trial < 50; ++trial) {
+    const Transform<double> X_AB = rnd.transform(), X_BC = rnd.transform();
+    const Vec3<double> p_CQ = rnd.vec3();
+    EXPECT_TRUE(near(toEigen((X_AB * X_BC) * p_CQ), toEigen(X_AB * (X_BC * p_CQ)), 1e-14));
+    const Transform<double> I = X_AB.inverse() * X_AB;
+    EXPECT_TRUE(near(toEigen(I.R.R), Eigen::Matrix3d::Identity(), 1e-14));
+    EXPECT_TRUE(near(toEigen(I.p), Eigen::Vector3d::Zero(), 1e-14));
+    const Transform<double> X_AC = X_AB * X_BC;
+    const Transform<double> X_BC2 = X_AB.invTimes(X_AC);
+    EXPECT_TRUE(near(toEigen(X_BC2.R.R), toEigen(X_BC.R.R), 1e-14));
+    EXPECT_TRUE(near(toEigen(X_BC2.p), toEigen(X_BC.p), 1e-14));
+  }
+}
+
+TEST(Math, SymMatReexpressAndProducts) {
+  Random rnd(8);
+  for (int trial = 0; trial < 50; ++trial) {
+    const SymMat33<double> S = rnd.symmetric();
+    const Mat33<double> R = rnd.rotation().R;
+    const Vec3<double> v = rnd.vec3();
+    EXPECT_TRUE(near(toEigen(reexpressSym(R, S)), toEigen(R) * toEigen(S) * toEigen(R).transpose(), 1e-14));
+    EXPECT_TRUE(near(toEigen(S * v), toEigen(S) * toEigen(v), 1e-14));
+    EXPECT_TRUE(near(toEigen(crossMat(v)) * toEigen(S * v), toEigen(cross(v, S * v)), 1e-14));
+    EXPECT_TRUE(near(toEigen(transposeTimes(R, v)), toEigen(R).transpose() * toEigen(v), 1e-14));
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::test

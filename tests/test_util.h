@@ -1,0 +1,110 @@
+// Helpers shared by the tests: seeded random values and conversions to Eigen, the reference.
+#pragma once
+
+#include <Eigen/Dense>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "lockstep/inertia.h"
+
+namespace lockstep::test {
+
+using Mat6 = Eigen::Matrix<double, 6, 6>;
+using Vec6 = Eigen::Matrix<double, 6, 1>;
+
+class Random {
+ public:
+  explicit Random(unsigned seed) : gen_(seed) {}
+  double uniform(double lo = -1.0, double hi = 1.0) { return std::uniform_real_distribution<double>(lo, hi)(gen_); }
+  int integer(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(gen_); }
+  Vec3<double> vec3(double scale = 1.0) { return {{scale * uniform(), scale * uniform(), scale * uniform()}}; }
+  Rotation<double> rotation() {
+    double q[4];
+    double n = 0;
+    do {
+      n = 0;
+      for (double& x : q) { x = uniform(); n += x * x; }
+    } while (n < 1e-3 || n > 1.0);
+    n = std::sqrt(n);
+    return Rotation<double>::fromQuaternion(q[0] / n, q[1] / n, q[2] / n, q[3] / n);
+  }
+  Transform<double> transform(double scale = 1.0) { return {rotation(), vec3(scale)}; }
+  SpatialVec<double> spatialVec(double scale = 1.0) { return {vec3(scale), vec3(scale)}; }
+  SymMat33<double> symmetric() { return {uniform(), uniform(), uniform(), uniform(), uniform(), uniform()}; }
+  Mat33<double> mat33() {
+    Mat33<double> m;
+    for (auto& row : m.m)
+      for (double& x : row) x = uniform();
+    return m;
+  }
+  // A physically valid central inertia: principal moments obeying the triangle inequality, rotated.
+  SymMat33<double> centralInertia(double mass) {
+    double a = uniform(0.2, 1.0), b = uniform(0.2, 1.0), c = uniform(std::abs(a - b) + 0.05, a + b - 0.05);
+    const Mat33<double> R = rotation().R;
+    return reexpressSym(R, SymMat33<double>::diagonal(mass * a, mass * b, mass * c));
+  }
+  SpatialInertia<double> spatialInertia() {
+    const double m = uniform(0.5, 3.0);
+    return SpatialInertia<double>::fromCentral(m, vec3(0.5), centralInertia(m));
+  }
+  ArticulatedInertia<double> articulatedInertia() {
+    // A sum of a rigid inertia and a random symmetric positive semidefinite part: all 21 numbers
+    // independent.
+    ArticulatedInertia<double> P = ArticulatedInertia<double>::fromRigid(spatialInertia());
+    Eigen::Matrix<double, 6, 6> A;
+    for (int i = 0; i < 6; ++i)
+      for (int j = 0; j < 6; ++j) A(i, j) = uniform();
+    const Eigen::Matrix<double, 6, 6> S = A * A.transpose();
+    Mat33<double> F;
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) F.m[i][j] = S(i, j + 3);
+    P.J += SymMat33<double>{S(0, 0), S(1, 1), S(2, 2), S(0, 1), S(0, 2), S(1, 2)};
+    P.M += SymMat33<double>{S(3, 3), S(4, 4), S(5, 5), S(3, 4), S(3, 5), S(4, 5)};
+    P.F = P.F + F;
+    return P;
+  }
+  std::mt19937& engine() { return gen_; }
+
+ private:
+  std::mt19937 gen_;
+};
+
+inline Eigen::Vector3d toEigen(const Vec3<double>& v) { return {v[0], v[1], v[2]}; }
+inline Eigen::Matrix3d toEigen(const Mat33<double>& m) {
+  Eigen::Matrix3d r;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) r(i, j) = m(i, j);
+  return r;
+}
+inline Eigen::Matrix3d toEigen(const SymMat33<double>& s) { return toEigen(s.toMat33()); }
+inline Vec6 toEigen(const SpatialVec<double>& v) {
+  Vec6 r;
+  for (int i = 0; i < 6; ++i) r(i) = v[i];
+  return r;
+}
+inline Mat6 toEigen(const SpatialMat<double>& m) {
+  Mat6 r;
+  for (int i = 0; i < 6; ++i)
+    for (int j = 0; j < 6; ++j) r(i, j) = m(i, j);
+  return r;
+}
+inline Eigen::Matrix3d skew(const Eigen::Vector3d& v) {
+  Eigen::Matrix3d r;
+  r << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
+  return r;
+}
+
+// |a - b| <= tol * max(1, |b|), elementwise on the infinity norm: the relative tolerance used by
+// every comparison against a reference in the tests.
+template <class A, class B>
+::testing::AssertionResult near(const A& a, const B& b, double tol) {
+  const double scale = std::max(1.0, b.cwiseAbs().maxCoeff());
+  const double err = (a - b).cwiseAbs().maxCoeff();
+  if (err <= tol * scale) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "difference " << err << " exceeds " << tol << " * " << scale
+                                       << "\n got:\n" << a << "\n expected:\n" << b;
+}
+
+}  // namespace lockstep::test
