@@ -6,9 +6,14 @@ set(LOCKSTEP_CUDA_FLAGS --expt-relaxed-constexpr -Xcompiler=-Wall)
 # ---- the engine library ------------------------------------------------------------------------
 add_library(lockstep STATIC
   host/device_info.cpp
+  host/model.cpp
+  host/batch.cpp
+  host/cpu_backend.cpp
+  host/builtin_scenes.cpp
+  kernels/batch_kernels.cu
 )
 target_include_directories(lockstep PUBLIC ${PROJECT_SOURCE_DIR}/include)
-target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX)
+target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE Eigen3::Eigen)
 target_compile_options(lockstep PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
   $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
@@ -30,6 +35,10 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_inertia.cpp
     tests/test_gpu_spatial.cpp
     tests/gpu_spatial_kernels.cu
+    tests/test_mobilizers.cpp
+    tests/test_dynamics.cpp
+    tests/reference_dynamics.cpp
+    tests/test_gpu_dynamics.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
@@ -38,4 +47,19 @@ if(LOCKSTEP_BUILD_TESTS)
     $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
   include(GoogleTest)
   gtest_discover_tests(lockstep_tests DISCOVERY_TIMEOUT 60)
+endif()
+
+# ---- Simbody oracle tests (Simbody's inline code must be compiled without NDEBUG) -------------
+if(LOCKSTEP_BUILD_TESTS AND LOCKSTEP_SIMBODY_ORACLE)
+  find_package(Simbody REQUIRED)
+  add_executable(lockstep_simbody_tests
+    tests/test_simbody.cpp
+    tests/simbody_oracle.cpp
+  )
+  target_include_directories(lockstep_simbody_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(lockstep_simbody_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main
+                        ${Simbody_LIBRARIES})
+  target_include_directories(lockstep_simbody_tests SYSTEM PRIVATE ${Simbody_INCLUDE_DIR})
+  target_compile_options(lockstep_simbody_tests PRIVATE -UNDEBUG -Wno-deprecated-declarations)
+  gtest_discover_tests(lockstep_simbody_tests DISCOVERY_TIMEOUT 60)
 endif()

@@ -1,0 +1,237 @@
+#include "lockstep/model.h"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <sstream>
+
+namespace lockstep {
+
+namespace {
+
+const char* const kMobilizerNames[kMobilizerTypeCount] = {"weld", "pin", "slider", "universal", "cylinder",
+                                                         "planar", "gimbal", "ball", "translation", "free"};
+
+std::string quoted(const std::string& s) { return "'" + s + "'"; }
+
+// Axis suffixes of each coordinate and speed, for column names.
+std::vector<std::string> qAxes(MobilizerType t) {
+  switch (t) {
+    case MobilizerType::Weld: return {};
+    case MobilizerType::Pin: case MobilizerType::Slider: return {""};
+    case MobilizerType::Universal: return {"rx", "ry"};
+    case MobilizerType::Cylinder: return {"rz", "z"};
+    case MobilizerType::Planar: return {"rz", "x", "y"};
+    case MobilizerType::Gimbal: return {"rx", "ry", "rz"};
+    case MobilizerType::Ball: return {"qw", "qx", "qy", "qz"};
+    case MobilizerType::Translation: return {"x", "y", "z"};
+    case MobilizerType::Free: return {"qw", "qx", "qy", "qz", "x", "y", "z"};
+  }
+  return {};
+}
+std::vector<std::string> uAxes(MobilizerType t) {
+  switch (t) {
+    case MobilizerType::Ball: return {"wx", "wy", "wz"};
+    case MobilizerType::Free: return {"wx", "wy", "wz", "vx", "vy", "vz"};
+    default: return qAxes(t);
+  }
+}
+std::string columnName(const std::string& joint, const std::string& axis) {
+  return axis.empty() ? joint : joint + "." + axis;
+}
+
+}  // namespace
+
+const char* mobilizerName(MobilizerType t) { return kMobilizerNames[static_cast<int>(t)]; }
+
+MobilizerType parseMobilizerType(const std::string& s) {
+  std::string lower = s;
+  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (int i = 0; i < kMobilizerTypeCount; ++i)
+    if (lower == kMobilizerNames[i]) return static_cast<MobilizerType>(i);
+  std::string all;
+  for (int i = 0; i < kMobilizerTypeCount; ++i) all += std::string(i ? ", " : "") + kMobilizerNames[i];
+  throw ModelError("unknown mobilizer type " + quoted(s) + " (expected one of: " + all + ")");
+}
+
+void validateFinite(double x, const std::string& where, const std::string& field) {
+  if (!std::isfinite(x)) throw ModelError(where + ": " + field + ": must be a finite number");
+}
+
+void validateNonNegative(double x, const std::string& where, const std::string& field) {
+  validateFinite(x, where, field);
+  if (x < 0) {
+    std::ostringstream os;
+    os << where << ": " << field << ": must be >= 0 (got " << x << ")";
+    throw ModelError(os.str());
+  }
+}
+
+void validateMassProperties(const MassProperties& m, const std::string& where) {
+  validateFinite(m.mass, where, "mass");
+  if (m.mass < 0) {
+    std::ostringstream os;
+    os << where << ": mass: must be >= 0 (got " << m.mass << ")";
+    throw ModelError(os.str());
+  }
+  for (int i = 0; i < 3; ++i) validateFinite(m.com[i], where, "center of mass");
+  const SymMat33d& I = m.inertia;
+  for (double x : {I.xx, I.yy, I.zz, I.xy, I.xz, I.yz}) validateFinite(x, where, "inertia");
+  Eigen::Matrix3d E;
+  E << I.xx, I.xy, I.xz, I.xy, I.yy, I.yz, I.xz, I.yz, I.zz;
+  const Eigen::Vector3d p = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(E, Eigen::EigenvaluesOnly).eigenvalues();
+  const double scale = std::max({std::abs(p(0)), std::abs(p(1)), std::abs(p(2)), 1e-300});
+  const double tol = 1e-9 * scale;
+  std::ostringstream os;
+  os.precision(6);
+  if (p(0) < -tol) {
+    os << where << ": inertia: not positive semidefinite (principal moments " << p(0) << ", " << p(1) << ", " << p(2)
+       << ")";
+    throw ModelError(os.str());
+  }
+  // Physical inertias satisfy the triangle inequality between principal moments.
+  if (p(0) + p(1) < p(2) - tol) {
+    os << where << ": inertia: violates the triangle inequality (principal moments " << p(0) << " + " << p(1)
+       << " < " << p(2) << ")";
+    throw ModelError(os.str());
+  }
+}
+
+void validateTransform(const Transformd& X, const std::string& where, const std::string& field) {
+  for (int i = 0; i < 3; ++i) {
+    validateFinite(X.p[i], where, field + " translation");
+    for (int j = 0; j < 3; ++j) validateFinite(X.R(i, j), where, field + " rotation");
+  }
+  Eigen::Matrix3d R;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) R(i, j) = X.R(i, j);
+  const double orth = (R.transpose() * R - Eigen::Matrix3d::Identity()).cwiseAbs().maxCoeff();
+  if (orth > 1e-9 || R.determinant() < 0) {
+    std::ostringstream os;
+    os << where << ": " << field << ": not a rigid transform (rotation is not orthonormal with determinant +1; "
+       << "|R^T R - 1| = " << orth << ", det = " << R.determinant() << ")";
+    throw ModelError(os.str());
+  }
+}
+
+int Model::bodyIndex(const std::string& name) const {
+  if (name == "ground") return -1;
+  for (int b = 0; b < numBodies(); ++b)
+    if (bodies_[b].name == name) return b;
+  throw ModelError("no body named " + quoted(name));
+}
+
+double Model::totalMass() const {
+  double m = 0;
+  for (const Body& b : bodies_) m += b.mass.mass;
+  return m;
+}
+
+ModelBuilder& ModelBuilder::setGravity(const Vec3d& g) {
+  gravity_ = g;
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::addBody(const BodyDesc& body) {
+  bodies_.push_back(body);
+  return *this;
+}
+
+std::shared_ptr<const Model> ModelBuilder::build() const {
+  for (int i = 0; i < 3; ++i) validateFinite(gravity_[i], "model", "gravity");
+
+  // Names: unique, non-empty, not "ground".
+  std::map<std::string, int> byName;
+  for (int i = 0; i < static_cast<int>(bodies_.size()); ++i) {
+    const BodyDesc& b = bodies_[i];
+    if (b.name.empty()) throw ModelError("body #" + std::to_string(i) + ": name: must not be empty");
+    if (b.name == "ground") throw ModelError("body 'ground': name: reserved for the Ground frame");
+    if (!byName.emplace(b.name, i).second) throw ModelError("body " + quoted(b.name) + ": name: defined twice");
+  }
+  // Parents exist; order bodies so that parents come first, detecting cycles.
+  for (const BodyDesc& b : bodies_) {
+    if (b.parent != "ground" && !byName.count(b.parent))
+      throw ModelError("body " + quoted(b.name) + ": parent: no body named " + quoted(b.parent));
+  }
+  std::vector<int> order;
+  std::vector<int> state(bodies_.size(), 0);  // 0 unvisited, 1 on the current path, 2 placed
+  for (int start = 0; start < static_cast<int>(bodies_.size()); ++start) {
+    std::vector<int> path;
+    int i = start;
+    while (state[i] == 0) {
+      state[i] = 1;
+      path.push_back(i);
+      const std::string& parent = bodies_[i].parent;
+      if (parent == "ground") break;
+      const int p = byName.at(parent);
+      if (state[p] == 1) throw ModelError("body " + quoted(bodies_[p].name) + ": parent: the mobilizer tree has a cycle through it");
+      i = p;
+    }
+    for (auto it = path.rbegin(); it != path.rend(); ++it) {
+      state[*it] = 2;
+      order.push_back(*it);
+    }
+  }
+
+  auto model = std::make_shared<Model>();
+  Model& m = *model;
+  m.gravity_ = gravity_;
+  std::map<std::string, int> newIndex;
+  std::map<std::string, int> jointNames;
+  for (int i : order) {
+    const BodyDesc& d = bodies_[i];
+    const std::string where = "body " + quoted(d.name);
+    validateMassProperties(d.mass, where);
+    validateTransform(d.X_PF, where, "X_PF");
+    validateTransform(d.X_BM, where, "X_BM");
+    Body b;
+    b.name = d.name;
+    b.jointName = d.jointName.empty() ? d.name : d.jointName;
+    if (!jointNames.emplace(b.jointName, i).second)
+      throw ModelError(where + ": joint name: " + quoted(b.jointName) + " is used by another mobilizer");
+    b.mobilizer = d.mobilizer;
+    b.parent = d.parent == "ground" ? -1 : newIndex.at(d.parent);
+    b.X_PF = d.X_PF;
+    b.X_BM = d.X_BM;
+    b.mass = d.mass;
+    b.qOffset = m.nq_;
+    b.uOffset = m.nu_;
+    b.nq = mobilizerNq(d.mobilizer);
+    b.nu = mobilizerNu(d.mobilizer);
+    if (!d.damping.empty() && static_cast<int>(d.damping.size()) != b.nu)
+      throw ModelError(where + ": damping: expected " + std::to_string(b.nu) + " values for a " +
+                       mobilizerName(d.mobilizer) + " mobilizer, got " + std::to_string(d.damping.size()));
+    if (!d.effortLimit.empty() && static_cast<int>(d.effortLimit.size()) != b.nu)
+      throw ModelError(where + ": effort limit: expected " + std::to_string(b.nu) + " values, got " +
+                       std::to_string(d.effortLimit.size()));
+    for (int k = 0; k < b.nu; ++k) {
+      const double c = d.damping.empty() ? 0.0 : d.damping[k];
+      validateNonNegative(c, where, "damping");
+      m.damping_.push_back(c);
+      double e = d.effortLimit.empty() ? std::numeric_limits<double>::infinity() : d.effortLimit[k];
+      if (!(e > 0)) throw ModelError(where + ": effort limit: must be > 0");
+      m.effortLimit_.push_back(e);
+      m.defaultU_.push_back(0.0);
+    }
+    const std::vector<std::string> qa = qAxes(d.mobilizer), ua = uAxes(d.mobilizer);
+    for (int k = 0; k < b.nq; ++k) {
+      m.qNames_.push_back(columnName(b.jointName, qa[k]));
+      m.defaultQ_.push_back(mobilizerQuaternionIndex(d.mobilizer) == 0 && k == 0 ? 1.0 : 0.0);
+    }
+    for (int k = 0; k < b.nu; ++k) m.uNames_.push_back(columnName(b.jointName, ua[k]));
+    m.nq_ += b.nq;
+    m.nu_ += b.nu;
+    newIndex[d.name] = static_cast<int>(m.bodies_.size());
+    m.bodies_.push_back(b);
+  }
+  // Auxiliary states: the energy dissipated by joint damping and other viscous elements.
+  m.zNames_.push_back("dissipated");
+  m.nz_ = static_cast<int>(m.zNames_.size());
+  return model;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,133 @@
+// Stage 4, integration: fixed-step semi-implicit Euler and classical RK4 over the state
+// y = [q; u; z] of one world, with quaternions normalized after every step. A world whose step
+// fails (non-finite state, singular joint inertia, ...) is put back to its state at the start of
+// that step, flagged in its status, and not advanced again until it is reset.
+#pragma once
+
+#include "lockstep/aba.h"
+
+namespace lockstep {
+
+enum class Integrator : std::int8_t { SemiImplicitEuler = 0, RK4 = 1 };
+
+// Component i of the state y = [q; u; z] of a world.
+template <class T>
+LOCKSTEP_HD_INLINE T& stateRef(const WorldView<T>& w, const Sizes& s, int i) {
+  return i < s.nq ? w.q[i] : (i < s.nq + s.nu ? w.u[i - s.nq] : w.z[i - s.nq - s.nu]);
+}
+
+// ydot = f(t, y) for the world's current q, u, z into the workspace's ydot. Returns StatusFlag bits.
+template <class T>
+LOCKSTEP_HD int computeStateDerivative(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+  const Sizes& s = model.sizes;
+  const WorkspaceLayout& L = ws.L;
+  computeKinematics<T>(model, w.q, w.u, ws);
+  const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws);
+  if (f.status) return f.status;
+  const Strided<T> ydot = ws.at(L.ydot);
+  const int status = computeArticulatedAccelerations<T>(model, w.params, ws, ydot + s.nq);
+  if (status) return status;
+  for (int b = 0; b < s.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    Strided<T> qdot = ydot + topo.qOffset;
+    mobilizerQdot<T>(topo.mobilizer, Strided<const T>(w.q + topo.qOffset), Strided<const T>(w.u + topo.uOffset), qdot);
+  }
+  ydot[s.nq + s.nu] = f.dissipatedPower;
+  return kStatusOk;
+}
+
+template <class T>
+LOCKSTEP_HD_INLINE void normalizeQuaternions(const ModelView<T>& model, const WorldView<T>& w) {
+  for (int b = 0; b < model.sizes.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    Strided<T> qb = w.q + topo.qOffset;
+    mobilizerNormalizeQ<T>(topo.mobilizer, qb);
+  }
+}
+
+// One step of size dt. Returns StatusFlag bits; on failure the state is as it was before the step.
+template <class T>
+LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, T dt,
+                          Integrator integrator) {
+  const Sizes& s = model.sizes;
+  const WorkspaceLayout& L = ws.L;
+  const int ny = s.nq + s.nu + s.nz;
+  const Strided<T> y0 = ws.at(L.y0), acc = ws.at(L.acc), ydot = ws.at(L.ydot);
+  for (int i = 0; i < ny; ++i) y0[i] = stateRef(w, s, i);
+
+  int status = kStatusOk;
+  if (integrator == Integrator::SemiImplicitEuler) {
+    // u and z advance with the derivative at the start; q then advances with the new u.
+    status = computeStateDerivative(model, w, ws);
+    if (!status) {
+      for (int i = s.nq; i < ny; ++i) stateRef(w, s, i) = y0[i] + dt * ydot[i];
+      for (int b = 0; b < s.nb; ++b) {
+        const BodyTopology topo = model.body[b];
+        Strided<T> qdot = ydot + topo.qOffset;
+        mobilizerQdot<T>(topo.mobilizer, Strided<const T>(w.q + topo.qOffset), Strided<const T>(w.u + topo.uOffset), qdot);
+      }
+      for (int i = 0; i < s.nq; ++i) w.q[i] = y0[i] + dt * ydot[i];
+    }
+  } else {
+    // Classical RK4: y1 = y0 + dt/6 (k1 + 2 k2 + 2 k3 + k4).
+    const T half = T(0.5) * dt;
+    const T stageStep[3] = {half, half, dt};
+    const T weight[4] = {T(1), T(2), T(2), T(1)};
+    for (int k = 0; k < 4 && !status; ++k) {
+      status = computeStateDerivative(model, w, ws);
+      if (status) break;
+      for (int i = 0; i < ny; ++i) acc[i] = (k == 0 ? T(0) : acc[i]) + weight[k] * ydot[i];
+      if (k < 3) {
+        for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i] + stageStep[k] * ydot[i];
+      }
+    }
+    if (!status) {
+      const T sixth = dt / T(6);
+      for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i] + sixth * acc[i];
+    }
+  }
+  if (!status) {
+    normalizeQuaternions(model, w);
+    for (int i = 0; i < ny; ++i)
+      if (!isFiniteT(stateRef(w, s, i))) status = kStatusNonFinite;
+  }
+  if (status) {
+    for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i];
+    return status;
+  }
+  w.time[0] += dt;
+  return kStatusOk;
+}
+
+// Advances one world by nSteps steps, unless it is already flagged; records a failure in status.
+template <class T>
+LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, T dt,
+                              int nSteps, Integrator integrator) {
+  if (w.status[0] != kStatusOk) return;
+  for (int k = 0; k < nSteps; ++k) {
+    const int status = stepWorld(model, w, ws, dt, integrator);
+    if (status) {
+      w.status[0] |= status;
+      return;
+    }
+  }
+}
+
+// Outputs at the world's current state: udot and the kinetic and potential energies.
+template <class T>
+LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+  computeKinematics<T>(model, w.q, w.u, ws);
+  const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws);
+  int status = f.status;
+  if (!status) status = computeArticulatedAccelerations<T>(model, w.params, ws, w.udot);
+  if (status) {
+    for (int i = 0; i < model.sizes.nu; ++i) w.udot[i] = T(0) / T(0);  // NaN: no accelerations exist
+    w.status[0] |= status;
+  }
+  T ke, pe;
+  computeEnergy<T>(model, w.params, ws, &ke, &pe);
+  w.energy[0] = ke;
+  w.energy[1] = pe;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,74 @@
+// Stage 1, kinematics (outward pass): for each body in topological order, its pose X_GB, its
+// spatial velocity V_GB, the columns of its mobilizer's H in Ground at Bo, and the velocity-
+// dependent acceleration c_B of the articulated-body algorithm (Featherstone's c_i, in Jain's
+// classical-acceleration form):
+//   X_GB = X_GP * X_PF * X_FM(q) * ~X_BM
+//   V_GB = ~Phi(l) V_GP + H u,                   l = p_PB (from Po to Bo), in G
+//   A_GB = ~Phi(l) A_GP + H udot + c_B
+#pragma once
+
+#include "lockstep/views.h"
+
+namespace lockstep {
+
+template <class T>
+LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, Strided<const T> q, Strided<const T> u,
+                                   const Workspace<T>& ws) {
+  const WorkspaceLayout& L = ws.L;
+  for (int b = 0; b < model.sizes.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    const Strided<const T> qb = q + topo.qOffset;
+    const Strided<const T> ub = u + topo.uOffset;
+
+    // Poses.
+    Transform<T> X_GP = Transform<T>::identity();
+    SpatialVec<T> V_GP = SpatialVec<T>::zero();
+    if (topo.parent >= 0) {
+      X_GP = loadTransform<T>(ws.at(L.X_GB + 12 * topo.parent));
+      V_GP = loadSpatialVec<T>(ws.at(L.V_GB + 6 * topo.parent));
+    }
+    const Transform<T> X_GF = X_GP * model.X_PF[b];
+    const Transform<T> X_GM = X_GF * mobilizerX_FM<T>(topo.mobilizer, qb);
+    const Transform<T> X_GB = X_GM * model.X_BM[b].inverse();
+    storeTransform(ws.at(L.X_GB + 12 * b), X_GB);
+
+    // H columns, moved from Mo (in F) to Bo (in G): w_j = R_GF Hw_j, v_j = R_GF Hv_j + w_j x r.
+    const Vec3<T> r = X_GB.p - X_GM.p;  // p_MoBo, in G
+    SpatialVec<T> H_FM[kMaxMobilizerU];
+    mobilizerH_FM<T>(topo.mobilizer, qb, H_FM);
+    SpatialVec<T> V_rel = SpatialVec<T>::zero();  // velocity of B in P, at Bo, in G
+    for (int j = 0; j < topo.nu; ++j) {
+      const Vec3<T> w = X_GF.R * H_FM[j].ang;
+      const SpatialVec<T> Hj = {w, X_GF.R * H_FM[j].lin + cross(w, r)};
+      storeSpatialVec(ws.at(L.H + 6 * (topo.uOffset + j)), Hj);
+      V_rel += ub[j] * Hj;
+    }
+
+    // Velocity.
+    const Vec3<T> l = X_GB.p - X_GP.p;
+    const Vec3<T>& w_GP = V_GP.ang;
+    const SpatialVec<T> V_GB = {w_GP + V_rel.ang, V_GP.lin + cross(w_GP, l) + V_rel.lin};
+    storeSpatialVec(ws.at(L.V_GB + 6 * b), V_GB);
+
+    // Velocity-dependent acceleration: transport terms of the moving parent frame, plus the
+    // mobilizer's own bias HdotU moved from Mo to Bo.
+    const SpatialVec<T> HdotU = mobilizerHdotU_FM<T>(topo.mobilizer, qb, ub);
+    const Vec3<T> bh = X_GF.R * HdotU.ang;
+    const Vec3<T> ah = X_GF.R * HdotU.lin;
+    const SpatialVec<T> c = {cross(w_GP, V_rel.ang) + bh,
+                             cross(w_GP, cross(w_GP, l) + T(2) * V_rel.lin) + ah + cross(bh, r) +
+                                 cross(V_rel.ang, cross(V_rel.ang, r))};
+    storeSpatialVec(ws.at(L.c + 6 * b), c);
+  }
+}
+
+// Rigid-body spatial inertia of body b about Bo, expressed in G, from this world's mass properties.
+template <class T>
+LOCKSTEP_HD_INLINE SpatialInertia<T> bodyInertiaInG(const WorldParams<T>& params, int b, const Rotation<T>& R_GB) {
+  const Strided<const T> mp = params.massProps + 10 * b;
+  const SpatialInertia<T> I_B =
+      SpatialInertia<T>::fromCentral(mp[0], Vec3<T>{{mp[1], mp[2], mp[3]}}, loadSymMat33<T>(mp + 4));
+  return I_B.reexpress(R_GB);
+}
+
+}  // namespace lockstep

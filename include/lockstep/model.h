@@ -1,0 +1,120 @@
+// Lockstep Model: the immutable description of one mechanism, shared by every world of a batch.
+//
+// A Model holds the topology (bodies, mobilizers, force elements, constraints) and the default
+// value of every parameter. Per-world values that override the defaults (Monte Carlo studies,
+// domain randomization) live in the batch's data, never here. Models are made by ModelBuilder,
+// which validates everything and reports the first problem with the element, field and reason.
+#pragma once
+
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lockstep/mobilizer.h"
+
+namespace lockstep {
+
+using Vec3d = Vec3<double>;
+using Transformd = Transform<double>;
+using Rotationd = Rotation<double>;
+using SymMat33d = SymMat33<double>;
+using SpatialVecd = SpatialVec<double>;
+
+// Thrown for invalid model input: the message names the element, the field and the reason.
+class ModelError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Mass properties of a rigid body in its own frame B: mass, center of mass p_BC, and the inertia
+// about the center of mass in B's axes (xx, yy, zz, xy, xz, yz).
+struct MassProperties {
+  double mass = 0;
+  Vec3d com = Vec3d::zero();
+  SymMat33d inertia = SymMat33d::zero();
+};
+
+// What a user gives to add one body.
+struct BodyDesc {
+  std::string name;
+  std::string parent = "ground";  // "ground" or the name of another body
+  MobilizerType mobilizer = MobilizerType::Pin;
+  std::string jointName;          // defaults to the body's name
+  Transformd X_PF = Transformd::identity();  // F on the parent
+  Transformd X_BM = Transformd::identity();  // M on this body
+  MassProperties mass;
+  std::vector<double> damping;    // viscous damping per generalized speed (empty: none); >= 0
+  std::vector<double> effortLimit;  // |tau| bound per generalized speed (empty: unbounded); > 0
+};
+
+// A body as stored in a built Model, in topological order (parents before children).
+struct Body {
+  std::string name;
+  std::string jointName;
+  MobilizerType mobilizer;
+  int parent;  // index of the parent body, -1 for Ground
+  Transformd X_PF, X_BM;
+  MassProperties mass;
+  int qOffset, uOffset;  // first coordinate and first speed of this body's mobilizer
+  int nq, nu;
+};
+
+const char* mobilizerName(MobilizerType t);
+// Parses "pin", "Pin", "free", ...; throws ModelError naming the accepted values otherwise.
+MobilizerType parseMobilizerType(const std::string& s);
+
+class Model {
+ public:
+  int numBodies() const { return static_cast<int>(bodies_.size()); }
+  int nq() const { return nq_; }
+  int nu() const { return nu_; }
+  int nz() const { return nz_; }
+  const Body& body(int b) const { return bodies_.at(b); }
+  const std::vector<Body>& bodies() const { return bodies_; }
+  // Index of the body with this name, -1 for "ground", throws ModelError when there is none.
+  int bodyIndex(const std::string& name) const;
+  const Vec3d& gravity() const { return gravity_; }
+  const std::vector<double>& damping() const { return damping_; }          // [nu]
+  const std::vector<double>& effortLimit() const { return effortLimit_; }  // [nu], +inf if unbounded
+  const std::vector<double>& defaultQ() const { return defaultQ_; }        // [nq]
+  const std::vector<double>& defaultU() const { return defaultU_; }        // [nu]
+  // Column names for output: "<joint>" for one-coordinate mobilizers, "<joint>.<axis>" otherwise
+  // (axes: qw qx qy qz x y z for quaternions and translations, rx ry rz for angles).
+  const std::vector<std::string>& qNames() const { return qNames_; }
+  const std::vector<std::string>& uNames() const { return uNames_; }
+  const std::vector<std::string>& zNames() const { return zNames_; }
+  double totalMass() const;
+
+ private:
+  friend class ModelBuilder;
+  std::vector<Body> bodies_;
+  Vec3d gravity_ = Vec3d::zero();
+  std::vector<double> damping_, effortLimit_, defaultQ_, defaultU_;
+  std::vector<std::string> qNames_, uNames_, zNames_;
+  int nq_ = 0, nu_ = 0, nz_ = 0;
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder& setGravity(const Vec3d& g);
+  // Adds a body on a mobilizer to its parent; bodies may be added in any order.
+  ModelBuilder& addBody(const BodyDesc& body);
+  // Validates and freezes the model. Throws ModelError on the first problem found.
+  std::shared_ptr<const Model> build() const;
+
+  const std::vector<BodyDesc>& bodies() const { return bodies_; }
+
+ private:
+  Vec3d gravity_ = Vec3d::zero();
+  std::vector<BodyDesc> bodies_;
+};
+
+// Checks of single parameters, shared by the builder and by per-world setters. Each throws
+// ModelError("<where>: <field>: <reason>").
+void validateMassProperties(const MassProperties& m, const std::string& where);
+void validateTransform(const Transformd& X, const std::string& where, const std::string& field);
+void validateFinite(double x, const std::string& where, const std::string& field);
+void validateNonNegative(double x, const std::string& where, const std::string& field);
+
+}  // namespace lockstep

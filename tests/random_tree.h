@@ -1,0 +1,62 @@
+// Random multibody trees mixing every mobilizer type, with random states, for the dynamics tests.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "lockstep/model.h"
+#include "test_util.h"
+
+namespace lockstep::test {
+
+struct RandomCase {
+  std::shared_ptr<const Model> model;
+  std::vector<double> q, u, tau;
+};
+
+// A tree of nBodies bodies, each on a random mobilizer to a random earlier body or Ground, with
+// random frames, mass properties, joint damping and gravity; q (unit quaternions, Gimbal and
+// bushing-like middle angles away from +/-90 degrees), u and tau random.
+inline RandomCase randomTree(Random& rnd, int nBodies, bool withDamping = true) {
+  ModelBuilder mb;
+  mb.setGravity(rnd.vec3(10.0));
+  for (int i = 0; i < nBodies; ++i) {
+    BodyDesc b;
+    b.name = "b" + std::to_string(i);
+    const int parent = rnd.integer(-1, i - 1);
+    b.parent = parent < 0 ? "ground" : "b" + std::to_string(parent);
+    // Weld only off Ground-attached bodies, so every tree has some motion.
+    b.mobilizer = static_cast<MobilizerType>(rnd.integer(i == 0 ? 1 : 0, kMobilizerTypeCount - 1));
+    b.X_PF = rnd.transform(0.5);
+    b.X_BM = rnd.transform(0.5);
+    b.mass.mass = rnd.uniform(0.5, 3.0);
+    b.mass.com = rnd.vec3(0.3);
+    b.mass.inertia = rnd.centralInertia(b.mass.mass);
+    const int nu = mobilizerNu(b.mobilizer);
+    if (withDamping)
+      for (int k = 0; k < nu; ++k) b.damping.push_back(rnd.uniform(0.0, 0.5));
+    mb.addBody(b);
+  }
+  RandomCase c;
+  c.model = mb.build();
+  const Model& m = *c.model;
+  c.q.resize(m.nq());
+  c.u.resize(m.nu());
+  c.tau.resize(m.nu());
+  for (const Body& b : m.bodies()) {
+    double* q = &c.q[b.qOffset];
+    if (mobilizerQuaternionIndex(b.mobilizer) == 0) {
+      double quat[4];
+      rnd.rotation().toQuaternion(quat);
+      for (int k = 0; k < 4; ++k) q[k] = quat[k];
+      for (int k = 4; k < b.nq; ++k) q[k] = rnd.uniform();
+    } else {
+      for (int k = 0; k < b.nq; ++k) q[k] = rnd.uniform(-1.2, 1.2);
+    }
+  }
+  for (double& x : c.u) x = rnd.uniform(-2, 2);
+  for (double& x : c.tau) x = rnd.uniform(-1, 1);
+  return c;
+}
+
+}  // namespace lockstep::test

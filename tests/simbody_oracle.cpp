@@ -1,0 +1,93 @@
+#ifdef NDEBUG
+#error "Simbody's headers must be compiled without NDEBUG"
+#endif
+#include "simbody_oracle.h"
+
+#include <Simbody.h>
+
+namespace lockstep::test {
+
+namespace {
+
+SimTK::Vec3 toSimTK(const Vec3d& v) { return {v[0], v[1], v[2]}; }
+SimTK::Transform toSimTK(const Transformd& X) {
+  SimTK::Mat33 R;
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) R(i, j) = X.R(i, j);
+  return SimTK::Transform(SimTK::Rotation(R, true), toSimTK(X.p));
+}
+SimTK::MassProperties toSimTK(const MassProperties& mp) {
+  const SymMat33d& I = mp.inertia;
+  const SimTK::Inertia central(SimTK::Vec3(I.xx, I.yy, I.zz), SimTK::Vec3(I.xy, I.xz, I.yz));
+  return SimTK::MassProperties(mp.mass, toSimTK(mp.com), central.shiftFromMassCenter(-toSimTK(mp.com), mp.mass));
+}
+
+}  // namespace
+
+struct SimbodyOracle::Impl {
+  SimTK::MultibodySystem system;
+  SimTK::SimbodyMatterSubsystem matter{system};
+  SimTK::GeneralForceSubsystem forces{system};
+  std::vector<SimTK::MobilizedBody> mobods;
+  std::vector<SimTK::Force::MobilityConstantForce> actuators;  // one per u
+  const Model* model;
+};
+
+SimbodyOracle::SimbodyOracle(const Model& model) : impl_(std::make_unique<Impl>()) {
+  Impl& s = *impl_;
+  s.model = &model;
+  s.matter.setShowDefaultGeometry(false);
+  SimTK::Force::UniformGravity(s.forces, s.matter, toSimTK(model.gravity()));
+  for (const Body& b : model.bodies()) {
+    SimTK::MobilizedBody& parent = b.parent < 0 ? s.matter.updGround() : s.mobods[b.parent];
+    const SimTK::Body::Rigid body(toSimTK(b.mass));
+    const SimTK::Transform X_PF = toSimTK(b.X_PF), X_BM = toSimTK(b.X_BM);
+    SimTK::MobilizedBody mb;
+    switch (b.mobilizer) {
+      case MobilizerType::Weld: mb = SimTK::MobilizedBody::Weld(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Pin: mb = SimTK::MobilizedBody::Pin(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Slider: mb = SimTK::MobilizedBody::Slider(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Universal: mb = SimTK::MobilizedBody::Universal(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Cylinder: mb = SimTK::MobilizedBody::Cylinder(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Planar: mb = SimTK::MobilizedBody::Planar(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Gimbal: mb = SimTK::MobilizedBody::Gimbal(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Ball: mb = SimTK::MobilizedBody::Ball(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Translation: mb = SimTK::MobilizedBody::Translation(parent, X_PF, body, X_BM); break;
+      case MobilizerType::Free: mb = SimTK::MobilizedBody::Free(parent, X_PF, body, X_BM); break;
+    }
+    s.mobods.push_back(mb);
+    for (int k = 0; k < b.nu; ++k) {
+      const double c = model.damping()[b.uOffset + k];
+      if (c > 0) SimTK::Force::MobilityLinearDamper(s.forces, mb, SimTK::MobilizerUIndex(k), c);
+      s.actuators.emplace_back(s.forces, mb, SimTK::MobilizerUIndex(k), 0.0);
+    }
+  }
+  s.system.realizeTopology();
+}
+
+SimbodyOracle::~SimbodyOracle() = default;
+
+SimbodyOracle::Result SimbodyOracle::evaluate(const std::vector<double>& q, const std::vector<double>& u,
+                                              const std::vector<double>& tau) {
+  Impl& s = *impl_;
+  SimTK::State state = s.system.getDefaultState();
+  for (std::size_t b = 0; b < s.mobods.size(); ++b) {
+    const Body& body = s.model->body(static_cast<int>(b));
+    for (int k = 0; k < body.nq; ++k) s.mobods[b].setOneQ(state, SimTK::MobilizerQIndex(k), q[body.qOffset + k]);
+    for (int k = 0; k < body.nu; ++k) s.mobods[b].setOneU(state, SimTK::MobilizerUIndex(k), u[body.uOffset + k]);
+  }
+  for (std::size_t i = 0; i < s.actuators.size(); ++i) s.actuators[i].setForce(state, tau[i]);
+  s.system.realize(state, SimTK::Stage::Acceleration);
+  Result r;
+  r.udot.assign(state.getNU(), 0.0);
+  for (std::size_t b = 0; b < s.mobods.size(); ++b) {
+    const Body& body = s.model->body(static_cast<int>(b));
+    const SimTK::Vector udotB = s.mobods[b].getUDotAsVector(state);
+    for (int k = 0; k < body.nu; ++k) r.udot[body.uOffset + k] = udotB[k];
+  }
+  r.kinetic = s.system.calcKineticEnergy(state);
+  r.potential = s.system.calcPotentialEnergy(state);
+  return r;
+}
+
+}  // namespace lockstep::test

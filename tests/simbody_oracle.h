@@ -1,0 +1,28 @@
+// Simbody 3.7 as a test oracle: builds the Simbody system equivalent to a Lockstep model and
+// evaluates it at a given state. Compiled without NDEBUG (Simbody's inline code requires it).
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "lockstep/model.h"
+
+namespace lockstep::test {
+
+class SimbodyOracle {
+ public:
+  explicit SimbodyOracle(const Model& model);
+  ~SimbodyOracle();
+  struct Result {
+    std::vector<double> udot;
+    double kinetic = 0, potential = 0;
+  };
+  // tau: applied mobility forces; joint damping comes from the model.
+  Result evaluate(const std::vector<double>& q, const std::vector<double>& u, const std::vector<double>& tau);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace lockstep::test
