@@ -118,6 +118,37 @@ void validateTransform(const Transformd& X, const std::string& where, const std:
   }
 }
 
+void validateBushingParameters(const std::array<double, 6>& stiffness, const std::array<double, 6>& damping,
+                               const std::string& where) {
+  for (int i = 0; i < 6; ++i) {
+    validateNonNegative(stiffness[i], where, "stiffness[" + std::to_string(i) + "]");
+    validateNonNegative(damping[i], where, "damping[" + std::to_string(i) + "]");
+  }
+}
+
+void validateSpringParameters(double freeLength, double stiffness, double damping, const std::string& where) {
+  validateFinite(freeLength, where, "free length");
+  if (!(freeLength > 0)) {
+    std::ostringstream os;
+    os << where << ": free length: must be strictly positive (got " << freeLength << ")";
+    throw ModelError(os.str());
+  }
+  validateNonNegative(stiffness, where, "stiffness");
+  validateNonNegative(damping, where, "damping");
+}
+
+void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& where) {
+  validateNonNegative(radiusOnF, where, "radius on F");
+  validateNonNegative(radiusOnB, where, "radius on B");
+  if (!(radiusOnF + radiusOnB > 0)) throw ModelError(where + ": radii: at least one radius must be > 0");
+}
+
+int Model::numConstraintEquations() const {
+  int n = 0;
+  for (const SphereContact& c : contacts_) n += c.desc.enforceRolling ? 3 : 1;
+  return n;
+}
+
 int Model::bodyIndex(const std::string& name) const {
   if (name == "ground") return -1;
   for (int b = 0; b < numBodies(); ++b)
@@ -138,6 +169,21 @@ ModelBuilder& ModelBuilder::setGravity(const Vec3d& g) {
 
 ModelBuilder& ModelBuilder::addBody(const BodyDesc& body) {
   bodies_.push_back(body);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::addLinearBushing(const LinearBushingDesc& bushing) {
+  bushings_.push_back(bushing);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::addSpringDamper(const SpringDamperDesc& spring) {
+  springs_.push_back(spring);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::addSphereContact(const SphereContactDesc& contact) {
+  contacts_.push_back(contact);
   return *this;
 }
 
@@ -228,7 +274,60 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     newIndex[d.name] = static_cast<int>(m.bodies_.size());
     m.bodies_.push_back(b);
   }
-  // Auxiliary states: the energy dissipated by joint damping and other viscous elements.
+  // Force elements and constraints: bodies resolved, parameters checked.
+  auto elementName = [](const char* kind, const std::string& name, std::size_t) {
+    return std::string(kind) + " " + quoted(name);
+  };
+  // Unnamed elements are called bushing0, spring0, contact0, ... in the order they were added.
+  auto named = [](auto desc, const char* prefix, std::size_t i) {
+    if (desc.name.empty()) desc.name = prefix + std::to_string(i);
+    return desc;
+  };
+  auto resolve = [&](const std::string& body, const std::string& where, const char* field) {
+    if (body == "ground") return -1;
+    auto it = newIndex.find(body);
+    if (it == newIndex.end()) throw ModelError(where + ": " + field + ": no body named " + quoted(body));
+    return it->second;
+  };
+  for (std::size_t i = 0; i < bushings_.size(); ++i) {
+    const LinearBushingDesc d = named(bushings_[i], "bushing", i);
+    const std::string where = elementName("bushing", d.name, i);
+    LinearBushing e{d, resolve(d.body1, where, "body1"), resolve(d.body2, where, "body2")};
+    if (e.body1 == e.body2) throw ModelError(where + ": body2: must differ from body1 (" + quoted(d.body1) + ")");
+    validateTransform(d.X_B1F, where, "frame on body1");
+    validateTransform(d.X_B2M, where, "frame on body2");
+    validateBushingParameters(d.stiffness, d.damping, where);
+    m.bushings_.push_back(e);
+  }
+  for (std::size_t i = 0; i < springs_.size(); ++i) {
+    const SpringDamperDesc d = named(springs_[i], "spring", i);
+    const std::string where = elementName("spring-damper", d.name, i);
+    SpringDamper e{d, resolve(d.bodyA, where, "bodyA"), resolve(d.bodyB, where, "bodyB")};
+    if (e.bodyA == e.bodyB) throw ModelError(where + ": bodyB: must differ from bodyA (" + quoted(d.bodyA) + ")");
+    for (int k = 0; k < 3; ++k) {
+      validateFinite(d.p_AP[k], where, "p_AP");
+      validateFinite(d.p_BQ[k], where, "p_BQ");
+    }
+    validateSpringParameters(d.freeLength, d.stiffness, d.damping, where);
+    m.springs_.push_back(e);
+  }
+  for (std::size_t i = 0; i < contacts_.size(); ++i) {
+    const SphereContactDesc d = named(contacts_[i], "contact", i);
+    const std::string where = elementName("sphere contact", d.name, i);
+    SphereContact e{d, resolve(d.bodyF, where, "bodyF"), resolve(d.bodyB, where, "bodyB")};
+    if (e.bodyF == e.bodyB) throw ModelError(where + ": bodyB: must differ from bodyF (" + quoted(d.bodyF) + ")");
+    for (int k = 0; k < 3; ++k) {
+      validateFinite(d.centerOnF[k], where, "center on F");
+      validateFinite(d.centerOnB[k], where, "center on B");
+    }
+    validateSphereRadii(d.radiusOnF, d.radiusOnB, where);
+    m.contacts_.push_back(e);
+  }
+
+  // Auxiliary states: the energy dissipated by each bushing (the seed's dissipated-energy state),
+  // then by joint damping and spring-dampers together.
+  for (std::size_t i = 0; i < m.bushings_.size(); ++i)
+    m.zNames_.push_back(m.bushings_[i].desc.name + ".dissipated");
   m.zNames_.push_back("dissipated");
   m.nz_ = static_cast<int>(m.zNames_.size());
   return model;

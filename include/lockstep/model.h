@@ -6,6 +6,7 @@
 // which validates everything and reports the first problem with the element, field and reason.
 #pragma once
 
+#include <array>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -60,6 +61,52 @@ struct Body {
   int nq, nu;
 };
 
+// LinearBushing (simbody-LinearBushing.txt): frame F on body1 to frame M on body2, six
+// stiffnesses and six dampings, rotational (about the body-fixed XYZ angle axes) first.
+struct LinearBushingDesc {
+  std::string name;
+  std::string body1 = "ground", body2 = "ground";  // either may be Ground, not both the same body
+  Transformd X_B1F = Transformd::identity();
+  Transformd X_B2M = Transformd::identity();
+  std::array<double, 6> stiffness{};  // >= 0
+  std::array<double, 6> damping{};    // >= 0
+};
+
+// LinearSpringDamper (drake-LinearSpringDamper.txt): point P on body A to point Q on body B.
+struct SpringDamperDesc {
+  std::string name;
+  std::string bodyA = "ground", bodyB = "ground";
+  Vec3d p_AP = Vec3d::zero(), p_BQ = Vec3d::zero();
+  double freeLength = 1;  // > 0
+  double stiffness = 0;   // >= 0
+  double damping = 0;     // >= 0
+};
+
+// SphereOnSphereContact (simbody-SphereOnSphereContact.txt): a bilateral constraint keeping a
+// sphere on body F touching a sphere on body B, optionally without slip (rolling).
+struct SphereContactDesc {
+  std::string name;
+  std::string bodyF = "ground", bodyB = "ground";
+  Vec3d centerOnF = Vec3d::zero(), centerOnB = Vec3d::zero();
+  double radiusOnF = 0, radiusOnB = 0;  // >= 0, with radiusOnF + radiusOnB > 0
+  bool enforceRolling = false;
+  bool enabledByDefault = true;
+};
+
+// The same, as stored in a built Model: bodies resolved to indices (-1 for Ground).
+struct LinearBushing {
+  LinearBushingDesc desc;
+  int body1, body2;
+};
+struct SpringDamper {
+  SpringDamperDesc desc;
+  int bodyA, bodyB;
+};
+struct SphereContact {
+  SphereContactDesc desc;
+  int bodyF, bodyB;
+};
+
 const char* mobilizerName(MobilizerType t);
 // Parses "pin", "Pin", "free", ...; throws ModelError naming the accepted values otherwise.
 MobilizerType parseMobilizerType(const std::string& s);
@@ -86,12 +133,21 @@ class Model {
   const std::vector<std::string>& zNames() const { return zNames_; }
   double totalMass() const;
 
+  const std::vector<LinearBushing>& bushings() const { return bushings_; }
+  const std::vector<SpringDamper>& springs() const { return springs_; }
+  const std::vector<SphereContact>& contacts() const { return contacts_; }
+  // Number of constraint equations of the contacts: 3 for rolling, 1 otherwise.
+  int numConstraintEquations() const;
+
  private:
   friend class ModelBuilder;
   std::vector<Body> bodies_;
   Vec3d gravity_ = Vec3d::zero();
   std::vector<double> damping_, effortLimit_, defaultQ_, defaultU_;
   std::vector<std::string> qNames_, uNames_, zNames_;
+  std::vector<LinearBushing> bushings_;
+  std::vector<SpringDamper> springs_;
+  std::vector<SphereContact> contacts_;
   int nq_ = 0, nu_ = 0, nz_ = 0;
 };
 
@@ -100,15 +156,30 @@ class ModelBuilder {
   ModelBuilder& setGravity(const Vec3d& g);
   // Adds a body on a mobilizer to its parent; bodies may be added in any order.
   ModelBuilder& addBody(const BodyDesc& body);
+  ModelBuilder& addLinearBushing(const LinearBushingDesc& bushing);
+  ModelBuilder& addSpringDamper(const SpringDamperDesc& spring);
+  ModelBuilder& addSphereContact(const SphereContactDesc& contact);
   // Validates and freezes the model. Throws ModelError on the first problem found.
   std::shared_ptr<const Model> build() const;
 
   const std::vector<BodyDesc>& bodies() const { return bodies_; }
+  const std::vector<LinearBushingDesc>& bushings() const { return bushings_; }
+  const std::vector<SpringDamperDesc>& springs() const { return springs_; }
+  const std::vector<SphereContactDesc>& contacts() const { return contacts_; }
 
  private:
   Vec3d gravity_ = Vec3d::zero();
   std::vector<BodyDesc> bodies_;
+  std::vector<LinearBushingDesc> bushings_;
+  std::vector<SpringDamperDesc> springs_;
+  std::vector<SphereContactDesc> contacts_;
 };
+
+// Parameter checks of the force elements and constraints, shared with the per-world setters.
+void validateBushingParameters(const std::array<double, 6>& stiffness, const std::array<double, 6>& damping,
+                               const std::string& where);
+void validateSpringParameters(double freeLength, double stiffness, double damping, const std::string& where);
+void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& where);
 
 // Checks of single parameters, shared by the builder and by per-world setters. Each throws
 // ModelError("<where>: <field>: <reason>").
