@@ -19,11 +19,8 @@ target_compile_options(lockstep PRIVATE
   $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
 set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
 
-# ---- the command line --------------------------------------------------------------------------
-add_executable(lockstep_cli host/cli/main.cpp)
-set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
-target_link_libraries(lockstep_cli PRIVATE lockstep)
-target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+# ---- scene files, URDF import and the command line (cmake/LockstepFrontend.cmake) -------------
+include(${PROJECT_SOURCE_DIR}/cmake/LockstepFrontend.cmake)
 
 # ---- tests -------------------------------------------------------------------------------------
 if(LOCKSTEP_BUILD_TESTS)
