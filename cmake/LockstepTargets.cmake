@@ -62,3 +62,8 @@ if(LOCKSTEP_BUILD_TESTS AND LOCKSTEP_SIMBODY_ORACLE)
   target_compile_options(lockstep_simbody_tests PRIVATE -UNDEBUG -Wno-deprecated-declarations)
   gtest_discover_tests(lockstep_simbody_tests DISCOVERY_TIMEOUT 60)
 endif()
+
+# ---- benchmarks (cmake/LockstepBench.cmake) -----------------------------------------------------
+if(LOCKSTEP_BUILD_BENCH)
+  include(${PROJECT_SOURCE_DIR}/cmake/LockstepBench.cmake)
+endif()
