@@ -1,2 +1,30 @@
-# Benchmarks (Google Benchmark).
+# Benchmarks (Google Benchmark): the throughput library function, the lockstep_bench suite, the
+# operation counter and the CI smoke tests. bench/README.md says how to run them.
+
+# The throughput measurement belongs to the engine library: the command line calls it too.
+target_sources(lockstep PRIVATE ${PROJECT_SOURCE_DIR}/host/throughput.cpp)
+
 find_package(benchmark REQUIRED)
+
+add_executable(lockstep_bench
+  bench/bench_main.cpp
+  bench/bench_scenes.cpp
+  bench/bench_throughput.cpp
+  bench/bench_cpu_single.cpp
+)
+target_link_libraries(lockstep_bench PRIVATE lockstep benchmark::benchmark)
+target_compile_options(lockstep_bench PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+
+# CI smoke: the small CPU benchmarks with a very short minimum time, so that every CI run exercises
+# the suite in a few seconds. Results go to the build directory, never into the source tree.
+if(LOCKSTEP_BUILD_TESTS)
+  enable_testing()
+  add_test(NAME bench_smoke
+    COMMAND lockstep_bench
+      "--benchmark_filter=^(step/chain-7/cpu/(float|double)/(1|256)|step/free-bushing-grid-4/cpu/float/1|cpu1/fd/chain-7/double|cpu1/step/chain-7-seed/double/256)(/manual_time)?$"
+      --benchmark_min_time=0.01
+      --benchmark_out=${PROJECT_BINARY_DIR}/bench_smoke.json
+      --benchmark_out_format=json)
+  # Google Benchmark exits 0 when a benchmark reports an error: fail on its message instead.
+  set_tests_properties(bench_smoke PROPERTIES FAIL_REGULAR_EXPRESSION "ERROR OCCURRED" TIMEOUT 120)
+endif()

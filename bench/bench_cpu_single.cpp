@@ -1,0 +1,169 @@
+// One CPU thread: the cost of one forward-dynamics evaluation of one world, of its stages, and of
+// one RK4 step, for comparison with the one-thread figures of other engines (shared/scenes.md:
+// Pinocchio 3.7 ABA 2.39 us, MuJoCo 2.2.2 3.0 us, Simbody 3.7 14.8 us on chain-7 in double).
+//
+//   cpu1/fd/<scene>/<precision>             computeStateDerivative of one world (kinematics, forces,
+//                                           articulated-body sweep, constraints, qdot): what each
+//                                           RK4 stage costs; the same world again and again
+//   cpu1/stage/<stage>/<scene>/<precision>  one stage of it alone (kinematics, forces, factor, solve)
+//   cpu1/evaluate/<scene>/<precision>/<n>   Batch::evaluate over n worlds (adds the energies and the
+//                                           OpenMP dispatch), per world
+//   cpu1/step/<scene>/<precision>/<n>       Batch::step, one RK4 step over n worlds, per world-step
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "bench_scenes.h"
+#include "lockstep/integrator.h"
+
+namespace lockstep::bench {
+namespace {
+
+// Sets the CPU backend to one thread for the lifetime of the guard.
+class OneThread {
+ public:
+  OneThread() : previous_(cpuThreads()) { setCpuThreads(1); }
+  ~OneThread() { setCpuThreads(previous_); }
+
+ private:
+  int previous_;
+};
+
+// One world of a scene at its (assembled) initial state, with a workspace of its own.
+template <class T>
+struct OneWorld {
+  explicit OneWorld(const BenchScene& scene) : batch(scene.model, 1, Backend::Cpu) {
+    batch.setAllStates(scene.q0, scene.u0);
+    if (scene.assemble) batch.assemble();
+    layout = WorkspaceLayout::of(batch.sizes());
+    scratch.assign(layout.total, T(0));
+    model = batch.hostModelView();
+    world = batch.hostView().world(0);
+  }
+  Workspace<T> workspace() { return {layout, {scratch.data(), 1}}; }
+
+  Batch<T> batch;
+  WorkspaceLayout layout;
+  std::vector<T> scratch;
+  ModelView<T> model;
+  WorldView<T> world;
+};
+
+template <class T>
+void forwardDynamics(benchmark::State& state, const BenchScene& scene) {
+  OneWorld<T> one(scene);
+  const Workspace<T> ws = one.workspace();
+  int status = 0;
+  for (auto _ : state) {
+    status |= computeStateDerivative(one.model, one.world, ws);
+    benchmark::ClobberMemory();
+  }
+  if (status) state.SkipWithError(("the evaluation failed: " + describeStatus(status)).c_str());
+  state.SetItemsProcessed(state.iterations());
+}
+
+enum class Stage { Kinematics, Forces, Factor, Solve };
+const char* stageName(Stage s) {
+  switch (s) {
+    case Stage::Kinematics:
+      return "kinematics";
+    case Stage::Forces:
+      return "forces";
+    case Stage::Factor:
+      return "factor";
+    case Stage::Solve:
+      return "solve";
+  }
+  return "";
+}
+
+template <class T>
+void oneStage(benchmark::State& state, const BenchScene& scene, Stage stage) {
+  OneWorld<T> one(scene);
+  const Workspace<T> ws = one.workspace();
+  const WorkspaceLayout& L = one.layout;
+  const Sizes& s = one.model.sizes;
+  // Every stage runs on the outputs of the stages before it.
+  computeStateDerivative(one.model, one.world, ws);
+  const Strided<T> zdot = ws.at(L.ydot + s.nq + s.nu), udot = ws.at(L.ydot + s.nq);
+  for (auto _ : state) {
+    switch (stage) {
+      case Stage::Kinematics:
+        computeKinematics<T>(one.model, one.world.q, one.world.u, ws);
+        break;
+      case Stage::Forces:
+        computeForces<T>(one.model, one.world, one.world.u, ws, zdot);
+        break;
+      case Stage::Factor:
+        factorArticulatedInertias<T>(one.model, one.world.params, ws);
+        break;
+      case Stage::Solve:
+        solveArticulated<T>(one.model, one.world.params, ws, ws.at(L.Fb), ws.at(L.tauTotal), true, udot, ws.at(L.A_GB));
+        break;
+    }
+    benchmark::ClobberMemory();
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+
+template <class T>
+void batchEvaluate(benchmark::State& state, const BenchScene& scene, std::int64_t worlds) {
+  OneThread one;
+  Batch<T> batch(scene.model, worlds, Backend::Cpu);
+  batch.setAllStates(scene.q0, scene.u0);
+  if (scene.assemble) batch.assemble();
+  batch.evaluate();  // sizes the scratch
+  for (auto _ : state) batch.evaluate();
+  state.SetItemsProcessed(state.iterations() * worlds);
+  state.counters["s_per_world"] = benchmark::Counter(double(state.iterations() * worlds),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+template <class T>
+void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t worlds) {
+  OneThread one;
+  Batch<T> batch(scene.model, worlds, Backend::Cpu);
+  batch.setAllStates(scene.q0, scene.u0);
+  if (scene.assemble) batch.assemble();
+  batch.step(1e-3, 1, Integrator::RK4);
+  for (auto _ : state) batch.step(1e-3, 1, Integrator::RK4);
+  for (std::int64_t w = 0; w < worlds; ++w)
+    if (batch.status(w) != kStatusOk) {
+      state.SkipWithError(("world " + std::to_string(w) + ": " + describeStatus(batch.status(w))).c_str());
+      break;
+    }
+  state.SetItemsProcessed(state.iterations() * worlds);
+  state.counters["s_per_world_step"] = benchmark::Counter(double(state.iterations() * worlds),
+                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+template <class T>
+void registerFor(const BenchScene& scene, const std::string& precision) {
+  const std::string tail = scene.name + "/" + precision;
+  benchmark::RegisterBenchmark(("cpu1/fd/" + tail).c_str(),
+                               [&scene](benchmark::State& st) { forwardDynamics<T>(st, scene); });
+  for (Stage stage : {Stage::Kinematics, Stage::Forces, Stage::Factor, Stage::Solve})
+    benchmark::RegisterBenchmark(("cpu1/stage/" + std::string(stageName(stage)) + "/" + tail).c_str(),
+                                 [&scene, stage](benchmark::State& st) { oneStage<T>(st, scene, stage); });
+  const std::int64_t worlds = 256;
+  benchmark::RegisterBenchmark(("cpu1/evaluate/" + tail + "/" + std::to_string(worlds)).c_str(),
+                               [&scene, worlds](benchmark::State& st) { batchEvaluate<T>(st, scene, worlds); })
+      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark(("cpu1/step/" + tail + "/" + std::to_string(worlds)).c_str(), [&scene, worlds](
+                                                                                                 benchmark::State& st) {
+    batchStep<T>(st, scene, worlds);
+  })->Unit(benchmark::kMicrosecond);
+}
+
+}  // namespace
+
+void registerCpuSingleThreadBenchmarks() {
+  for (const char* name : {"chain-7", "chain-32", "chain-7-seed", "free-bushing-grid-4"}) {
+    const BenchScene& scene = benchScene(name);
+    registerFor<double>(scene, "double");
+    registerFor<float>(scene, "float");
+  }
+}
+
+}  // namespace lockstep::bench

@@ -1,0 +1,28 @@
+// The reference scenes of shared/scenes.md as the benchmarks run them: model, initial state and
+// whether the initial state must be assembled onto the constraints first.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/throughput.h"
+
+namespace lockstep::bench {
+
+struct BenchScene {
+  std::string name;  // "chain-7", "free-bushing-grid-16", ...
+  std::shared_ptr<const Model> model;
+  std::vector<double> q0, u0;
+  bool assemble = false;
+};
+
+// chain-7, chain-32, chain-7-seed, free-bushing-grid-4, free-bushing-grid-16, in that order.
+// Models are built on first use and kept.
+const std::vector<BenchScene>& benchScenes();
+const BenchScene& benchScene(const std::string& name);
+
+// A ThroughputConfig for a scene (dt 1e-3, RK4, as scenes.md says).
+ThroughputConfig throughputConfig(const BenchScene& scene, Backend backend, Precision precision, std::int64_t worlds);
+
+}  // namespace lockstep::bench
