@@ -10,11 +10,12 @@
 // A benchmark is skipped, with the reason, when
 //   - it needs a CUDA device and none is usable;
 //   - the batch would not fit in 90% of the free device memory or available host memory;
-//   - it is a CPU run of more than kCpuBodyWorlds body-worlds (a few seconds per call on a laptop)
+//   - it is a CPU run of more than kCpuBodyWorlds bodies x worlds (seconds per call on two cores)
 //     and LOCKSTEP_BENCH_FULL=1 is not set.
 // Worlds flagged by the engine (failed steps) are not advanced, so a run with any is an error.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -26,12 +27,20 @@ namespace lockstep::bench {
 namespace {
 
 // CPU runs above this many bodies x worlds need LOCKSTEP_BENCH_FULL=1.
-constexpr std::int64_t kCpuBodyWorlds = std::int64_t(1) << 16;
+constexpr std::int64_t kCpuBodyWorlds = std::int64_t(1) << 17;
 constexpr std::int64_t kWorldCounts[] = {1, 256, 4096, 65536, 1048576};
 
 bool fullRun() {
   const char* v = std::getenv("LOCKSTEP_BENCH_FULL");
   return v && std::string(v) == "1";
+}
+
+// LOCKSTEP_BENCH_CPU_THREADS=n runs the CPU backend on n threads (default: cpuThreads(), all cores).
+// On a machine shared with other work, one thread gives steadier figures: a parallel region waits
+// for its slowest thread, and a thread that the OS has descheduled stalls the whole call.
+int cpuThreadsFromEnvironment() {
+  const char* v = std::getenv("LOCKSTEP_BENCH_CPU_THREADS");
+  return v ? std::max(0, std::atoi(v)) : 0;
 }
 
 // The runner of the benchmark that ran last: Google Benchmark calls a benchmark's function several
@@ -97,8 +106,10 @@ void runStep(benchmark::State& state, const std::string& key, ThroughputConfig c
   state.counters["worlds"] = double(config.worlds);
   state.counters["steps_per_call"] = config.stepsPerCall;
   state.counters["threads"] = runner->cpuThreads();
-  state.counters["device_MiB"] = double(runner->memory().deviceBytes) / 1048576.0;
-  state.counters["host_MiB"] = double(runner->memory().hostBytes) / 1048576.0;
+  state.counters["device_bytes"] = benchmark::Counter(double(runner->memory().deviceBytes),
+                                                      benchmark::Counter::kDefaults, benchmark::Counter::kIs1024);
+  state.counters["host_bytes"] = benchmark::Counter(double(runner->memory().hostBytes), benchmark::Counter::kDefaults,
+                                                    benchmark::Counter::kIs1024);
   state.SetLabel(runner->device());
 }
 
@@ -113,6 +124,7 @@ void registerStepBenchmarks() {
           const bool cuda = backend == Backend::Cuda;
           c.stepsPerCall = cuda || worlds <= 4096 ? 10 : 1;  // CPU: keep one call under a minute
           c.warmupCalls = cuda ? 2 : 1;
+          if (!cuda) c.cpuThreads = cpuThreadsFromEnvironment();
           const std::string name = "step/" + scene.name + "/" + backendName(backend) + "/" + precisionName(precision) +
                                    "/" + std::to_string(worlds);
           benchmark::RegisterBenchmark(name.c_str(), [name, c](benchmark::State& state) { runStep(state, name, c); })

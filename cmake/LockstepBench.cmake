@@ -28,3 +28,13 @@ if(LOCKSTEP_BUILD_TESTS)
   # Google Benchmark exits 0 when a benchmark reports an error: fail on its message instead.
   set_tests_properties(bench_smoke PROPERTIES FAIL_REGULAR_EXPRESSION "ERROR OCCURRED" TIMEOUT 120)
 endif()
+
+# Arithmetic and memory accesses of one world's evaluation and RK4 step, stage by stage, counted by
+# running the engine's per-world templates on a counting scalar (bench/README.md, "Counting").
+add_executable(lockstep_opcount bench/op_count.cpp bench/bench_scenes.cpp)
+target_link_libraries(lockstep_opcount PRIVATE lockstep)
+target_compile_options(lockstep_opcount PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+if(LOCKSTEP_BUILD_TESTS)
+  add_test(NAME bench_opcount COMMAND lockstep_opcount chain-7 chain-7-seed free-bushing-grid-4)
+  set_tests_properties(bench_opcount PROPERTIES FAIL_REGULAR_EXPRESSION "flagged" TIMEOUT 60)
+endif()

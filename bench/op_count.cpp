@@ -1,0 +1,469 @@
+// lockstep_opcount: counts the arithmetic and the per-world memory accesses of one world's forward
+// dynamics and RK4 step, stage by stage, by running the engine's own per-world code (the same
+// templates the CUDA kernels and the CPU backend instantiate) on a counting scalar.
+//
+//   lockstep_opcount [scene ...]      scenes of bench_scenes.h; default chain-7 chain-32 chain-7-seed
+//
+// The scalar F holds a double and counts every +, -, *, / and every sqrt, sin/cos and atan2 it is
+// given; unary minus and comparisons are not counted (they fold into other instructions).
+// Memory: every access through a Strided<F> view (Strided is specialized for F below) is classified
+// by the address it touches:
+//   scratch  the world's workspace (WorkspaceLayout; in global memory on the GPU, strided by worlds)
+//   fields   the world's state, inputs and outputs (LOCKSTEP_WORLD_FIELDS)
+//   params   the parameters, shared by all worlds here (one broadcast address per warp on the GPU)
+// A write is an assignment (=, +=, ...) to a scalar of one of these regions; every other access is a
+// read. The model's constant arrays (topology, X_PF, X_BM) are read through plain pointers and not
+// counted; they are the same for every world. The counts are those of the source: a compiler may
+// merge repeated loads of one address where it can prove no store intervenes, so they bound the
+// memory instructions from above.
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "lockstep/layout.h"
+
+// ---- the counting scalar -------------------------------------------------------------------------
+
+namespace lockstep::opcount {
+
+struct Counts {
+  std::int64_t add = 0, mul = 0, div = 0, sqrt = 0, sincos = 0, atan2 = 0;
+  std::int64_t read[3] = {0, 0, 0}, write[3] = {0, 0, 0};  // scratch, fields, params
+  std::int64_t flops() const { return add + mul + div + sqrt; }
+  Counts operator-(const Counts& b) const {
+    Counts r;
+    r.add = add - b.add;
+    r.mul = mul - b.mul;
+    r.div = div - b.div;
+    r.sqrt = sqrt - b.sqrt;
+    r.sincos = sincos - b.sincos;
+    r.atan2 = atan2 - b.atan2;
+    for (int i = 0; i < 3; ++i) {
+      r.read[i] = read[i] - b.read[i];
+      r.write[i] = write[i] - b.write[i];
+    }
+    return r;
+  }
+};
+Counts g;
+
+// Memory regions whose accesses are counted: [begin, end) of scalars.
+struct Region {
+  const void* begin = nullptr;
+  const void* end = nullptr;
+};
+Region gRegion[3];
+enum { kScratch = 0, kFields = 1, kParams = 2 };
+
+int regionOf(const void* p) {
+  for (int r = 0; r < 3; ++r)
+    if (p >= gRegion[r].begin && p < gRegion[r].end) return r;
+  return -1;
+}
+
+// Which scalars of each region were read (bit 1) or written (bit 2) since the last reset: the
+// distinct footprint of a call.
+std::vector<unsigned char> gTouched[3];
+void touch(int r, const void* p, unsigned char bit);
+// C++17 evaluates the right side of an assignment first, so the last reference a view handed out
+// before F::operator= runs is the one assigned to: its read is taken back.
+void untouchLastRead(const void* p);
+
+struct F;
+void noteWrite(const F* p);
+void noteAssign(const F* p);
+
+struct F {
+  double v;
+  F() = default;
+  constexpr F(double x) : v(x) {}
+  F(const F&) = default;
+  // Needed where the engine calls a float/double-only helper (Rotation's epsilonOf).
+  operator double() const { return v; }
+  F& operator=(const F& b) {
+    noteAssign(this);
+    v = b.v;
+    return *this;
+  }
+  F& operator+=(F b) {
+    noteWrite(this);
+    ++g.add;
+    v += b.v;
+    return *this;
+  }
+  F& operator-=(F b) {
+    noteWrite(this);
+    ++g.add;
+    v -= b.v;
+    return *this;
+  }
+  F& operator*=(F b) {
+    noteWrite(this);
+    ++g.mul;
+    v *= b.v;
+    return *this;
+  }
+  F& operator/=(F b) {
+    noteWrite(this);
+    ++g.div;
+    v /= b.v;
+    return *this;
+  }
+};
+
+// Compound assignments read (counted by the view that handed out the reference) and write.
+void noteWrite(const F* p) {
+  const int r = regionOf(p);
+  if (r >= 0) {
+    ++g.write[r];
+    touch(r, p, 2);
+  }
+}
+// A plain assignment only writes: the view counted a read when it handed out the reference.
+void noteAssign(const F* p) {
+  const int r = regionOf(p);
+  if (r >= 0) {
+    ++g.write[r];
+    --g.read[r];
+    untouchLastRead(p);
+    touch(r, p, 2);
+  }
+}
+
+inline F operator+(F a, F b) {
+  ++g.add;
+  return a.v + b.v;
+}
+inline F operator-(F a, F b) {
+  ++g.add;
+  return a.v - b.v;
+}
+inline F operator*(F a, F b) {
+  ++g.mul;
+  return a.v * b.v;
+}
+inline F operator/(F a, F b) {
+  ++g.div;
+  return a.v / b.v;
+}
+inline F operator-(F a) { return -a.v; }
+inline bool operator<(F a, F b) { return a.v < b.v; }
+inline bool operator>(F a, F b) { return a.v > b.v; }
+inline bool operator<=(F a, F b) { return a.v <= b.v; }
+inline bool operator>=(F a, F b) { return a.v >= b.v; }
+inline bool operator==(F a, F b) { return a.v == b.v; }
+inline bool operator!=(F a, F b) { return a.v != b.v; }
+#define LOCKSTEP_OPCOUNT_MIXED(op, ret)                                      \
+  template <class A, class = std::enable_if_t<std::is_arithmetic<A>::value>> \
+  inline ret operator op(F a, A b) {                                         \
+    return a op F(double(b));                                                \
+  }                                                                          \
+  template <class A, class = std::enable_if_t<std::is_arithmetic<A>::value>> \
+  inline ret operator op(A a, F b) {                                         \
+    return F(double(a)) op b;                                                \
+  }
+LOCKSTEP_OPCOUNT_MIXED(+, F)
+LOCKSTEP_OPCOUNT_MIXED(-, F)
+LOCKSTEP_OPCOUNT_MIXED(*, F)
+LOCKSTEP_OPCOUNT_MIXED(/, F)
+LOCKSTEP_OPCOUNT_MIXED(<, bool)
+LOCKSTEP_OPCOUNT_MIXED(>, bool)
+LOCKSTEP_OPCOUNT_MIXED(<=, bool)
+LOCKSTEP_OPCOUNT_MIXED(>=, bool)
+LOCKSTEP_OPCOUNT_MIXED(==, bool)
+LOCKSTEP_OPCOUNT_MIXED(!=, bool)
+#undef LOCKSTEP_OPCOUNT_MIXED
+
+// Found by argument-dependent lookup from the engine's templates.
+inline F sqrtT(F x) {
+  ++g.sqrt;
+  return std::sqrt(x.v);
+}
+inline F sinT(F x) {
+  ++g.sincos;
+  return std::sin(x.v);
+}
+inline F cosT(F x) {
+  ++g.sincos;
+  return std::cos(x.v);
+}
+inline F atan2T(F y, F x) {
+  ++g.atan2;
+  return std::atan2(y.v, x.v);
+}
+inline F absT(F x) { return std::fabs(x.v); }
+inline bool isFiniteT(F x) { return std::isfinite(x.v); }
+
+// A view handed out a reference to *p: a read, unless F::operator= turns it into a write (the
+// footprint then records a read that did not happen only if the scalar was never read otherwise;
+// fetching a line to write part of it costs the same on a GPU).
+inline void noteRead(const F* p) {
+  const int r = regionOf(p);
+  if (r >= 0) {
+    ++g.read[r];
+    touch(r, p, 1);
+  }
+}
+
+struct LastRead {
+  const void* p = nullptr;
+  int region = -1;
+  unsigned char before = 0;
+};
+LastRead gLastRead;
+
+void touch(int r, const void* p, unsigned char bit) {
+  const std::size_t i = static_cast<std::size_t>(static_cast<const F*>(p) - static_cast<const F*>(gRegion[r].begin));
+  if (gTouched[r].size() <= i) gTouched[r].resize(i + 1, 0);
+  if (bit == 1) gLastRead = {p, r, gTouched[r][i]};
+  gTouched[r][i] |= bit;
+}
+
+void untouchLastRead(const void* p) {
+  if (gLastRead.p != p) return;
+  const int r = gLastRead.region;
+  const std::size_t i = static_cast<std::size_t>(static_cast<const F*>(p) - static_cast<const F*>(gRegion[r].begin));
+  gTouched[r][i] = gLastRead.before;
+  gLastRead.p = nullptr;
+}
+
+}  // namespace lockstep::opcount
+
+// ---- strided views of counted scalars --------------------------------------------------------------
+
+namespace lockstep {
+
+template <>
+struct Strided<const opcount::F> {
+  const opcount::F* p;
+  std::int64_t stride;
+  const opcount::F& operator[](std::int64_t i) const {
+    opcount::noteRead(p + i * stride);
+    return p[i * stride];
+  }
+  Strided operator+(std::int64_t k) const { return {p + k * stride, stride}; }
+};
+
+// A mutable view hands out plain references (the engine returns them as T&), so every access is
+// counted as a read here and a plain assignment (F::operator=) turns it into a write.
+template <>
+struct Strided<opcount::F> {
+  opcount::F* p;
+  std::int64_t stride;
+  opcount::F& operator[](std::int64_t i) const {
+    opcount::noteRead(p + i * stride);
+    return p[i * stride];
+  }
+  Strided operator+(std::int64_t k) const { return {p + k * stride, stride}; }
+  operator Strided<const opcount::F>() const { return {p, stride}; }
+};
+
+}  // namespace lockstep
+
+#include "bench_scenes.h"
+#include "lockstep/integrator.h"
+
+namespace lockstep::opcount {
+namespace {
+
+// One world of a scene in counted scalars: fields, parameters and workspace in three regions.
+struct CountedWorld {
+  explicit CountedWorld(const bench::BenchScene& scene) : source(scene.model, 1, Backend::Cpu) {
+    source.setAllStates(scene.q0, scene.u0);
+    if (scene.assemble) source.assemble();
+    const Sizes s = source.sizes();
+    layout = WorkspaceLayout::of(s);
+    const BatchView<double> src = source.hostView();
+
+    std::int64_t nFields = 0, nParams = 0;
+    using T = F;  // the field lists name their scalar type T
+#define LOCKSTEP_X(type, name, count, doc) nFields += std::is_same<type, F>::value ? (count) : 0;
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, s)
+#undef LOCKSTEP_X
+#define LOCKSTEP_X(name, count, doc) nParams += (count);
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+#undef LOCKSTEP_X
+    fields.reserve(nFields + 1);
+    params.reserve(nParams + 1);
+    status.assign(1, 0);
+    view.nWorlds = 1;
+#define LOCKSTEP_X(type, name, count, doc) view.name = take(src.name, (count));
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, s)
+#undef LOCKSTEP_X
+#define LOCKSTEP_X(name, count, doc) view.name = {takeParam(src.name.data, (count)), 0, 1};
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+#undef LOCKSTEP_X
+    scratch.assign(layout.total + 1, F(0.0));
+
+    const ModelView<double> m = source.hostModelView();
+    for (int b = 0; b < s.nb; ++b) {
+      X_PF.push_back(castTransform<F>(m.X_PF[b]));
+      X_BM.push_back(castTransform<F>(m.X_BM[b]));
+    }
+    model = {s, m.body, X_PF.data(), X_BM.data(), m.bushing, m.spring, m.contact};
+
+    gRegion[kScratch] = {scratch.data(), scratch.data() + scratch.size()};
+    gRegion[kFields] = {fields.data(), fields.data() + fields.size()};
+    gRegion[kParams] = {params.data(), params.data() + params.size()};
+  }
+
+  F* take(const double* src, std::int64_t n) {
+    F* p = fields.data() + fields.size();
+    for (std::int64_t i = 0; i < n; ++i) fields.push_back(F(src[i]));
+    return p;
+  }
+  std::int32_t* take(const std::int32_t*, std::int64_t) { return status.data(); }
+  const F* takeParam(const double* src, std::int64_t n) {
+    const F* p = params.data() + params.size();
+    for (std::int64_t i = 0; i < n; ++i) params.push_back(F(src[i]));
+    return p;
+  }
+
+  Workspace<F> workspace() { return {layout, {scratch.data(), 1}}; }
+  WorldView<F> world() { return view.world(0); }
+
+  Batch<double> source;
+  WorkspaceLayout layout;
+  std::vector<F> fields, params, scratch;
+  std::vector<std::int32_t> status;
+  std::vector<Transform<F>> X_PF, X_BM;
+  BatchView<F> view;
+  ModelView<F> model;
+};
+
+struct Row {
+  std::string what;
+  Counts c;
+};
+
+// NVIDIA H100 SXM5 80 GB datasheet rates (non-tensor): the floors below use these. The workplace's
+// H100 measured about 3.0 TB/s on a device-to-device copy (.library/device/KINDS.md).
+constexpr double kH100Fp32FlopsPerSecond = 67e12;
+constexpr double kH100Fp64FlopsPerSecond = 34e12;
+constexpr double kH100BytesPerSecond = 3.35e12;
+
+void print(const std::string& scene, const CountedWorld& w, const std::vector<Row>& rows) {
+  std::printf("\n%s: nb %d, nq %d, nu %d, nc %d; workspace %lld scalars per world\n", scene.c_str(), w.model.sizes.nb,
+              w.model.sizes.nq, w.model.sizes.nu, w.model.sizes.nc, static_cast<long long>(w.layout.total));
+  std::printf("%-34s %7s %7s %5s %5s %6s %5s %8s | %7s %7s %7s %7s %6s %6s\n", "stage", "add/sub", "mul", "div", "sqrt",
+              "sincos", "atan2", "flops", "scr rd", "scr wr", "fld rd", "fld wr", "par rd", "par wr");
+  for (const Row& r : rows) {
+    const Counts& c = r.c;
+    std::printf("%-34s %7lld %7lld %5lld %5lld %6lld %5lld %8lld | %7lld %7lld %7lld %7lld %6lld %6lld\n",
+                r.what.c_str(), (long long)c.add, (long long)c.mul, (long long)c.div, (long long)c.sqrt,
+                (long long)c.sincos, (long long)c.atan2, (long long)c.flops(), (long long)c.read[kScratch],
+                (long long)c.write[kScratch], (long long)c.read[kFields], (long long)c.write[kFields],
+                (long long)c.read[kParams], (long long)c.write[kParams]);
+  }
+}
+
+// Distinct scalars of each region a call read and wrote.
+struct Footprint {
+  std::int64_t read[3] = {0, 0, 0}, written[3] = {0, 0, 0}, touched[3] = {0, 0, 0};
+};
+Footprint gFootprint;
+
+template <class Fn>
+Counts count(Fn&& fn) {
+  for (auto& t : gTouched) t.assign(t.size(), 0);
+  const Counts before = g;
+  fn();
+  gFootprint = {};
+  for (int r = 0; r < 3; ++r)
+    for (unsigned char t : gTouched[r]) {
+      gFootprint.read[r] += (t & 1) != 0;
+      gFootprint.written[r] += (t & 2) != 0;
+      gFootprint.touched[r] += t != 0;
+    }
+  return g - before;
+}
+
+void countScene(const bench::BenchScene& scene) {
+  CountedWorld w(scene);
+  const Workspace<F> ws = w.workspace();
+  const WorldView<F> world = w.world();
+  const Sizes& s = w.model.sizes;
+  const WorkspaceLayout& L = w.layout;
+  const Strided<F> ydot = ws.at(L.ydot);
+  std::vector<Row> rows;
+
+  // The stages of one evaluation, in the order computeStateDerivative runs them.
+  rows.push_back({"kinematics", count([&] { computeKinematics<F>(w.model, world.q, world.u, ws); })});
+  rows.push_back({"forces", count([&] { computeForces<F>(w.model, world, world.u, ws, ydot + (s.nq + s.nu)); })});
+  rows.push_back(
+      {"sweep: factor (IA, U, D^-1)", count([&] { factorArticulatedInertias<F>(w.model, world.params, ws); })});
+  rows.push_back({"sweep: solve (pA, udot, A)", count([&] {
+                    solveArticulated<F>(w.model, world.params, ws, ws.at(L.Fb), ws.at(L.tauTotal), true, ydot + s.nq,
+                                        ws.at(L.A_GB));
+                  })});
+  rows.push_back(
+      {"constraints", count([&] { solveConstraints<F>(w.model, world.params, ws, ydot + s.nq, ws.at(L.lambda)); })});
+  const Counts fd = count([&] { computeStateDerivative<F>(w.model, world, ws); });
+  Counts stages;
+  for (const Row& r : rows) stages = stages - (Counts{} - r.c);
+  rows.push_back({"qdot (rest of the evaluation)", fd - stages});
+  rows.push_back({"= one evaluation (fd)", fd});
+  const StepSettings<F> settings{F(1e-3), 1, Integrator::RK4, F(1e-10), 20};
+  const Counts step = count([&] { advanceWorld<F>(w.model, world, ws, settings); });
+  Counts fourFd;
+  for (int k = 0; k < 4; ++k) fourFd = fourFd - (Counts{} - fd);
+  rows.push_back({"integrator (step - 4 fd)", step - fourFd});
+  rows.push_back({"= one RK4 step", step});
+  const Footprint f = gFootprint;
+  print(scene.name, w, rows);
+  std::printf(
+      "distinct scalars of one RK4 step: scratch %lld touched (%lld read, %lld written); fields %lld read, "
+      "%lld written; params %lld read\n",
+      (long long)f.touched[kScratch], (long long)f.read[kScratch], (long long)f.written[kScratch],
+      (long long)f.read[kFields], (long long)f.written[kFields], (long long)f.read[kParams]);
+  // Bytes one world moves through device memory in one RK4 step, three ways:
+  //   state only     each field the step reads fetched once, each it changes written once
+  //   scratch once   plus each workspace scalar the step touches written once and read back once
+  //   every access   every access of the source goes to device memory (no cache hits)
+  // Parameters and model arrays are the same for all worlds (cache hits); the status word is 4 bytes.
+  const std::int64_t stateScalars = f.read[kFields] + f.written[kFields];
+  const std::int64_t scratchOnceScalars = stateScalars + f.read[kScratch] + f.written[kScratch];
+  const std::int64_t everyScalars =
+      step.read[kScratch] + step.write[kScratch] + step.read[kFields] + step.write[kFields];
+  std::printf("H100 SXM floors, world-steps/s (compute: FP32 67, FP64 34 TFLOP/s; memory: 3.35 TB/s):\n");
+  std::printf("  %-7s %12s | %12s %12s %12s   bytes per world-step: state, scratch once, every access\n", "", "compute",
+              "state only", "scratch once", "every access");
+  for (int size : {4, 8}) {
+    const double peak = size == 4 ? kH100Fp32FlopsPerSecond : kH100Fp64FlopsPerSecond;
+    const double b0 = double(stateScalars * size + 4), b1 = double(scratchOnceScalars * size + 4),
+                 b2 = double(everyScalars * size + 4);
+    std::printf("  %-7s %12.3g | %12.3g %12.3g %12.3g   %.0f, %.0f, %.0f\n", size == 4 ? "float" : "double",
+                peak / double(step.flops()), kH100BytesPerSecond / b0, kH100BytesPerSecond / b1,
+                kH100BytesPerSecond / b2, b0, b1, b2);
+  }
+
+  for (Precision p : {Precision::Float, Precision::Double}) {
+    const std::int64_t n = std::int64_t(1) << 20;
+    const BatchMemory m = batchMemory(*scene.model, p, n, Backend::Cuda);
+    std::printf("CUDA batch memory, %s: %.0f bytes per world on the device (%.2f GiB for 2^20 worlds)\n",
+                precisionName(p), double(m.deviceBytes) / double(n), double(m.deviceBytes) / double(1ull << 30));
+  }
+  if (w.status[0] != kStatusOk) std::printf("  (the world was flagged: %s)\n", describeStatus(w.status[0]).c_str());
+}
+
+}  // namespace
+}  // namespace lockstep::opcount
+
+int main(int argc, char** argv) {
+  std::vector<std::string> names;
+  for (int i = 1; i < argc; ++i) names.push_back(argv[i]);
+  if (names.empty()) names = {"chain-7", "chain-32", "chain-7-seed"};
+  try {
+    for (const std::string& n : names) lockstep::opcount::countScene(lockstep::bench::benchScene(n));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lockstep_opcount: %s\n", e.what());
+    return 1;
+  }
+  std::printf(
+      "\nflops = add/sub + mul + div + sqrt (a fused multiply-add is 2); sin/cos and atan2 apart.\n"
+      "Accesses are scalars: multiply by 4 (float) or 8 (double) for bytes.\n");
+  return 0;
+}
