@@ -15,6 +15,14 @@ add_executable(lockstep_bench
 target_link_libraries(lockstep_bench PRIVATE lockstep benchmark::benchmark)
 target_compile_options(lockstep_bench PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
+# Tests of the throughput measurement.
+if(LOCKSTEP_BUILD_TESTS)
+  add_executable(lockstep_throughput_tests tests/test_throughput.cpp)
+  target_link_libraries(lockstep_throughput_tests PRIVATE lockstep GTest::gtest GTest::gtest_main)
+  target_compile_options(lockstep_throughput_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  gtest_discover_tests(lockstep_throughput_tests DISCOVERY_TIMEOUT 60)
+endif()
+
 # CI smoke: the small CPU benchmarks with a very short minimum time, so that every CI run exercises
 # the suite in a few seconds. Results go to the build directory, never into the source tree.
 if(LOCKSTEP_BUILD_TESTS)

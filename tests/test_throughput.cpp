@@ -1,0 +1,128 @@
+// The throughput measurement (throughput.h): its memory estimate against the field lists and the
+// device's own accounting, its checks, and a small CPU measurement end to end.
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "lockstep/builtin_scenes.h"
+#include "lockstep/device.h"
+#include "lockstep/throughput.h"
+
+namespace lockstep::test {
+namespace {
+
+ThroughputConfig chain7(Backend backend, Precision precision, std::int64_t worlds) {
+  ThroughputConfig c;
+  c.scene = "chain-7";
+  c.model = makeChain(7);
+  c.q0 = chainInitialQ(7);
+  c.backend = backend;
+  c.precision = precision;
+  c.worlds = worlds;
+  c.stepsPerCall = 2;
+  c.warmupCalls = 1;
+  c.repetitions = 3;
+  return c;
+}
+
+// chain-7: per world 74 scalars of fields (q 7, u 7, z 1, time 1, tau 7, bodyForce 42, udot 7,
+// energy 2, multipliers 0) and a 4-byte status; WorkspaceLayout 682 scalars of scratch.
+TEST(Throughput, MemoryEstimateFollowsTheFieldListsAndTheWorkspaceLayout) {
+  const auto model = makeChain(7);
+  const std::int64_t n = 1000;
+  const BatchMemory f1 = batchMemory(*model, Precision::Float, n, Backend::Cuda);
+  const BatchMemory f2 = batchMemory(*model, Precision::Float, 2 * n, Backend::Cuda);
+  EXPECT_EQ(f2.deviceBytes - f1.deviceBytes, n * (74 * 4 + 4 + 682 * 4));
+  EXPECT_EQ(f2.hostBytes - f1.hostBytes, n * (74 * 4 + 4));
+  const BatchMemory d1 = batchMemory(*model, Precision::Double, n, Backend::Cuda);
+  const BatchMemory d2 = batchMemory(*model, Precision::Double, 2 * n, Backend::Cuda);
+  EXPECT_EQ(d2.deviceBytes - d1.deviceBytes, n * (74 * 8 + 4 + 682 * 8));
+  // CPU: no device bytes; one workspace per thread on the host.
+  const BatchMemory c1 = batchMemory(*model, Precision::Double, n, Backend::Cpu, 1);
+  const BatchMemory c3 = batchMemory(*model, Precision::Double, n, Backend::Cpu, 3);
+  EXPECT_EQ(c1.deviceBytes, 0);
+  EXPECT_EQ(c3.hostBytes - c1.hostBytes, 2 * 682 * 8);
+}
+
+TEST(Throughput, TooLargeBatchesAreExplained) {
+  BatchMemory need;
+  need.deviceBytes = std::int64_t(12) << 30;
+  need.hostBytes = 1 << 20;
+  MemoryAvailable have;
+  have.deviceBytes = std::int64_t(10) << 30;
+  have.hostBytes = std::int64_t(10) << 30;
+  EXPECT_EQ(whyBatchDoesNotFit(need, have), "needs 12.0 GiB of device memory, 10.0 GiB free");
+  have.deviceBytes = std::int64_t(80) << 30;
+  EXPECT_EQ(whyBatchDoesNotFit(need, have), "");
+  EXPECT_GT(memoryAvailable(false).hostBytes, 0);
+}
+
+TEST(Throughput, RejectsBadConfigurations) {
+  ThroughputConfig c = chain7(Backend::Cpu, Precision::Double, 4);
+  c.worlds = 0;
+  EXPECT_THROW(measureThroughput(c), std::invalid_argument);
+  c = chain7(Backend::Cpu, Precision::Double, 4);
+  c.q0.pop_back();
+  EXPECT_THROW(measureThroughput(c), std::invalid_argument);
+  c = chain7(Backend::Cpu, Precision::Double, 4);
+  c.model = nullptr;
+  EXPECT_THROW(measureThroughput(c), std::invalid_argument);
+}
+
+TEST(Throughput, CpuMeasurementAndTable) {
+  const ThroughputResult r = measureThroughput(chain7(Backend::Cpu, Precision::Double, 16));
+  EXPECT_GT(r.worldStepsPerSecond, 0);
+  EXPECT_NEAR(r.worldStepsPerSecond * r.secondsPerStep, 16.0, 1e-9);
+  EXPECT_LE(r.minSecondsPerStep, r.secondsPerStep);
+  EXPECT_LE(r.secondsPerStep, r.maxSecondsPerStep);
+  EXPECT_EQ(r.flaggedWorlds, 0);
+  EXPECT_EQ(r.device, "cpu");
+  EXPECT_GE(r.cpuThreads, 1);
+  std::ostringstream out;
+  printThroughputTable(out, {r, r});
+  const std::string text = out.str();
+  EXPECT_NE(text.find("world-steps/s"), std::string::npos);
+  EXPECT_NE(text.find("chain-7"), std::string::npos);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 3);
+  EXPECT_EQ(text.find("INVALID"), std::string::npos);
+}
+
+TEST(Throughput, ConstrainedSceneIsAssembledBeforeTiming) {
+  ThroughputConfig c = chain7(Backend::Cpu, Precision::Double, 4);
+  c.scene = "chain-7-seed";
+  c.model = makeChain7Seed();
+  c.assemble = true;
+  EXPECT_EQ(measureThroughput(c).flaggedWorlds, 0);
+}
+
+TEST(Throughput, CudaWithoutDeviceThrowsOtherwiseMeasuresAndMatchesTheEstimate) {
+  const DeviceInfo dev = queryDevice();
+  ThroughputConfig c = chain7(Backend::Cuda, Precision::Float, 4096);
+  if (!dev.available) {
+    EXPECT_THROW(measureThroughput(c), std::runtime_error);
+    GTEST_SKIP() << "GPU part skipped: " << dev.reason;
+  }
+  const ThroughputResult r = measureThroughput(c);
+  EXPECT_GT(r.worldStepsPerSecond, 0);
+  EXPECT_EQ(r.flaggedWorlds, 0);
+  EXPECT_EQ(r.device, dev.name);
+  // The device's own accounting of the batch's allocations (no kernel has run on this batch, so
+  // no local-memory reservation is included); cudaMalloc rounds each of ~30 arrays up.
+  checkCuda(cudaFree(nullptr), "context");
+  std::size_t free0 = 0, free1 = 0, total = 0;
+  checkCuda(cudaMemGetInfo(&free0, &total), "cudaMemGetInfo");
+  {
+    Batch<float> batch(c.model, 1 << 20, Backend::Cuda);
+    batch.upload();
+    checkCuda(cudaMemGetInfo(&free1, &total), "cudaMemGetInfo");
+  }
+  const std::int64_t used = std::int64_t(free0) - std::int64_t(free1);
+  const std::int64_t estimate = batchMemory(*c.model, Precision::Float, 1 << 20, Backend::Cuda).deviceBytes;
+  EXPECT_GE(used, estimate);
+  EXPECT_LE(used, estimate + (std::int64_t(64) << 20));
+}
+
+}  // namespace
+}  // namespace lockstep::test
