@@ -38,6 +38,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_gpu_dynamics.cpp
     tests/test_forces.cpp
     tests/test_constraints.cpp
+    tests/test_rollouts.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
