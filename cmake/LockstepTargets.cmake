@@ -11,6 +11,8 @@ add_library(lockstep STATIC
   host/cpu_backend.cpp
   host/builtin_scenes.cpp
   kernels/batch_kernels.cu
+  host/study.cpp
+  kernels/study_reduce.cu
 )
 target_include_directories(lockstep PUBLIC ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE Eigen3::Eigen)
@@ -39,6 +41,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_forces.cpp
     tests/test_constraints.cpp
     tests/test_rollouts.cpp
+    tests/test_study.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)

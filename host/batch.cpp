@@ -910,6 +910,11 @@ void Batch<T>::download() {
 }
 
 template <class T>
+void Batch<T>::synchronize() {
+  if (stream_) checkCuda(cudaStreamSynchronize(asStream(stream_)), "waiting for the device");
+}
+
+template <class T>
 BackendContext<T> Batch<T>::context() {
   if (backend_ == Backend::Cuda) {
     if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");

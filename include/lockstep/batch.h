@@ -211,6 +211,8 @@ class Batch {
   // ---- moving data and time ----
   void upload();
   void download();
+  // Waits until the backend has finished the work queued so far (CUDA: the batch's stream).
+  void synchronize();
   // Advances every healthy world by nSteps steps of dt.
   void step(double dt, int nSteps = 1, Integrator integrator = Integrator::RK4);
   // Computes udot, the constraint multipliers and the energies at the current state of every world.
