@@ -11,6 +11,8 @@ add_library(lockstep STATIC
   host/cpu_backend.cpp
   host/builtin_scenes.cpp
   kernels/batch_kernels.cu
+  host/study.cpp
+  kernels/study_reduce.cu
 )
 target_include_directories(lockstep PUBLIC ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE Eigen3::Eigen)
@@ -18,6 +20,24 @@ target_compile_options(lockstep PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
   $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
 set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
+if(LOCKSTEP_NATIVE_CPU)
+  # The CPU backend runs where it is built (the README builds from source): let g++ use the
+  # processor's AVX2 vector units and fused multiply-adds. AVX-512 stays off: it gains little on
+  # these small 3x3 operations and valgrind, which the project uses to count instructions,
+  # cannot run it.
+  include(CheckCXXCompilerFlag)
+  check_cxx_compiler_flag("-march=native -mno-avx512f" LOCKSTEP_HAS_MARCH_NATIVE)
+  if(LOCKSTEP_HAS_MARCH_NATIVE)
+    target_compile_options(lockstep PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native -mno-avx512f>)
+  endif()
+endif()
+
+# ---- reports for people: plots (PLplot) --------------------------------------------------------
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PLPLOT REQUIRED IMPORTED_TARGET plplot)
+add_library(lockstep_report STATIC host/plot.cpp)
+target_link_libraries(lockstep_report PUBLIC lockstep PRIVATE PkgConfig::PLPLOT)
+target_compile_options(lockstep_report PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
 # ---- scene files, URDF import and the command line (cmake/LockstepFrontend.cmake) -------------
 include(${PROJECT_SOURCE_DIR}/cmake/LockstepFrontend.cmake)
@@ -38,9 +58,12 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_gpu_dynamics.cpp
     tests/test_forces.cpp
     tests/test_constraints.cpp
+    tests/test_rollouts.cpp
+    tests/test_study.cpp
+    tests/test_plot.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-  target_link_libraries(lockstep_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
+  target_link_libraries(lockstep_tests PRIVATE lockstep lockstep_report Eigen3::Eigen GTest::gtest GTest::gtest_main)
   target_compile_options(lockstep_tests PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
     $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)

@@ -12,6 +12,8 @@ packages=(
   nlohmann-json3-dev       # scene files
   libcli11-dev             # the command line
   liburdfdom-dev           # URDF import
+  libdlpack-dev            # DLPack tensors for zero-copy observations
+  libplplot-dev plplot-driver-cairo  # histogram plots of studies (PNG)
 )
 
 missing=()
