@@ -91,7 +91,7 @@ void oneStage(benchmark::State& state, const BenchScene& scene, Stage stage) {
   for (auto _ : state) {
     switch (stage) {
       case Stage::Kinematics:
-        computeKinematics<T>(one.model, one.world.q, one.world.u, ws);
+        computeKinematics<T>(one.model, one.world.params, one.world.q, one.world.u, ws);
         break;
       case Stage::Forces:
         computeForces<T>(one.model, one.world, one.world.u, ws, zdot);

@@ -301,9 +301,9 @@ struct CountedWorld {
     const ModelView<double> m = source.hostModelView();
     for (int b = 0; b < s.nb; ++b) {
       X_PF.push_back(castTransform<F>(m.X_PF[b]));
-      X_BM.push_back(castTransform<F>(m.X_BM[b]));
+      X_MB.push_back(castTransform<F>(m.X_MB[b]));
     }
-    model = {s, m.body, X_PF.data(), X_BM.data(), m.bushing, m.spring, m.contact};
+    model = {s, m.body, X_PF.data(), X_MB.data(), m.bushing, m.spring, m.contact};
 
     gRegion[kScratch] = {scratch.data(), scratch.data() + scratch.size()};
     gRegion[kFields] = {fields.data(), fields.data() + fields.size()};
@@ -329,7 +329,7 @@ struct CountedWorld {
   WorkspaceLayout layout;
   std::vector<F> fields, params, scratch;
   std::vector<std::int32_t> status;
-  std::vector<Transform<F>> X_PF, X_BM;
+  std::vector<Transform<F>> X_PF, X_MB;
   BatchView<F> view;
   ModelView<F> model;
 };
@@ -391,7 +391,7 @@ void countScene(const bench::BenchScene& scene) {
   std::vector<Row> rows;
 
   // The stages of one evaluation, in the order computeStateDerivative runs them.
-  rows.push_back({"kinematics", count([&] { computeKinematics<F>(w.model, world.q, world.u, ws); })});
+  rows.push_back({"kinematics", count([&] { computeKinematics<F>(w.model, world.params, world.q, world.u, ws); })});
   rows.push_back({"forces", count([&] { computeForces<F>(w.model, world, world.u, ws, ydot + (s.nq + s.nu)); })});
   rows.push_back(
       {"sweep: factor (IA, U, D^-1)", count([&] { factorArticulatedInertias<F>(w.model, world.params, ws); })});
@@ -406,13 +406,15 @@ void countScene(const bench::BenchScene& scene) {
   for (const Row& r : rows) stages = stages - (Counts{} - r.c);
   rows.push_back({"qdot (rest of the evaluation)", fd - stages});
   rows.push_back({"= one evaluation (fd)", fd});
-  const StepSettings<F> settings{F(1e-3), 1, Integrator::RK4, F(1e-10), 20};
+  // One step without the observations, which Batch::step writes once per call (counted apart).
+  const StepSettings<F> settings{F(1e-3), 1, Integrator::RK4, F(1e-10), 20, false, false};
   const Counts step = count([&] { advanceWorld<F>(w.model, world, ws, settings); });
   Counts fourFd;
   for (int k = 0; k < 4; ++k) fourFd = fourFd - (Counts{} - fd);
   rows.push_back({"integrator (step - 4 fd)", step - fourFd});
   rows.push_back({"= one RK4 step", step});
   const Footprint f = gFootprint;
+  rows.push_back({"observations (once per step call)", count([&] { observeWorld<F>(w.model, world, ws); })});
   print(scene.name, w, rows);
   std::printf(
       "distinct scalars of one RK4 step: scratch %lld touched (%lld read, %lld written); fields %lld read, "

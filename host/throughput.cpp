@@ -107,6 +107,8 @@ struct ThroughputRunner::Impl {
   virtual ~Impl() = default;
   virtual void step() = 0;  // one Batch::step call; asynchronous on CUDA
   virtual std::int64_t flagged() = 0;
+  virtual cudaStream_t stream() = 0;  // the stream the batch launches on (CUDA)
+  virtual void synchronize() = 0;
 
   cudaEvent_t start = nullptr, stop = nullptr;
 };
@@ -120,10 +122,13 @@ struct BatchRunner final : ThroughputRunner::Impl {
     const std::vector<double> q = c.q0.empty() ? m.defaultQ() : c.q0;
     const std::vector<double> u = c.u0.empty() ? std::vector<double>(m.nu(), 0.0) : c.u0;
     batch.setAllStates(q, u);
+    batch.setObserveAfterStep(c.observe);
     batch.upload();
     if (c.assemble) batch.assemble();
   }
   void step() override { batch.step(config.dt, config.stepsPerCall, config.integrator); }
+  cudaStream_t stream() override { return static_cast<cudaStream_t>(batch.stream()); }
+  void synchronize() override { batch.synchronize(); }
   std::int64_t flagged() override {
     batch.download();
     const std::int32_t* status = batch.hostView().status;
@@ -190,7 +195,7 @@ ThroughputRunner::ThroughputRunner(const ThroughputConfig& config) : config_(con
     checkCuda(cudaEventCreate(&impl_->stop), "cudaEventCreate");
   }
   for (int k = 0; k < config_.warmupCalls; ++k) impl_->step();
-  if (cuda) checkCuda(cudaDeviceSynchronize(), "warm-up");
+  impl_->synchronize();
 }
 
 ThroughputRunner::~ThroughputRunner() {
@@ -205,9 +210,9 @@ int ThroughputRunner::cpuThreads() const {
 
 double ThroughputRunner::timeOneCall() {
   if (config_.backend == Backend::Cuda) {
-    checkCuda(cudaEventRecord(impl_->start, 0), "cudaEventRecord");
+    checkCuda(cudaEventRecord(impl_->start, impl_->stream()), "cudaEventRecord");
     impl_->step();
-    checkCuda(cudaEventRecord(impl_->stop, 0), "cudaEventRecord");
+    checkCuda(cudaEventRecord(impl_->stop, impl_->stream()), "cudaEventRecord");
     checkCuda(cudaEventSynchronize(impl_->stop), "waiting for the timed steps");
     checkCuda(cudaGetLastError(), "timed steps");
     float ms = 0;

@@ -9,6 +9,7 @@
 #include "lockstep/builtin_scenes.h"
 #include "lockstep/device.h"
 #include "lockstep/throughput.h"
+#include "lockstep/views.h"
 
 namespace lockstep::test {
 namespace {
@@ -27,23 +28,38 @@ ThroughputConfig chain7(Backend backend, Precision precision, std::int64_t world
   return c;
 }
 
-// chain-7: per world 74 scalars of fields (q 7, u 7, z 1, time 1, tau 7, bodyForce 42, udot 7,
-// energy 2, multipliers 0) and a 4-byte status; WorkspaceLayout 682 scalars of scratch.
-TEST(Throughput, MemoryEstimateFollowsTheFieldListsAndTheWorkspaceLayout) {
+// The Batch's own description of its fields (Batch::field) and its WorkspaceLayout give the bytes
+// per world independently of the field lists batchMemory sums.
+template <class T>
+std::int64_t fieldBytesPerWorld(const std::shared_ptr<const Model>& model) {
+  Batch<T> batch(model, 3, Backend::Cpu);
+  std::int64_t bytes = 0;
+  for (const std::string& name : Batch<T>::fieldNames()) {
+    const FieldView v = batch.field(name, MemorySpace::Host);
+    const int size = v.elementType == FieldView::Type::Float64 ? 8 : 4;
+    bytes += v.components * size;
+  }
+  return bytes;
+}
+
+TEST(Throughput, MemoryEstimateFollowsTheFieldsAndTheWorkspaceLayout) {
   const auto model = makeChain(7);
+  const std::int64_t workspace = WorkspaceLayout::of(Batch<double>(model, 1, Backend::Cpu).sizes()).total;
   const std::int64_t n = 1000;
-  const BatchMemory f1 = batchMemory(*model, Precision::Float, n, Backend::Cuda);
-  const BatchMemory f2 = batchMemory(*model, Precision::Float, 2 * n, Backend::Cuda);
-  EXPECT_EQ(f2.deviceBytes - f1.deviceBytes, n * (74 * 4 + 4 + 682 * 4));
-  EXPECT_EQ(f2.hostBytes - f1.hostBytes, n * (74 * 4 + 4));
-  const BatchMemory d1 = batchMemory(*model, Precision::Double, n, Backend::Cuda);
-  const BatchMemory d2 = batchMemory(*model, Precision::Double, 2 * n, Backend::Cuda);
-  EXPECT_EQ(d2.deviceBytes - d1.deviceBytes, n * (74 * 8 + 4 + 682 * 8));
+  for (Precision p : {Precision::Float, Precision::Double}) {
+    const std::int64_t size = p == Precision::Double ? 8 : 4;
+    const std::int64_t fields =
+        p == Precision::Double ? fieldBytesPerWorld<double>(model) : fieldBytesPerWorld<float>(model);
+    const BatchMemory a = batchMemory(*model, p, n, Backend::Cuda);
+    const BatchMemory b = batchMemory(*model, p, 2 * n, Backend::Cuda);
+    EXPECT_EQ(b.deviceBytes - a.deviceBytes, n * (fields + workspace * size)) << precisionName(p);
+    EXPECT_EQ(b.hostBytes - a.hostBytes, n * fields) << precisionName(p);
+  }
   // CPU: no device bytes; one workspace per thread on the host.
   const BatchMemory c1 = batchMemory(*model, Precision::Double, n, Backend::Cpu, 1);
   const BatchMemory c3 = batchMemory(*model, Precision::Double, n, Backend::Cpu, 3);
   EXPECT_EQ(c1.deviceBytes, 0);
-  EXPECT_EQ(c3.hostBytes - c1.hostBytes, 2 * 682 * 8);
+  EXPECT_EQ(c3.hostBytes - c1.hostBytes, 2 * workspace * 8);
 }
 
 TEST(Throughput, TooLargeBatchesAreExplained) {

@@ -11,8 +11,9 @@
 // Batch::step(dt, stepsPerCall, integrator) come first (they load the GPU module and fill caches
 // and page tables); then `repetitions` calls are timed one by one:
 //   CPU   std::chrono::steady_clock around each call (the call returns when every world is done);
-//   CUDA  a cudaEvent pair recorded on the default stream around each call (Batch::step launches
-//         asynchronously on that stream), then cudaEventSynchronize on the second event.
+//   CUDA  a cudaEvent pair recorded on the batch's stream (Batch::stream()) around each call
+//         (Batch::step launches asynchronously on that stream), then cudaEventSynchronize on the
+//         second event.
 // The figure reported is the median call; world-steps/s = worlds * stepsPerCall / median call time.
 // Only the steps are timed: no host<->device copies, no state setting, no allocation.
 //
@@ -71,6 +72,7 @@ struct ThroughputConfig {
   int warmupCalls = 2;
   int repetitions = 5;  // timed calls; the median is reported
   int cpuThreads = 0;   // CPU backend threads during the calls; 0: cpuThreads()
+  bool observe = true;  // write the observations after each call (Batch's default)
 };
 
 struct ThroughputResult {
