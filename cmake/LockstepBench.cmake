@@ -13,7 +13,13 @@ add_executable(lockstep_bench
   bench/bench_cpu_single.cpp
 )
 target_link_libraries(lockstep_bench PRIVATE lockstep benchmark::benchmark)
-target_compile_options(lockstep_bench PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+# The one-thread benchmarks instantiate the per-world templates themselves: compile them with the
+# engine library's own options (warnings, and -march=native where LOCKSTEP_NATIVE_CPU is on), so
+# that they measure the code the CPU backend runs.
+get_target_property(_lockstep_compile_options lockstep COMPILE_OPTIONS)
+if(_lockstep_compile_options)
+  target_compile_options(lockstep_bench PRIVATE ${_lockstep_compile_options})
+endif()
 
 # Tests of the throughput measurement.
 if(LOCKSTEP_BUILD_TESTS)
