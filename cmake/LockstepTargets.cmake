@@ -36,6 +36,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_dynamics.cpp
     tests/reference_dynamics.cpp
     tests/test_gpu_dynamics.cpp
+    tests/test_forces.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)

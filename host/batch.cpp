@@ -89,6 +89,10 @@ struct Batch<T>::Device {
 #undef LOCKSTEP_X
   DeviceArray<BodyTopology> topology;
   DeviceArray<Transform<T>> X_PF, X_BM;
+  DeviceArray<ElementTopology> bushing, spring, contact;
+  ModelView<T> modelView(const Sizes& s) const {
+    return {s, topology.get(), X_PF.get(), X_BM.get(), bushing.get(), spring.get(), contact.get()};
+  }
   DeviceArray<T> scratch;
 };
 
@@ -111,6 +115,14 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
     X_PF_.push_back(castTransform<T>(b.X_PF));
     X_BM_.push_back(castTransform<T>(b.X_BM));
   }
+  sizes_.nBushings = static_cast<std::int32_t>(m.bushings().size());
+  sizes_.nSprings = static_cast<std::int32_t>(m.springs().size());
+  sizes_.nContacts = static_cast<std::int32_t>(m.contacts().size());
+  sizes_.nc = m.numConstraintEquations();
+  for (const LinearBushing& e : m.bushings()) bushingTopology_.push_back({e.body1, e.body2, 0});
+  for (const SpringDamper& e : m.springs()) springTopology_.push_back({e.bodyA, e.bodyB, 0});
+  for (const SphereContact& e : m.contacts())
+    contactTopology_.push_back({e.bodyF, e.bodyB, e.desc.enforceRolling ? kContactRolling : 0});
   layout_ = WorkspaceLayout::of(sizes_);
 
 #define LOCKSTEP_X(type, name, count, doc) name##_.assign(static_cast<std::size_t>(count) * nWorlds_, type(0));
@@ -133,12 +145,45 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
   damping_.count = sizes_.nu;
   for (double e : m.effortLimit()) effortLimit_.data.push_back(T(e));
   effortLimit_.count = sizes_.nu;
+  auto pushTransform = [](std::vector<T>& out, const Transformd& X) {
+    for (int i = 0; i < 3; ++i)
+      for (int j = 0; j < 3; ++j) out.push_back(T(X.R(i, j)));
+    for (int i = 0; i < 3; ++i) out.push_back(T(X.p[i]));
+  };
+  for (const LinearBushing& e : m.bushings()) {
+    pushTransform(bushingFrames_.data, e.desc.X_B1F);
+    pushTransform(bushingFrames_.data, e.desc.X_B2M);
+    for (double k : e.desc.stiffness) bushingStiffness_.data.push_back(T(k));
+    for (double c : e.desc.damping) bushingDamping_.data.push_back(T(c));
+  }
+  bushingFrames_.count = 24 * sizes_.nBushings;
+  bushingStiffness_.count = bushingDamping_.count = 6 * sizes_.nBushings;
+  for (const SpringDamper& e : m.springs()) {
+    for (double x : {e.desc.freeLength, e.desc.stiffness, e.desc.damping}) springParams_.data.push_back(T(x));
+    for (int i = 0; i < 3; ++i) springPoints_.data.push_back(T(e.desc.p_AP[i]));
+    for (int i = 0; i < 3; ++i) springPoints_.data.push_back(T(e.desc.p_BQ[i]));
+  }
+  springParams_.count = 3 * sizes_.nSprings;
+  springPoints_.count = 6 * sizes_.nSprings;
+  for (const SphereContact& e : m.contacts()) {
+    for (int i = 0; i < 3; ++i) sphereCenters_.data.push_back(T(e.desc.centerOnF[i]));
+    for (int i = 0; i < 3; ++i) sphereCenters_.data.push_back(T(e.desc.centerOnB[i]));
+    sphereRadii_.data.push_back(T(e.desc.radiusOnF));
+    sphereRadii_.data.push_back(T(e.desc.radiusOnB));
+    contactEnabled_.data.push_back(T(e.desc.enabledByDefault ? 1 : 0));
+  }
+  sphereCenters_.count = 6 * sizes_.nContacts;
+  sphereRadii_.count = 2 * sizes_.nContacts;
+  contactEnabled_.count = sizes_.nContacts;
 
   if (backend_ == Backend::Cuda) {
     device_ = std::make_unique<Device>();
     device_->topology.upload(topology_);
     device_->X_PF.upload(X_PF_);
     device_->X_BM.upload(X_BM_);
+    device_->bushing.upload(bushingTopology_);
+    device_->spring.upload(springTopology_);
+    device_->contact.upload(contactTopology_);
     device_->scratch.resize(static_cast<std::size_t>(layout_.total) * nWorlds_);
   }
 }
@@ -313,6 +358,281 @@ std::vector<double> Batch<T>::damping(std::int64_t w) const {
 }
 
 template <class T>
+void Batch<T>::setParam(ParamStorage& p, std::int64_t w, std::int64_t c, double value) {
+  if (w == kAllWorlds) {
+    if (!p.perWorld) {
+      p.data[c] = T(value);
+    } else {
+      for (std::int64_t x = 0; x < nWorlds_; ++x) p.data[c * nWorlds_ + x] = T(value);
+    }
+  } else {
+    paramRef(p, w, c) = T(value);
+  }
+}
+
+template <class T>
+void Batch<T>::checkElement(int i, int count, const char* kind) const {
+  if (i < 0 || i >= count)
+    throw std::out_of_range(std::string(kind) + " index " + std::to_string(i) + " out of range [0, " +
+                            std::to_string(count) + ")");
+}
+
+namespace {
+std::string worldName(std::int64_t w) { return w < 0 ? "all worlds" : "world " + std::to_string(w); }
+}  // namespace
+
+template <class T>
+void Batch<T>::setBushingFrames(std::int64_t w, int i, const Transformd& X_B1F, const Transformd& X_B2M) {
+  if (w != kAllWorlds) checkWorld(w);
+  checkElement(i, sizes_.nBushings, "bushing");
+  const std::string where = worldName(w) + " bushing '" + model_->bushings()[i].desc.name + "'";
+  validateTransform(X_B1F, where, "frame on body1");
+  validateTransform(X_B2M, where, "frame on body2");
+  touchHost();
+  for (int f = 0; f < 2; ++f) {
+    const Transformd& X = f == 0 ? X_B1F : X_B2M;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) setParam(bushingFrames_, w, 24 * i + 12 * f + 3 * r + c, X.R(r, c));
+    for (int r = 0; r < 3; ++r) setParam(bushingFrames_, w, 24 * i + 12 * f + 9 + r, X.p[r]);
+  }
+}
+
+template <class T>
+void Batch<T>::setBushingStiffness(std::int64_t w, int i, const std::array<double, 6>& k) {
+  if (w != kAllWorlds) checkWorld(w);
+  checkElement(i, sizes_.nBushings, "bushing");
+  validateBushingParameters(k, {}, worldName(w) + " bushing '" + model_->bushings()[i].desc.name + "'");
+  touchHost();
+  for (int j = 0; j < 6; ++j) setParam(bushingStiffness_, w, 6 * i + j, k[j]);
+}
+
+template <class T>
+void Batch<T>::setBushingDamping(std::int64_t w, int i, const std::array<double, 6>& c) {
+  if (w != kAllWorlds) checkWorld(w);
+  checkElement(i, sizes_.nBushings, "bushing");
+  validateBushingParameters({}, c, worldName(w) + " bushing '" + model_->bushings()[i].desc.name + "'");
+  touchHost();
+  for (int j = 0; j < 6; ++j) setParam(bushingDamping_, w, 6 * i + j, c[j]);
+}
+
+template <class T>
+Transformd Batch<T>::bushingFrameOnBody1(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nBushings, "bushing");
+  Transformd X;
+  for (int k = 0; k < 12; ++k) {
+    const double v = double(paramValue(bushingFrames_, w, 24 * i + k));
+    if (k < 9) X.R.R.m[k / 3][k % 3] = v; else X.p[k - 9] = v;
+  }
+  return X;
+}
+
+template <class T>
+Transformd Batch<T>::bushingFrameOnBody2(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nBushings, "bushing");
+  Transformd X;
+  for (int k = 0; k < 12; ++k) {
+    const double v = double(paramValue(bushingFrames_, w, 24 * i + 12 + k));
+    if (k < 9) X.R.R.m[k / 3][k % 3] = v; else X.p[k - 9] = v;
+  }
+  return X;
+}
+
+template <class T>
+std::array<double, 6> Batch<T>::bushingStiffness(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nBushings, "bushing");
+  std::array<double, 6> k;
+  for (int j = 0; j < 6; ++j) k[j] = double(paramValue(bushingStiffness_, w, 6 * i + j));
+  return k;
+}
+
+template <class T>
+std::array<double, 6> Batch<T>::bushingDamping(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nBushings, "bushing");
+  std::array<double, 6> c;
+  for (int j = 0; j < 6; ++j) c[j] = double(paramValue(bushingDamping_, w, 6 * i + j));
+  return c;
+}
+
+template <class T>
+void Batch<T>::setSpringParameters(std::int64_t w, int i, double freeLength, double stiffness, double damping) {
+  if (w != kAllWorlds) checkWorld(w);
+  checkElement(i, sizes_.nSprings, "spring-damper");
+  validateSpringParameters(freeLength, stiffness, damping,
+                           worldName(w) + " spring-damper '" + model_->springs()[i].desc.name + "'");
+  touchHost();
+  setParam(springParams_, w, 3 * i + 0, freeLength);
+  setParam(springParams_, w, 3 * i + 1, stiffness);
+  setParam(springParams_, w, 3 * i + 2, damping);
+}
+
+template <class T>
+void Batch<T>::setSpringPoints(std::int64_t w, int i, const Vec3d& p_AP, const Vec3d& p_BQ) {
+  if (w != kAllWorlds) checkWorld(w);
+  checkElement(i, sizes_.nSprings, "spring-damper");
+  const std::string where = worldName(w) + " spring-damper '" + model_->springs()[i].desc.name + "'";
+  for (int k = 0; k < 3; ++k) {
+    validateFinite(p_AP[k], where, "p_AP");
+    validateFinite(p_BQ[k], where, "p_BQ");
+  }
+  touchHost();
+  for (int k = 0; k < 3; ++k) {
+    setParam(springPoints_, w, 6 * i + k, p_AP[k]);
+    setParam(springPoints_, w, 6 * i + 3 + k, p_BQ[k]);
+  }
+}
+
+template <class T>
+std::array<double, 3> Batch<T>::springParameters(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nSprings, "spring-damper");
+  return {double(paramValue(springParams_, w, 3 * i)), double(paramValue(springParams_, w, 3 * i + 1)),
+          double(paramValue(springParams_, w, 3 * i + 2))};
+}
+
+template <class T>
+std::array<Vec3d, 2> Batch<T>::springPoints(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nSprings, "spring-damper");
+  std::array<Vec3d, 2> p;
+  for (int k = 0; k < 3; ++k) {
+    p[0][k] = double(paramValue(springPoints_, w, 6 * i + k));
+    p[1][k] = double(paramValue(springPoints_, w, 6 * i + 3 + k));
+  }
+  return p;
+}
+
+template <class T>
+void Batch<T>::setSphereCenters(std::int64_t w, int i, const Vec3d& centerOnF, const Vec3d& centerOnB) {
+  if (w != kAllWorlds) checkWorld(w);
+  checkElement(i, sizes_.nContacts, "sphere contact");
+  const std::string where = worldName(w) + " sphere contact '" + model_->contacts()[i].desc.name + "'";
+  for (int k = 0; k < 3; ++k) {
+    validateFinite(centerOnF[k], where, "center on F");
+    validateFinite(centerOnB[k], where, "center on B");
+  }
+  touchHost();
+  for (int k = 0; k < 3; ++k) {
+    setParam(sphereCenters_, w, 6 * i + k, centerOnF[k]);
+    setParam(sphereCenters_, w, 6 * i + 3 + k, centerOnB[k]);
+  }
+}
+
+template <class T>
+void Batch<T>::setSphereRadii(std::int64_t w, int i, double radiusOnF, double radiusOnB) {
+  if (w != kAllWorlds) checkWorld(w);
+  checkElement(i, sizes_.nContacts, "sphere contact");
+  validateSphereRadii(radiusOnF, radiusOnB, worldName(w) + " sphere contact '" + model_->contacts()[i].desc.name + "'");
+  touchHost();
+  setParam(sphereRadii_, w, 2 * i, radiusOnF);
+  setParam(sphereRadii_, w, 2 * i + 1, radiusOnB);
+}
+
+template <class T>
+void Batch<T>::setContactEnabled(std::int64_t w, int i, bool enabled) {
+  if (w != kAllWorlds) checkWorld(w);
+  checkElement(i, sizes_.nContacts, "sphere contact");
+  touchHost();
+  setParam(contactEnabled_, w, i, enabled ? 1.0 : 0.0);
+}
+
+template <class T>
+std::array<Vec3d, 2> Batch<T>::sphereCenters(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nContacts, "sphere contact");
+  std::array<Vec3d, 2> c;
+  for (int k = 0; k < 3; ++k) {
+    c[0][k] = double(paramValue(sphereCenters_, w, 6 * i + k));
+    c[1][k] = double(paramValue(sphereCenters_, w, 6 * i + 3 + k));
+  }
+  return c;
+}
+
+template <class T>
+std::array<double, 2> Batch<T>::sphereRadii(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nContacts, "sphere contact");
+  return {double(paramValue(sphereRadii_, w, 2 * i)), double(paramValue(sphereRadii_, w, 2 * i + 1))};
+}
+
+template <class T>
+bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
+  checkWorld(w);
+  checkElement(i, sizes_.nContacts, "sphere contact");
+  return paramValue(contactEnabled_, w, i) != T(0);
+}
+
+// ---- element quantities -------------------------------------------------------------------------
+
+template <class T>
+std::vector<T> Batch<T>::hostKinematics(std::int64_t w) const {
+  checkWorld(w);
+  checkReadable();
+  std::vector<T> scratch(layout_.total);
+  const WorldView<T> view = readOnlyHostView().world(w);
+  computeKinematics<T>(hostModelView(), view.q, view.u, Workspace<T>{layout_, {scratch.data(), 1}});
+  return scratch;
+}
+
+template <class T>
+BushingQuantities<T> Batch<T>::bushing(std::int64_t w, int i) const {
+  checkElement(i, sizes_.nBushings, "bushing");
+  std::vector<T> scratch = hostKinematics(w);
+  return evaluateBushingOfWorld(hostModelView(), readOnlyHostView().world(w).params,
+                                Workspace<T>{layout_, {scratch.data(), 1}}, i);
+}
+
+template <class T>
+SpringDamperQuantities<T> Batch<T>::spring(std::int64_t w, int i) const {
+  checkElement(i, sizes_.nSprings, "spring-damper");
+  std::vector<T> scratch = hostKinematics(w);
+  return evaluateSpringOfWorld(hostModelView(), readOnlyHostView().world(w).params,
+                               Workspace<T>{layout_, {scratch.data(), 1}}, i);
+}
+
+template <class T>
+std::vector<SpatialVecd> Batch<T>::appliedBodyForces(std::int64_t w) const {
+  std::vector<T> scratch = hostKinematics(w);
+  const Workspace<T> ws{layout_, {scratch.data(), 1}};
+  computeForces<T>(hostModelView(), readOnlyHostView().world(w), readOnlyHostView().world(w).u, ws,
+                   ws.at(layout_.ydot + sizes_.nq + sizes_.nu));
+  std::vector<SpatialVecd> out(sizes_.nb);
+  for (int b = 0; b < sizes_.nb; ++b)
+    for (int i = 0; i < 6; ++i) out[b][i] = double(ws.at(layout_.Fb + 6 * b)[i]);
+  return out;
+}
+
+template <class T>
+std::vector<double> Batch<T>::appliedMobilityForces(std::int64_t w) const {
+  std::vector<T> scratch = hostKinematics(w);
+  const Workspace<T> ws{layout_, {scratch.data(), 1}};
+  computeForces<T>(hostModelView(), readOnlyHostView().world(w), readOnlyHostView().world(w).u, ws,
+                   ws.at(layout_.ydot + sizes_.nq + sizes_.nu));
+  std::vector<double> out(sizes_.nu);
+  for (int i = 0; i < sizes_.nu; ++i) out[i] = double(ws.at(layout_.tauTotal)[i]);
+  return out;
+}
+
+template <class T>
+double Batch<T>::dissipatedEnergy(std::int64_t w, int i) const {
+  checkElement(i, sizes_.nBushings, "bushing");
+  return z(w)[i];
+}
+
+template <class T>
+void Batch<T>::setDissipatedEnergy(std::int64_t w, int i, double energy) {
+  checkWorld(w);
+  checkElement(i, sizes_.nBushings, "bushing");
+  validateNonNegative(energy, "world " + std::to_string(w) + " bushing '" + model_->bushings()[i].desc.name + "'",
+                      "dissipated energy");
+  touchHost();
+  z_[static_cast<std::size_t>(i) * nWorlds_ + w] = T(energy);
+}
+
+template <class T>
 bool Batch<T>::isPerWorld(const std::string& param) const {
 #define LOCKSTEP_X(name, count, doc) \
   if (param == #name) return name##_.perWorld;
@@ -337,6 +657,12 @@ BatchView<T> Batch<T>::hostView() {
 }
 
 template <class T>
+BatchView<T> Batch<T>::readOnlyHostView() const {
+  // The view type carries mutable pointers; callers of this const accessor only read through it.
+  return const_cast<Batch<T>*>(this)->hostView();
+}
+
+template <class T>
 BatchView<T> Batch<T>::deviceView() {
   if (!device_) throw std::logic_error("deviceView: this batch runs on the CPU backend and has no device copy");
   BatchView<T> v;
@@ -352,7 +678,8 @@ BatchView<T> Batch<T>::deviceView() {
 
 template <class T>
 ModelView<T> Batch<T>::hostModelView() const {
-  return {sizes_, topology_.data(), X_PF_.data(), X_BM_.data()};
+  return {sizes_, topology_.data(), X_PF_.data(), X_BM_.data(), bushingTopology_.data(), springTopology_.data(),
+          contactTopology_.data()};
 }
 
 // ---- moving data and time -----------------------------------------------------------------------
@@ -387,8 +714,7 @@ void Batch<T>::step(double dt, int nSteps, Integrator integrator) {
   if (nSteps == 0) return;
   if (backend_ == Backend::Cuda) {
     if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
-    cudaAdvance(ModelView<T>{sizes_, device_->topology.get(), device_->X_PF.get(), device_->X_BM.get()}, deviceView(),
-                layout_, device_->scratch.get(), T(dt), nSteps, integrator);
+    cudaAdvance(device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), T(dt), nSteps, integrator);
     deviceAhead_ = true;
   } else {
     cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
@@ -400,8 +726,7 @@ template <class T>
 void Batch<T>::evaluate() {
   if (backend_ == Backend::Cuda) {
     if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
-    cudaEvaluate(ModelView<T>{sizes_, device_->topology.get(), device_->X_PF.get(), device_->X_BM.get()}, deviceView(),
-                 layout_, device_->scratch.get());
+    cudaEvaluate(device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get());
     deviceAhead_ = true;
   } else {
     cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());

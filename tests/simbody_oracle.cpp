@@ -62,6 +62,20 @@ SimbodyOracle::SimbodyOracle(const Model& model) : impl_(std::make_unique<Impl>(
       s.actuators.emplace_back(s.forces, mb, SimTK::MobilizerUIndex(k), 0.0);
     }
   }
+  auto mobod = [&](int b) -> SimTK::MobilizedBody& { return b < 0 ? s.matter.updGround() : s.mobods[b]; };
+  for (const LinearBushing& e : model.bushings()) {
+    const auto& k = e.desc.stiffness;
+    const auto& c = e.desc.damping;
+    SimTK::Force::LinearBushing(s.forces, mobod(e.body1), toSimTK(e.desc.X_B1F), mobod(e.body2), toSimTK(e.desc.X_B2M),
+                                SimTK::Vec6(k[0], k[1], k[2], k[3], k[4], k[5]),
+                                SimTK::Vec6(c[0], c[1], c[2], c[3], c[4], c[5]));
+  }
+  for (const SpringDamper& e : model.springs()) {
+    SimTK::Force::TwoPointLinearSpring(s.forces, mobod(e.bodyA), toSimTK(e.desc.p_AP), mobod(e.bodyB),
+                                       toSimTK(e.desc.p_BQ), e.desc.stiffness, e.desc.freeLength);
+    SimTK::Force::TwoPointLinearDamper(s.forces, mobod(e.bodyA), toSimTK(e.desc.p_AP), mobod(e.bodyB),
+                                       toSimTK(e.desc.p_BQ), e.desc.damping);
+  }
   s.system.realizeTopology();
 }
 
@@ -84,6 +98,11 @@ SimbodyOracle::Result SimbodyOracle::evaluate(const std::vector<double>& q, cons
     const Body& body = s.model->body(static_cast<int>(b));
     const SimTK::Vector udotB = s.mobods[b].getUDotAsVector(state);
     for (int k = 0; k < body.nu; ++k) r.udot[body.uOffset + k] = udotB[k];
+  }
+  const SimTK::Vector_<SimTK::SpatialVec>& F = s.system.getRigidBodyForces(state, SimTK::Stage::Dynamics);
+  for (std::size_t b = 0; b < s.mobods.size(); ++b) {
+    const SimTK::SpatialVec& Fb = F[s.mobods[b].getMobilizedBodyIndex()];
+    r.bodyForces.push_back({{{Fb[0][0], Fb[0][1], Fb[0][2]}}, {{Fb[1][0], Fb[1][1], Fb[1][2]}}});
   }
   r.kinetic = s.system.calcKineticEnergy(state);
   r.potential = s.system.calcPotentialEnergy(state);

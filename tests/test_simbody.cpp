@@ -27,6 +27,80 @@ TEST(SimbodyOracle, RandomTreesGiveTheSameAccelerationsAndEnergies) {
   }
 }
 
+// Random trees plus random bushings and spring-dampers between random bodies (or Ground).
+RandomCase randomTreeWithElements(Random& rnd, int nBodies, int nBushings, int nSprings) {
+  RandomCase base = randomTree(rnd, nBodies);
+  ModelBuilder mb;
+  mb.setGravity(base.model->gravity());
+  for (const Body& b : base.model->bodies()) {
+    BodyDesc d;
+    d.name = b.name;
+    d.parent = b.parent < 0 ? "ground" : base.model->body(b.parent).name;
+    d.mobilizer = b.mobilizer;
+    d.X_PF = b.X_PF;
+    d.X_BM = b.X_BM;
+    d.mass = b.mass;
+    d.damping.assign(base.model->damping().begin() + b.uOffset, base.model->damping().begin() + b.uOffset + b.nu);
+    mb.addBody(d);
+  }
+  auto pickPair = [&](std::string& a, std::string& b) {
+    const int i = rnd.integer(-1, nBodies - 1);
+    int j = rnd.integer(0, nBodies - 1);
+    if (j == i) j = (j + 1) % nBodies;
+    a = i < 0 ? "ground" : base.model->body(i).name;
+    b = base.model->body(j).name;
+  };
+  for (int k = 0; k < nBushings; ++k) {
+    LinearBushingDesc d;
+    pickPair(d.body1, d.body2);
+    d.X_B1F = rnd.transform(0.3);
+    d.X_B2M = rnd.transform(0.3);
+    for (int i = 0; i < 6; ++i) {
+      d.stiffness[i] = rnd.uniform(0, 20);
+      d.damping[i] = rnd.uniform(0, 2);
+    }
+    mb.addLinearBushing(d);
+  }
+  for (int k = 0; k < nSprings; ++k) {
+    SpringDamperDesc d;
+    pickPair(d.bodyA, d.bodyB);
+    d.p_AP = rnd.vec3(0.5);
+    d.p_BQ = rnd.vec3(0.5);
+    d.freeLength = rnd.uniform(0.1, 1.0);
+    d.stiffness = rnd.uniform(0, 50);
+    d.damping = rnd.uniform(0, 3);
+    mb.addSpringDamper(d);
+  }
+  base.model = mb.build();
+  return base;
+}
+
+TEST(SimbodyOracle, BushingsAndSpringDampersGiveTheSameBodyForcesAndAccelerations) {
+  Random rnd(302);
+  int compared = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    const RandomCase c = randomTreeWithElements(rnd, 2 + trial % 6, 1 + trial % 3, 1 + (trial + 1) % 3);
+    Batch<double> batch(c.model, 1);
+    batch.setQ(0, c.q);
+    batch.setU(0, c.u);
+    batch.setTau(0, c.tau);
+    bool singular = false;
+    for (int i = 0; i < static_cast<int>(c.model->bushings().size()); ++i) singular |= batch.bushing(0, i).singular;
+    if (singular) continue;
+    batch.evaluate();
+    ASSERT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+    SimbodyOracle oracle(*c.model);
+    const SimbodyOracle::Result ref = oracle.evaluate(c.q, c.u, c.tau);
+    const std::vector<SpatialVecd> F = batch.appliedBodyForces(0);
+    for (std::size_t b = 0; b < F.size(); ++b)
+      EXPECT_TRUE(near(toEigen(F[b]), toEigen(ref.bodyForces[b]), 1e-10)) << "trial " << trial << " body " << b;
+    EXPECT_TRUE(near(vec(batch.udot(0)), vec(ref.udot), 1e-10)) << "trial " << trial;
+    EXPECT_NEAR(batch.potentialEnergy(0), ref.potential, 1e-10 * std::max(1.0, std::abs(ref.potential)));
+    ++compared;
+  }
+  EXPECT_GE(compared, 25);
+}
+
 TEST(SimbodyOracle, Chain7) {
   const auto model = makeChain(7);
   SimbodyOracle oracle(*model);

@@ -10,12 +10,14 @@
 // download(), throws std::logic_error instead of silently using stale data.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "lockstep/integrator.h"
+#include "lockstep/force_elements.h"
 #include "lockstep/model.h"
 
 namespace lockstep {
@@ -76,6 +78,39 @@ class Batch {
   std::vector<double> damping(std::int64_t w) const;
   bool isPerWorld(const std::string& param) const;  // true once some world overrides it
 
+  // Force-element and constraint parameters (the seeds' Instance-stage values). Each setter takes
+  // a world index, or kAllWorlds to set every world at once; values are validated as in the model.
+  static constexpr std::int64_t kAllWorlds = -1;
+  void setBushingFrames(std::int64_t w, int i, const Transformd& X_B1F, const Transformd& X_B2M);
+  void setBushingStiffness(std::int64_t w, int i, const std::array<double, 6>& k);
+  void setBushingDamping(std::int64_t w, int i, const std::array<double, 6>& c);
+  Transformd bushingFrameOnBody1(std::int64_t w, int i) const;
+  Transformd bushingFrameOnBody2(std::int64_t w, int i) const;
+  std::array<double, 6> bushingStiffness(std::int64_t w, int i) const;
+  std::array<double, 6> bushingDamping(std::int64_t w, int i) const;
+  void setSpringParameters(std::int64_t w, int i, double freeLength, double stiffness, double damping);
+  void setSpringPoints(std::int64_t w, int i, const Vec3d& p_AP, const Vec3d& p_BQ);
+  std::array<double, 3> springParameters(std::int64_t w, int i) const;  // free length, stiffness, damping
+  std::array<Vec3d, 2> springPoints(std::int64_t w, int i) const;       // p_AP, p_BQ
+  void setSphereCenters(std::int64_t w, int i, const Vec3d& centerOnF, const Vec3d& centerOnB);
+  void setSphereRadii(std::int64_t w, int i, double radiusOnF, double radiusOnB);
+  void setContactEnabled(std::int64_t w, int i, bool enabled);
+  std::array<Vec3d, 2> sphereCenters(std::int64_t w, int i) const;
+  std::array<double, 2> sphereRadii(std::int64_t w, int i) const;
+  bool contactEnabled(std::int64_t w, int i) const;
+
+  // ---- force-element quantities at the current (host) state of a world ----
+  BushingQuantities<T> bushing(std::int64_t w, int i) const;
+  SpringDamperQuantities<T> spring(std::int64_t w, int i) const;
+  // Every applied force at the current (host) state, as the dynamics sees it: the total spatial
+  // force on each body at its origin, in G (user, gravity, force elements), and the total mobility
+  // forces (clamped actions minus joint damping).
+  std::vector<SpatialVecd> appliedBodyForces(std::int64_t w) const;
+  std::vector<double> appliedMobilityForces(std::int64_t w) const;
+  // The energy bushing i has dissipated (its auxiliary state); settable to any value >= 0.
+  double dissipatedEnergy(std::int64_t w, int i) const;
+  void setDissipatedEnergy(std::int64_t w, int i, double energy);
+
   // ---- moving data and time ----
   void upload();
   void download();
@@ -106,6 +141,12 @@ class Batch {
   T& paramRef(ParamStorage& p, std::int64_t w, std::int64_t c);
   T paramValue(const ParamStorage& p, std::int64_t w, std::int64_t c) const;
   ParamArray<T> paramView(const ParamStorage& p, const T* data) const;
+  // Sets component c of a parameter for world w, or for all worlds when w == kAllWorlds.
+  void setParam(ParamStorage& p, std::int64_t w, std::int64_t c, double value);
+  void checkElement(int i, int count, const char* kind) const;
+  BatchView<T> readOnlyHostView() const;
+  // Runs the kinematics stage for world w of the host copy into a fresh workspace.
+  std::vector<T> hostKinematics(std::int64_t w) const;
 
   std::shared_ptr<const Model> model_;
   std::int64_t nWorlds_;
@@ -116,6 +157,7 @@ class Batch {
   // Model arrays in T.
   std::vector<BodyTopology> topology_;
   std::vector<Transform<T>> X_PF_, X_BM_;
+  std::vector<ElementTopology> bushingTopology_, springTopology_, contactTopology_;
 
 #define LOCKSTEP_X(type, name, count, doc) std::vector<type> name##_;
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)

@@ -16,4 +16,22 @@ std::shared_ptr<const Model> makeChain(int links);
 // The initial state of chain-N: every q = 0.3 rad, every u = 0.
 std::vector<double> chainInitialQ(int links);
 
+// chain-7-seed: chain-7 plus a LinearBushing (Ground frame at (0.1, -3.5, 0) to link 7 frame at
+// (0, -0.5, 0), k (10,10,10,100,100,100), c (1,1,1,5,5,5)), a LinearSpringDamper (Ground point
+// (0.5, 0, 0) to link 7 point (0, -0.5, 0), free length 0.8, k 200, c 2) and a non-rolling
+// SphereOnSphereContact (Ground sphere at (0.3, -3.55, 0), radius 0.2; link 7 sphere at
+// (0, -0.5, 0), radius 0.1). Each element can be left out, for tests that need only some.
+struct SeedElements {
+  bool bushing = true, spring = true, contact = true;
+};
+std::shared_ptr<const Model> makeChain7Seed(SeedElements elements = {});
+
+// free-bushing-grid-n: n x n bodies on Free mobilizers from Ground, at (i, j, 0), no gravity,
+// each with the mass properties of reference/bushing_case1.md; bushings to the right and upper
+// neighbours and from the corner body (0, 0) to Ground.
+std::shared_ptr<const Model> makeFreeBushingGrid(int n);
+// Its initial state: body k (row-major) turned 0.05 rad about a_k and moved 0.01 m along a_k,
+// a_k = normalize(sin(k + 1), cos(2k + 1), 0.5); u = 0.
+std::vector<double> freeBushingGridInitialQ(int n);
+
 }  // namespace lockstep

@@ -1,26 +1,65 @@
 // Stage 2, forces: every applied force of one world, accumulated by source into the total body
-// forces Fb (at each Bo, in G) and total mobility forces tauTotal of the workspace. Each source
-// also reports what energy bookkeeping needs (potential energy, dissipated power).
-// Sources, in order: the user's mobility forces (clamped to the effort limits) and body forces,
-// gravity, viscous joint damping.
+// forces Fb (at each Bo, in G) and total mobility forces tauTotal of the workspace, in a fixed
+// order (so results are reproducible): the user's mobility forces (clamped to the effort limits)
+// and body forces, gravity, viscous joint damping, linear bushings, linear spring-dampers.
+// Each source also reports its potential energy and the power it dissipates; the dissipated
+// powers are the derivatives of the auxiliary states z (one per bushing, then one for the rest).
 #pragma once
 
+#include "lockstep/force_elements.h"
 #include "lockstep/kinematics.h"
 
 namespace lockstep {
 
 template <class T>
 struct ForceSummary {
-  T dissipatedPower;  // rate at which viscous elements remove energy (>= 0)
-  int status;         // StatusFlag bits raised while evaluating forces
+  T elementPotential;  // potential energy of the bushings and springs
+  int status;          // StatusFlag bits raised while evaluating forces
 };
 
+// Adds the spatial force F (applied at the point p_G, in G) to body b's total at Bo; Ground (b < 0)
+// absorbs it.
 template <class T>
-LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const WorldView<T>& w,
-                                          Strided<const T> u, const Workspace<T>& ws) {
+LOCKSTEP_HD_INLINE void applyForceAtPoint(const Workspace<T>& ws, int b, const SpatialVec<T>& F, const Vec3<T>& p_G) {
+  if (b < 0) return;
+  const Strided<T> Fb = ws.at(ws.L.Fb + 6 * b);
+  const Vec3<T> p_GB = loadVec3<T>(ws.at(ws.L.X_GB + 12 * b + 9));
+  addSpatialVec(Fb, shiftForceFromTo(F, p_G, p_GB));
+}
+
+template <class T>
+LOCKSTEP_HD_INLINE BushingQuantities<T> evaluateBushingOfWorld(const ModelView<T>& model, const WorldParams<T>& params,
+                                                               const Workspace<T>& ws, int i) {
+  const ElementTopology e = model.bushing[i];
+  const Strided<const T> frames = params.bushingFrames + 24 * i;
+  T k[6], c[6];
+  for (int j = 0; j < 6; ++j) {
+    k[j] = params.bushingStiffness[6 * i + j];
+    c[j] = params.bushingDamping[6 * i + j];
+  }
+  return evaluateBushing(bodyPose(ws, e.bodyA), bodyVelocity(ws, e.bodyA), bodyPose(ws, e.bodyB),
+                         bodyVelocity(ws, e.bodyB), loadTransform<T>(frames), loadTransform<T>(frames + 12), k, c);
+}
+
+template <class T>
+LOCKSTEP_HD_INLINE SpringDamperQuantities<T> evaluateSpringOfWorld(const ModelView<T>& model,
+                                                                    const WorldParams<T>& params,
+                                                                    const Workspace<T>& ws, int i) {
+  const ElementTopology e = model.spring[i];
+  const Strided<const T> sp = params.springParams + 3 * i;
+  const Strided<const T> pts = params.springPoints + 6 * i;
+  return evaluateSpringDamper(bodyPose(ws, e.bodyA), bodyVelocity(ws, e.bodyA), bodyPose(ws, e.bodyB),
+                              bodyVelocity(ws, e.bodyB), loadVec3<T>(pts), loadVec3<T>(pts + 3), sp[0], sp[1], sp[2]);
+}
+
+// After computeKinematics. zdot receives the dissipated powers [nBushings + 1].
+template <class T>
+LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const WorldView<T>& w, Strided<const T> u,
+                                          const Workspace<T>& ws, Strided<T> zdot) {
   const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
   ForceSummary<T> out{T(0), kStatusOk};
+  T otherDissipation = T(0);
 
   // Mobility forces: actions within their effort limits, minus viscous joint damping.
   const Strided<T> tauTotal = ws.at(L.tauTotal);
@@ -30,7 +69,7 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
     tau = tau > limit ? limit : (tau < -limit ? -limit : tau);
     const T c = w.params.damping[i];
     tauTotal[i] = tau - c * u[i];
-    out.dissipatedPower += c * u[i] * u[i];
+    otherDissipation += c * u[i] * u[i];
   }
 
   // Body forces: the user's, plus gravity m g at the center of mass.
@@ -43,13 +82,32 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
     const SpatialVec<T> F = loadSpatialVec<T>(w.bodyForce + 6 * b) + SpatialVec<T>{cross(c_G, m * g), m * g};
     storeSpatialVec(ws.at(L.Fb + 6 * b), F);
   }
+
+  for (int i = 0; i < s.nBushings; ++i) {
+    const BushingQuantities<T> r = evaluateBushingOfWorld(model, w.params, ws, i);
+    if (r.singular) out.status |= kStatusBushingSingular;
+    applyForceAtPoint(ws, model.bushing[i].bodyA, r.F_GF, r.X_GF.p);
+    applyForceAtPoint(ws, model.bushing[i].bodyB, r.F_GM, r.X_GM.p);
+    out.elementPotential += r.potentialEnergy;
+    zdot[i] = r.powerDissipation;
+  }
+
+  for (int i = 0; i < s.nSprings; ++i) {
+    const SpringDamperQuantities<T> r = evaluateSpringOfWorld(model, w.params, ws, i);
+    if (r.lengthNearlyZero) out.status |= kStatusSpringLengthZero;
+    applyForceAtPoint(ws, model.spring[i].bodyA, SpatialVec<T>{Vec3<T>::zero(), r.f_AP}, r.p_WP);
+    applyForceAtPoint(ws, model.spring[i].bodyB, SpatialVec<T>{Vec3<T>::zero(), -r.f_AP}, r.p_WQ);
+    out.elementPotential += r.potentialEnergy;
+    otherDissipation -= r.nonConservativePower;
+  }
+  zdot[s.nBushings] = otherDissipation;
   return out;
 }
 
-// Kinetic and potential energy of one world, after computeKinematics.
+// Kinetic energy and gravitational potential energy of one world, after computeKinematics.
 template <class T>
 LOCKSTEP_HD void computeEnergy(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
-                               T* kinetic, T* potential) {
+                               T* kinetic, T* gravitational) {
   const WorkspaceLayout& L = ws.L;
   const Vec3<T> g = loadVec3<T>(params.gravity);
   T ke = T(0), pe = T(0);
@@ -60,7 +118,7 @@ LOCKSTEP_HD void computeEnergy(const ModelView<T>& model, const WorldParams<T>& 
     pe -= I.m * dot(g, X_GB.p + I.c);
   }
   *kinetic = ke;
-  *potential = pe;
+  *gravitational = pe;
 }
 
 }  // namespace lockstep

@@ -22,9 +22,9 @@ LOCKSTEP_HD int computeStateDerivative(const ModelView<T>& model, const WorldVie
   const Sizes& s = model.sizes;
   const WorkspaceLayout& L = ws.L;
   computeKinematics<T>(model, w.q, w.u, ws);
-  const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws);
-  if (f.status) return f.status;
   const Strided<T> ydot = ws.at(L.ydot);
+  const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ydot + (s.nq + s.nu));
+  if (f.status) return f.status;
   const int status = computeArticulatedAccelerations<T>(model, w.params, ws, ydot + s.nq);
   if (status) return status;
   for (int b = 0; b < s.nb; ++b) {
@@ -32,7 +32,6 @@ LOCKSTEP_HD int computeStateDerivative(const ModelView<T>& model, const WorldVie
     Strided<T> qdot = ydot + topo.qOffset;
     mobilizerQdot<T>(topo.mobilizer, Strided<const T>(w.q + topo.qOffset), Strided<const T>(w.u + topo.uOffset), qdot);
   }
-  ydot[s.nq + s.nu] = f.dissipatedPower;
   return kStatusOk;
 }
 
@@ -117,7 +116,7 @@ LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, 
 template <class T>
 LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   computeKinematics<T>(model, w.q, w.u, ws);
-  const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws);
+  const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ws.at(ws.L.ydot + model.sizes.nq + model.sizes.nu));
   int status = f.status;
   if (!status) status = computeArticulatedAccelerations<T>(model, w.params, ws, w.udot);
   if (status) {
@@ -127,7 +126,7 @@ LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w,
   T ke, pe;
   computeEnergy<T>(model, w.params, ws, &ke, &pe);
   w.energy[0] = ke;
-  w.energy[1] = pe;
+  w.energy[1] = pe + f.elementPotential;
 }
 
 }  // namespace lockstep

@@ -62,6 +62,16 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, Strided<const T> q
   }
 }
 
+// Pose and velocity of body b (Ground for b < 0) after computeKinematics.
+template <class T>
+LOCKSTEP_HD_INLINE Transform<T> bodyPose(const Workspace<T>& ws, int b) {
+  return b < 0 ? Transform<T>::identity() : loadTransform<T>(ws.at(ws.L.X_GB + 12 * b));
+}
+template <class T>
+LOCKSTEP_HD_INLINE SpatialVec<T> bodyVelocity(const Workspace<T>& ws, int b) {
+  return b < 0 ? SpatialVec<T>::zero() : loadSpatialVec<T>(ws.at(ws.L.V_GB + 6 * b));
+}
+
 // Rigid-body spatial inertia of body b about Bo, expressed in G, from this world's mass properties.
 template <class T>
 LOCKSTEP_HD_INLINE SpatialInertia<T> bodyInertiaInG(const WorldParams<T>& params, int b, const Rotation<T>& R_GB) {

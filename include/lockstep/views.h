@@ -22,6 +22,10 @@ struct Sizes {
   std::int32_t nu = 0;  // generalized speeds
   std::int32_t nz = 0;  // auxiliary states (dissipated energies)
   std::int32_t nd = 0;  // entries of the per-body inverse joint inertias D^-1 (sum of nu_b^2)
+  std::int32_t nBushings = 0;
+  std::int32_t nSprings = 0;
+  std::int32_t nContacts = 0;
+  std::int32_t nc = 0;  // constraint equations of all contacts (3 rolling, 1 otherwise)
 };
 
 // Per-world state, inputs and outputs: X(type, name, count per world, description).
@@ -42,7 +46,15 @@ struct Sizes {
   X(massProps, 10 * (s).nb, "mass, center of mass p_BC (3), central inertia xx yy zz xy xz yz [world][body][10]") \
   X(gravity, 3, "gravity, in G [world][3]")                                                                \
   X(damping, (s).nu, "viscous joint damping per generalized speed [world][nu]")                           \
-  X(effortLimit, (s).nu, "bound on |tau| per generalized speed [world][nu]")
+  X(effortLimit, (s).nu, "bound on |tau| per generalized speed [world][nu]")                            \
+  X(bushingFrames, 24 * (s).nBushings, "X_B1F then X_B2M of each bushing [world][bushing][2][12]")        \
+  X(bushingStiffness, 6 * (s).nBushings, "stiffness k of each bushing [world][bushing][6]")              \
+  X(bushingDamping, 6 * (s).nBushings, "damping c of each bushing [world][bushing][6]")                  \
+  X(springParams, 3 * (s).nSprings, "free length, stiffness, damping of each spring [world][spring][3]") \
+  X(springPoints, 6 * (s).nSprings, "p_AP then p_BQ of each spring [world][spring][6]")                  \
+  X(sphereCenters, 6 * (s).nContacts, "center on F then on B of each contact [world][contact][6]")      \
+  X(sphereRadii, 2 * (s).nContacts, "radius on F and on B of each contact [world][contact][2]")          \
+  X(contactEnabled, (s).nContacts, "1 where the contact is enabled, 0 where disabled [world][contact]")
 
 // Why a world stopped advancing. A world with any bit set is skipped by step() until reset.
 enum StatusFlag : std::int32_t {
@@ -62,12 +74,22 @@ struct BodyTopology {
   std::int32_t dOffset;  // first entry of this body's D^-1 in the workspace
 };
 
+// The two bodies an element connects (-1: Ground), and its flags.
+struct ElementTopology {
+  std::int32_t bodyA, bodyB;
+  std::int32_t flags;  // contacts: kContactRolling when rolling is enforced
+};
+enum ElementFlag : std::int32_t { kContactRolling = 1 };
+
 template <class T>
 struct ModelView {
   Sizes sizes;
-  const BodyTopology* body;  // [nb]
-  const Transform<T>* X_PF;  // [nb]
-  const Transform<T>* X_BM;  // [nb]
+  const BodyTopology* body;        // [nb]
+  const Transform<T>* X_PF;        // [nb]
+  const Transform<T>* X_BM;        // [nb]
+  const ElementTopology* bushing;  // [nBushings]: body1, body2
+  const ElementTopology* spring;   // [nSprings]: bodyA, bodyB
+  const ElementTopology* contact;  // [nContacts]: bodyF, bodyB, rolling flag
 };
 
 // A per-world parameter array: component c of world w at data[c * compStride + w * worldStride].

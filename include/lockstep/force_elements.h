@@ -1,0 +1,128 @@
+// Lockstep force elements, evaluated per world from the poses and velocities of the two bodies
+// they connect. Pure functions: the forces stage applies their results, and the Batch getters
+// report them, so what users read is exactly what the dynamics used.
+#pragma once
+
+#include "lockstep/spatial.h"
+
+namespace lockstep {
+
+// Every quantity of simbody-LinearBushing.txt for one bushing in one world.
+template <class T>
+struct BushingQuantities {
+  T q[6];     // body-fixed XYZ angles of R_FM, then p_FM (in F)
+  T qdot[6];  // their time derivatives
+  T f[6];     // generalized forces f_i = -(k_i q_i + c_i qdot_i)
+  Transform<T> X_GF, X_GM, X_FM;
+  SpatialVec<T> V_GF, V_GM;  // at the frame origins, in G
+  SpatialVec<T> V_FM;        // of M in F, at OM, expressed in F
+  SpatialVec<T> F_GF;        // force on body 1 at OF, in G
+  SpatialVec<T> F_GM;        // force on body 2 at OM, in G
+  T potentialEnergy;         // sum k_i q_i^2 / 2
+  T powerDissipation;        // sum c_i qdot_i^2
+  bool singular;             // |cos q1| too small: the angle rates are undefined
+};
+
+// |cos(q1)| below which a bushing is singular: 16 sqrt(eps) of the precision (2.4e-7 rad from
+// +/-90 degrees in double, 5.5e-3 in float), where the angle rates lose half their digits.
+template <class T>
+LOCKSTEP_HD_INLINE T bushingSingularCos() {
+  return sizeof(T) == 4 ? T(5.5e-3) : T(2.4e-7);
+}
+
+// X_GB1, V_GB1 (at Bo1, in G) and the same for body 2; X_B1F, X_B2M the bushing frames.
+template <class T>
+LOCKSTEP_HD BushingQuantities<T> evaluateBushing(const Transform<T>& X_GB1, const SpatialVec<T>& V_GB1,
+                                                 const Transform<T>& X_GB2, const SpatialVec<T>& V_GB2,
+                                                 const Transform<T>& X_B1F, const Transform<T>& X_B2M,
+                                                 const T* k, const T* c) {
+  BushingQuantities<T> r;
+  r.X_GF = X_GB1 * X_B1F;
+  r.X_GM = X_GB2 * X_B2M;
+  r.X_FM = r.X_GF.invTimes(r.X_GM);
+  r.V_GF = shiftVelocityBy(V_GB1, r.X_GF.p - X_GB1.p);
+  r.V_GM = shiftVelocityBy(V_GB2, r.X_GM.p - X_GB2.p);
+  r.V_FM = findRelativeVelocity(r.X_GF, r.V_GF, r.X_GM, r.V_GM);
+
+  const Vec3<T> angles = r.X_FM.R.toBodyFixedXYZ();
+  const T c1 = cosT(angles[1]);
+  r.singular = absT(c1) < bushingSingularCos<T>();
+  // Angle rates from the angular velocity in M: qdot = N_B(q) * (~R_FM w_FM).
+  const Vec3<T> w_FM_M = r.X_FM.R.invTimes(r.V_FM.ang);
+  const Mat33<T> N_B = bodyFixedXYZ_N_B(angles);
+  const Vec3<T> angleRates = N_B * w_FM_M;
+  for (int i = 0; i < 3; ++i) {
+    r.q[i] = angles[i];
+    r.q[3 + i] = r.X_FM.p[i];
+    r.qdot[i] = angleRates[i];
+    r.qdot[3 + i] = r.V_FM.lin[i];
+  }
+  r.potentialEnergy = T(0);
+  r.powerDissipation = T(0);
+  for (int i = 0; i < 6; ++i) {
+    r.f[i] = -(k[i] * r.q[i] + c[i] * r.qdot[i]);
+    r.potentialEnergy += T(0.5) * k[i] * r.q[i] * r.q[i];
+    r.powerDissipation += c[i] * r.qdot[i] * r.qdot[i];
+  }
+  // The rotational f_i act about non-orthogonal axes: the moment on body 2, in M, is ~N_B f_rot,
+  // so that f_rot . qdot_rot equals moment . w_FM_M. The translational ones form a vector in F.
+  const Vec3<T> moment_M = transposeTimes(N_B, Vec3<T>{{r.f[0], r.f[1], r.f[2]}});
+  const Vec3<T> m_G = r.X_GM.R * moment_M;
+  const Vec3<T> f_G = r.X_GF.R * Vec3<T>{{r.f[3], r.f[4], r.f[5]}};
+  const Vec3<T> p_FM_G = r.X_GM.p - r.X_GF.p;
+  r.F_GM = {m_G, f_G};
+  r.F_GF = {-(m_G + cross(p_FM_G, f_G)), -f_G};
+  return r;
+}
+
+// The quantities of drake-LinearSpringDamper.txt for one spring-damper in one world.
+template <class T>
+struct SpringDamperQuantities {
+  Vec3<T> p_WP, p_WQ;  // attachment points in G
+  T length, lengthDot;
+  Vec3<T> f_AP;        // force on body A at P, in G; body B gets -f_AP at Q
+  T potentialEnergy;   // k (l - l0)^2 / 2
+  T conservativePower;     // -k (l - l0) ldot
+  T nonConservativePower;  // -c ldot^2
+  bool lengthNearlyZero;   // l^2 < (eps l0)^2: no direction exists
+};
+
+template <class T>
+LOCKSTEP_HD_INLINE T machineEpsilon() {
+  return sizeof(T) == 4 ? T(1.1920929e-07) : T(2.220446049250313e-16);
+}
+
+template <class T>
+LOCKSTEP_HD SpringDamperQuantities<T> evaluateSpringDamper(const Transform<T>& X_GA, const SpatialVec<T>& V_GA,
+                                                           const Transform<T>& X_GB, const SpatialVec<T>& V_GB,
+                                                           const Vec3<T>& p_AP, const Vec3<T>& p_BQ, T freeLength,
+                                                           T stiffness, T damping) {
+  SpringDamperQuantities<T> r;
+  r.p_WP = X_GA * p_AP;
+  r.p_WQ = X_GB * p_BQ;
+  const Vec3<T> p_PQ = r.p_WQ - r.p_WP;
+  const T l2 = normSqr(p_PQ);
+  const T eps = machineEpsilon<T>();
+  r.lengthNearlyZero = l2 < square(eps * freeLength);
+  if (r.lengthNearlyZero) {
+    r.length = sqrtT(l2);
+    r.lengthDot = T(0);
+    r.f_AP = Vec3<T>::zero();
+    r.potentialEnergy = T(0.5) * stiffness * square(r.length - freeLength);
+    r.conservativePower = r.nonConservativePower = T(0);
+    return r;
+  }
+  r.length = sqrtT(l2);
+  const Vec3<T> rhat = p_PQ / r.length;
+  const Vec3<T> v_WP = V_GA.lin + cross(V_GA.ang, r.p_WP - X_GA.p);
+  const Vec3<T> v_WQ = V_GB.lin + cross(V_GB.ang, r.p_WQ - X_GB.p);
+  r.lengthDot = dot(v_WQ - v_WP, rhat);
+  const T stretch = r.length - freeLength;
+  r.f_AP = (stiffness * stretch + damping * r.lengthDot) * rhat;
+  r.potentialEnergy = T(0.5) * stiffness * stretch * stretch;
+  r.conservativePower = -stiffness * stretch * r.lengthDot;
+  r.nonConservativePower = -damping * r.lengthDot * r.lengthDot;
+  return r;
+}
+
+}  // namespace lockstep
