@@ -107,6 +107,9 @@ int info(const InfoOptions& o) {
     if (w.damping) what += " damping";
     if (w.q) what += " q";
     if (w.u) what += " u";
+    for (const BushingOverride& b : w.bushings) what += " bushing '" + m.bushings()[b.index].desc.name + "'";
+    for (const SpringOverride& sp : w.springs) what += " spring-damper '" + m.springs()[sp.index].desc.name + "'";
+    for (const ContactOverride& c : w.contacts) what += " sphere contact '" + m.contacts()[c.index].desc.name + "'";
     std::printf("  %s: worlds %s:%s\n", w.path.c_str(), format(w.worlds).c_str(), what.c_str());
   }
   return 0;

@@ -182,7 +182,8 @@ class NpzRecording : public Recording {
       throw std::runtime_error(path_ + ": cannot create the archive: " + what);
     }
     for (NpyStream& s : streams_) {
-      if (std::fflush(s.file) != 0) fail(archive, "writing a temporary file failed");
+      if (std::fflush(s.file) != 0 || std::fseek(s.file, 0, SEEK_SET) != 0)
+        fail(archive, "writing a temporary file failed");
       // The source owns the FILE from here on and closes it.
       zip_source_t* source = zip_source_filep(archive, s.file, 0, static_cast<zip_int64_t>(s.bytes));
       if (!source) fail(archive, zip_strerror(archive));

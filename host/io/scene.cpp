@@ -279,6 +279,7 @@ class SceneReader {
     expectDifferentBodies(f2, f1, n.at("body2"), "body1");
     d.body1 = f1.body;
     d.body2 = f2.body;
+    bushingEnds_.push_back({f1.X_BL, f2.X_BL});
     d.X_B1F = f1.X_BL * (n.has("frame_on_body1") ? n.at("frame_on_body1").pose() : Transformd::identity());
     d.X_B2M = f2.X_BL * (n.has("frame_on_body2") ? n.at("frame_on_body2").pose() : Transformd::identity());
     d.stiffness = sixNonNegative(n.at("stiffness"));
@@ -295,6 +296,7 @@ class SceneReader {
     expectDifferentBodies(b, a, n.at("bodyB"), "bodyA");
     d.bodyA = a.body;
     d.bodyB = b.body;
+    springEnds_.push_back({a.X_BL, b.X_BL});
     d.p_AP = a.X_BL * n.at("p_AP").vec3();
     d.p_BQ = b.X_BL * n.at("p_BQ").vec3();
     d.freeLength = n.at("free_length").positive();
@@ -313,6 +315,7 @@ class SceneReader {
     expectDifferentBodies(b, f, n.at("bodyB"), "bodyF");
     d.bodyF = f.body;
     d.bodyB = b.body;
+    contactEnds_.push_back({f.X_BL, b.X_BL});
     d.centerOnF = f.X_BL * n.at("center_on_F").vec3();
     d.centerOnB = b.X_BL * n.at("center_on_B").vec3();
     d.radiusOnF = n.at("radius_on_F").nonNegative();
@@ -393,7 +396,8 @@ class SceneReader {
 
   WorldOverride readOverride(const JsonNode& n) {
     const Model& model = *scene_.model;
-    n.expectObject({"worlds", "gravity", "mass_properties", "damping", "initial_state"});
+    n.expectObject({"worlds", "gravity", "mass_properties", "damping", "initial_state", "linear_bushings",
+                    "spring_dampers", "sphere_contacts"});
     WorldOverride o;
     o.path = n.path();
     const JsonNode worlds = n.at("worlds");
@@ -446,7 +450,73 @@ class SceneReader {
       if (setQ) o.q = q;
       if (setU) o.u = u;
     }
+    if (auto list = n.find("linear_bushings")) {
+      for (const auto& [name, e] : list->members()) {
+        e.expectObject({"stiffness", "damping", "frame_on_body1", "frame_on_body2"});
+        BushingOverride b;
+        b.index = element(model.bushings(), name, e, "linear bushing");
+        const LinearBushingDesc& d = model.bushings()[b.index].desc;
+        if (auto x = e.find("stiffness")) b.stiffness = sixNonNegative(*x);
+        if (auto x = e.find("damping")) b.damping = sixNonNegative(*x);
+        if (e.has("frame_on_body1") || e.has("frame_on_body2")) {
+          const auto& [X_B1L, X_B2L] = bushingEnds_[b.index];
+          b.frames = {e.has("frame_on_body1") ? X_B1L * e.at("frame_on_body1").pose() : d.X_B1F,
+                      e.has("frame_on_body2") ? X_B2L * e.at("frame_on_body2").pose() : d.X_B2M};
+        }
+        o.bushings.push_back(b);
+      }
+    }
+    if (auto list = n.find("spring_dampers")) {
+      for (const auto& [name, e] : list->members()) {
+        e.expectObject({"free_length", "stiffness", "damping", "p_AP", "p_BQ"});
+        SpringOverride sp;
+        sp.index = element(model.springs(), name, e, "spring-damper");
+        const SpringDamperDesc& d = model.springs()[sp.index].desc;
+        if (e.has("free_length") || e.has("stiffness") || e.has("damping")) {
+          sp.parameters = {e.has("free_length") ? e.at("free_length").positive() : d.freeLength,
+                           e.has("stiffness") ? e.at("stiffness").nonNegative() : d.stiffness,
+                           e.has("damping") ? e.at("damping").nonNegative() : d.damping};
+        }
+        if (e.has("p_AP") || e.has("p_BQ")) {
+          const auto& [X_AL, X_BL] = springEnds_[sp.index];
+          sp.points = {e.has("p_AP") ? X_AL * e.at("p_AP").vec3() : d.p_AP,
+                       e.has("p_BQ") ? X_BL * e.at("p_BQ").vec3() : d.p_BQ};
+        }
+        o.springs.push_back(sp);
+      }
+    }
+    if (auto list = n.find("sphere_contacts")) {
+      for (const auto& [name, e] : list->members()) {
+        e.expectObject({"center_on_F", "center_on_B", "radius_on_F", "radius_on_B", "enabled"});
+        ContactOverride c;
+        c.index = element(model.contacts(), name, e, "sphere contact");
+        const SphereContactDesc& d = model.contacts()[c.index].desc;
+        if (e.has("center_on_F") || e.has("center_on_B")) {
+          const auto& [X_FL, X_BL] = contactEnds_[c.index];
+          c.centers = {e.has("center_on_F") ? X_FL * e.at("center_on_F").vec3() : d.centerOnF,
+                       e.has("center_on_B") ? X_BL * e.at("center_on_B").vec3() : d.centerOnB};
+        }
+        if (e.has("radius_on_F") || e.has("radius_on_B")) {
+          c.radii = {e.has("radius_on_F") ? e.at("radius_on_F").nonNegative() : d.radiusOnF,
+                     e.has("radius_on_B") ? e.at("radius_on_B").nonNegative() : d.radiusOnB};
+          check([&] { validateSphereRadii(c.radii->first, c.radii->second, e.path()); });
+        }
+        if (auto x = e.find("enabled")) c.enabled = x->boolean();
+        o.contacts.push_back(c);
+      }
+    }
     return o;
+  }
+
+  // The index of the element called `name` in a list of the model's elements.
+  template <class Elements>
+  static int element(const Elements& elements, const std::string& name, const JsonNode& node, const char* kind) {
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < elements.size(); ++i) {
+      if (elements[i].desc.name == name) return static_cast<int>(i);
+      names.push_back(elements[i].desc.name);
+    }
+    node.fail(std::string("no ") + kind + " named " + inQuotes(name) + io::didYouMean(name, names));
   }
 
   std::string source_, baseDirectory_;
@@ -455,6 +525,9 @@ class SceneReader {
   ModelBuilder builder_;
   std::map<std::string, Frame> frames_;
   std::map<std::string, const Body*> joints_;
+  // X_BL of the frames each element's two ends were given on (identity unless a URDF link that was
+  // welded into a body), in the order of Model::bushings(), springs() and contacts().
+  std::vector<std::pair<Transformd, Transformd>> bushingEnds_, springEnds_, contactEnds_;
 };
 
 }  // namespace

@@ -24,6 +24,20 @@ void applyScene(const Scene& scene, Batch<T>& batch) {
       if (o.damping) batch.setDamping(w, *o.damping);
       if (o.q) batch.setQ(w, *o.q);
       if (o.u) batch.setU(w, *o.u);
+      for (const BushingOverride& b : o.bushings) {
+        if (b.stiffness) batch.setBushingStiffness(w, b.index, *b.stiffness);
+        if (b.damping) batch.setBushingDamping(w, b.index, *b.damping);
+        if (b.frames) batch.setBushingFrames(w, b.index, b.frames->first, b.frames->second);
+      }
+      for (const SpringOverride& s : o.springs) {
+        if (s.parameters) batch.setSpringParameters(w, s.index, (*s.parameters)[0], (*s.parameters)[1], (*s.parameters)[2]);
+        if (s.points) batch.setSpringPoints(w, s.index, s.points->first, s.points->second);
+      }
+      for (const ContactOverride& c : o.contacts) {
+        if (c.centers) batch.setSphereCenters(w, c.index, c.centers->first, c.centers->second);
+        if (c.radii) batch.setSphereRadii(w, c.index, c.radii->first, c.radii->second);
+        if (c.enabled) batch.setContactEnabled(w, c.index, *c.enabled);
+      }
     }
   }
 }

@@ -7,6 +7,7 @@
 // cannot fail on content, only on a world index outside the batch.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -32,6 +33,25 @@ struct SimulationSettings {
   std::int64_t worlds = 1;
 };
 
+// Per-world values of one force element or constraint, by groups that the Batch sets together;
+// groups left empty keep the model's values. Frames and points are on the element's bodies.
+struct BushingOverride {
+  int index;  // into Model::bushings()
+  std::optional<std::array<double, 6>> stiffness, damping;
+  std::optional<std::pair<Transformd, Transformd>> frames;  // X_B1F, X_B2M
+};
+struct SpringOverride {
+  int index;  // into Model::springs()
+  std::optional<std::array<double, 3>> parameters;  // free length, stiffness, damping
+  std::optional<std::pair<Vec3d, Vec3d>> points;    // p_AP, p_BQ
+};
+struct ContactOverride {
+  int index;  // into Model::contacts()
+  std::optional<std::pair<Vec3d, Vec3d>> centers;   // on F, on B
+  std::optional<std::pair<double, double>> radii;   // on F, on B
+  std::optional<bool> enabled;
+};
+
 // One entry of "per_world": values that replace the scene's defaults in some worlds. Fields left
 // empty keep the defaults. All vectors are complete ([nq], [nu]).
 struct WorldOverride {
@@ -41,6 +61,9 @@ struct WorldOverride {
   std::vector<std::pair<int, MassProperties>> massProperties;  // (body index, complete values)
   std::optional<std::vector<double>> damping;                  // [nu]
   std::optional<std::vector<double>> q, u;                     // [nq], [nu]
+  std::vector<BushingOverride> bushings;
+  std::vector<SpringOverride> springs;
+  std::vector<ContactOverride> contacts;
 };
 
 struct Scene {
