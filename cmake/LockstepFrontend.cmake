@@ -20,6 +20,7 @@ add_library(lockstep_io STATIC
   host/io/scene.cpp
   host/io/scene_apply.cpp
   host/io/builtin_scene.cpp
+  host/io/text_file.cpp
   host/io/urdf.cpp
 )
 target_include_directories(lockstep_io PRIVATE ${PROJECT_BINARY_DIR}/generated)

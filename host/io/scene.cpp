@@ -7,11 +7,10 @@
 
 #include <algorithm>
 #include <climits>
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "json_node.h"
+#include "text_file.h"
 #include "lockstep/urdf.h"
 
 namespace lockstep {
@@ -423,7 +422,8 @@ class SceneReader {
         if (auto x = m.find("mass")) values.mass = x->number();
         if (auto x = m.find("com")) values.com = x->vec3();
         if (auto x = m.find("inertia")) values.inertia = x->inertia();
-        check([&] { validateMassProperties(values, m.path()); });
+        const std::string where = m.path();  // (lambdas cannot capture structured bindings in C++17)
+        check([&] { validateMassProperties(values, where); });
         o.massProperties.emplace_back(body, values);
       }
     }
@@ -499,7 +499,8 @@ class SceneReader {
         if (e.has("radius_on_F") || e.has("radius_on_B")) {
           c.radii = {e.has("radius_on_F") ? e.at("radius_on_F").nonNegative() : d.radiusOnF,
                      e.has("radius_on_B") ? e.at("radius_on_B").nonNegative() : d.radiusOnB};
-          check([&] { validateSphereRadii(c.radii->first, c.radii->second, e.path()); });
+          const std::string where = e.path();
+          check([&] { validateSphereRadii(c.radii->first, c.radii->second, where); });
         }
         if (auto x = e.find("enabled")) c.enabled = x->boolean();
         o.contacts.push_back(c);
@@ -540,11 +541,7 @@ Scene parseScene(const std::string& json, const std::string& source, const std::
 Scene loadSceneFile(const std::string& path, const SceneOptions& options) {
   if (path.size() > 5 && path.compare(path.size() - 5, 5, ".urdf") == 0)
     return SceneReader(path, directoryOf(path), options).readUrdfFile(path);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseScene(text.str(), path, directoryOf(path), options);
+  return parseScene(io::readTextFile(path), path, directoryOf(path), options);
 }
 
 }  // namespace lockstep

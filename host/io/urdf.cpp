@@ -8,9 +8,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
 #include <limits>
 #include <sstream>
+
+#include "text_file.h"
 
 namespace lockstep {
 
@@ -84,6 +85,14 @@ class Importer {
     out_.links[root->name] = {root->name, Transformd::identity()};
     out_.bodies.push_back(rootBody);
     addChildren(*root, 0);
+    // urdfdom accepts links whose joints form a cycle apart from the tree (a link that is its own
+    // parent, two links parents of each other): they are not reached from the root.
+    std::vector<urdf::LinkSharedPtr> all;
+    robot->getLinks(all);
+    for (const urdf::LinkSharedPtr& link : all)
+      if (!out_.links.count(link->name))
+        fail(linkName(link->name) + ": not connected to the root link " + inQuotes(root->name) +
+             " (the joints through it form a cycle)");
     return std::move(out_);
   }
 
@@ -237,11 +246,7 @@ UrdfImport importUrdf(const std::string& xml, const std::string& source, const U
 }
 
 UrdfImport importUrdfFile(const std::string& path, const UrdfOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open the file");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return importUrdf(text.str(), path, options);
+  return importUrdf(io::readTextFile(path), path, options);
 }
 
 MassProperties reexpressMassProperties(const Transformd& X_BC, const MassProperties& inC) {

@@ -53,6 +53,7 @@ inline const std::vector<BadScene> kBadScenes = {
     {"triangle_inertia.urdf", "link 'arm': inertia: violates the triangle inequality (principal moments 0.01 + 0.01 < 0.05); fix the file, or load it with --repair-inertia"},
     {"nan_origin.urdf", "invalid URDF: Unable to parse component [nan] to a double (while parsing a vector value); Malformed parent origin element for joint [shoulder]"},
     {"zero_axis.urdf", "joint 'shoulder': axis: must not be zero"},
+    {"joint_cycle.urdf", "link 'b': not connected to the root link 'base' (the joints through it form a cycle)"},
 };
 
 }  // namespace lockstep::test
