@@ -37,6 +37,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/reference_dynamics.cpp
     tests/test_gpu_dynamics.cpp
     tests/test_forces.cpp
+    tests/test_constraints.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
@@ -60,4 +61,9 @@ if(LOCKSTEP_BUILD_TESTS AND LOCKSTEP_SIMBODY_ORACLE)
   target_include_directories(lockstep_simbody_tests SYSTEM PRIVATE ${Simbody_INCLUDE_DIR})
   target_compile_options(lockstep_simbody_tests PRIVATE -UNDEBUG -Wno-deprecated-declarations)
   gtest_discover_tests(lockstep_simbody_tests DISCOVERY_TIMEOUT 60)
+endif()
+
+# ---- benchmarks (cmake/LockstepBench.cmake) -----------------------------------------------------
+if(LOCKSTEP_BUILD_BENCH)
+  include(${PROJECT_SOURCE_DIR}/cmake/LockstepBench.cmake)
 endif()

@@ -119,11 +119,28 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
   sizes_.nSprings = static_cast<std::int32_t>(m.springs().size());
   sizes_.nContacts = static_cast<std::int32_t>(m.contacts().size());
   sizes_.nc = m.numConstraintEquations();
-  for (const LinearBushing& e : m.bushings()) bushingTopology_.push_back({e.body1, e.body2, 0});
-  for (const SpringDamper& e : m.springs()) springTopology_.push_back({e.bodyA, e.bodyB, 0});
+  for (const LinearBushing& e : m.bushings()) bushingTopology_.push_back({e.body1, e.body2, 0, -1});
+  for (const SpringDamper& e : m.springs()) springTopology_.push_back({e.bodyA, e.bodyB, 0, -1});
+  auto ancestor = [&](int a, int b) {
+    auto depth = [&](int x) {
+      int d = 0;
+      for (; x >= 0; x = m.body(x).parent) ++d;
+      return d;
+    };
+    int da = depth(a), db = depth(b);
+    for (; da > db; --da) a = m.body(a).parent;
+    for (; db > da; --db) b = m.body(b).parent;
+    while (a != b) {
+      a = m.body(a).parent;
+      b = m.body(b).parent;
+    }
+    return a;
+  };
   for (const SphereContact& e : m.contacts())
-    contactTopology_.push_back({e.bodyF, e.bodyB, e.desc.enforceRolling ? kContactRolling : 0});
+    contactTopology_.push_back(
+        {e.bodyF, e.bodyB, e.desc.enforceRolling ? kContactRolling : 0, ancestor(e.bodyF, e.bodyB)});
   layout_ = WorkspaceLayout::of(sizes_);
+  constraintTolerance_ = sizeof(T) == 4 ? 1e-5 : 1e-10;
 
 #define LOCKSTEP_X(type, name, count, doc) name##_.assign(static_cast<std::size_t>(count) * nWorlds_, type(0));
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
@@ -617,6 +634,57 @@ std::vector<double> Batch<T>::appliedMobilityForces(std::int64_t w) const {
 }
 
 template <class T>
+typename Batch<T>::ContactQuantities Batch<T>::contact(std::int64_t w, int i) const {
+  checkElement(i, sizes_.nContacts, "sphere contact");
+  std::vector<T> scratch = hostKinematics(w);
+  const Workspace<T> ws{layout_, {scratch.data(), 1}};
+  const WorldView<T> view = readOnlyHostView().world(w);
+  const ModelView<T> model = hostModelView();
+  // Body accelerations from the stored udot: A = ~Phi A_parent + c + H udot.
+  const Strided<T> A = ws.at(layout_.A_GB);
+  for (int b = 0; b < sizes_.nb; ++b) {
+    const BodyTopology topo = topology_[b];
+    SpatialVec<T> Ab = loadSpatialVec<T>(ws.at(layout_.c + 6 * b));
+    if (topo.parent >= 0)
+      Ab += PhiMatrix<T>{parentToChild(ws, b, topo.parent)}.transposeTimes(loadSpatialVec<T>(A + 6 * topo.parent));
+    for (int j = 0; j < topo.nu; ++j)
+      Ab += view.udot[topo.uOffset + j] * loadSpatialVec<T>(ws.at(layout_.H + 6 * (topo.uOffset + j)));
+    storeSpatialVec(A + 6 * b, Ab);
+  }
+  const ElementTopology e = contactTopology_[i];
+  const ContactKinematics<T> k = contactKinematicsOfWorld(model, view.params, ws, i);
+  ContactQuantities q;
+  q.enabled = contactEnabled(w, i);
+  q.positionError = double(k.positionError);
+  int row = 0;
+  for (int c = 0; c < i; ++c) row += contactEquationCount(contactTopology_[c]);
+  q.velocityErrors = q.accelerationErrors = q.multipliers = Vec3d::zero();
+  for (int r = 0; r < contactEquationCount(e); ++r) {
+    const int axis = contactEquationAxis(e, r);
+    q.velocityErrors[axis] = double(k.velocityError[axis]);
+    q.accelerationErrors[axis] =
+        double(contactAccelerationLinear(k, axis, bodyAcceleration<T>(A, e.bodyA), bodyAcceleration<T>(A, e.bodyB)) +
+               contactAccelerationBias(k, axis));
+    q.multipliers[axis] = q.enabled ? double(view.multipliers[row + r]) : 0.0;
+  }
+  q.X_GC = castTransform<double>(Transform<T>{k.R_GC, k.p_GCo});
+  q.forceOnSphereBInG = q.X_GC.R * (-q.multipliers);
+  return q;
+}
+
+template <class T>
+double Batch<T>::constraintError(std::int64_t w) const {
+  if (sizes_.nContacts == 0) {
+    checkWorld(w);
+    return 0.0;
+  }
+  std::vector<T> scratch = hostKinematics(w);
+  const Workspace<T> ws{layout_, {scratch.data(), 1}};
+  return double(constraintErrors(hostModelView(), readOnlyHostView().world(w).params, ws, EquationSet::Holonomic,
+                                 ws.at(layout_.rhs)));
+}
+
+template <class T>
 double Batch<T>::dissipatedEnergy(std::int64_t w, int i) const {
   checkElement(i, sizes_.nBushings, "bushing");
   return z(w)[i];
@@ -712,14 +780,37 @@ void Batch<T>::step(double dt, int nSteps, Integrator integrator) {
   if (!(dt > 0) || !std::isfinite(dt)) throw std::invalid_argument("step: dt: must be a positive finite number");
   if (nSteps < 0) throw std::invalid_argument("step: steps: must be >= 0");
   if (nSteps == 0) return;
+  const StepSettings<T> settings{T(dt), nSteps, integrator, T(constraintTolerance_), maxProjectionIterations_};
   if (backend_ == Backend::Cuda) {
     if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
-    cudaAdvance(device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), T(dt), nSteps, integrator);
+    cudaAdvance(device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), settings);
     deviceAhead_ = true;
   } else {
     cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
-    cpuAdvance(hostModelView(), hostView(), layout_, cpuScratch_.data(), T(dt), nSteps, integrator);
+    cpuAdvance(hostModelView(), hostView(), layout_, cpuScratch_.data(), settings);
   }
+}
+
+template <class T>
+void Batch<T>::assemble(int maxIterations) {
+  if (maxIterations < 1) throw std::invalid_argument("assemble: iterations: must be at least 1");
+  if (backend_ == Backend::Cuda) {
+    if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
+    cudaAssemble(device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), T(constraintTolerance_),
+                 maxIterations);
+    deviceAhead_ = true;
+  } else {
+    cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
+    cpuAssemble(hostModelView(), hostView(), layout_, cpuScratch_.data(), T(constraintTolerance_), maxIterations);
+  }
+}
+
+template <class T>
+void Batch<T>::setConstraintTolerance(double tol, int maxIterations) {
+  if (!(tol > 0) || !std::isfinite(tol)) throw std::invalid_argument("constraint tolerance: must be a positive finite number");
+  if (maxIterations < 1) throw std::invalid_argument("constraint projection iterations: must be at least 1");
+  constraintTolerance_ = tol;
+  maxProjectionIterations_ = maxIterations;
 }
 
 template <class T>

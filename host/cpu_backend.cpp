@@ -15,14 +15,26 @@ void setCpuThreads(int n) { gCpuThreads = n < 0 ? 0 : n; }
 int cpuThreads() { return gCpuThreads > 0 ? gCpuThreads : omp_get_max_threads(); }
 
 template <class T>
-void cpuAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T dt,
-                int nSteps, Integrator integrator) {
+void cpuAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch,
+                const StepSettings<T>& settings) {
   const int threads = cpuThreads();
 #pragma omp parallel num_threads(threads)
   {
     const Workspace<T> ws{L, {scratch + static_cast<std::int64_t>(omp_get_thread_num()) * L.total, 1}};
 #pragma omp for schedule(static)
-    for (std::int64_t w = 0; w < batch.nWorlds; ++w) advanceWorld(model, batch.world(w), ws, dt, nSteps, integrator);
+    for (std::int64_t w = 0; w < batch.nWorlds; ++w) advanceWorld(model, batch.world(w), ws, settings);
+  }
+}
+
+template <class T>
+void cpuAssemble(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T tol,
+                 int maxIterations) {
+  const int threads = cpuThreads();
+#pragma omp parallel num_threads(threads)
+  {
+    const Workspace<T> ws{L, {scratch + static_cast<std::int64_t>(omp_get_thread_num()) * L.total, 1}};
+#pragma omp for schedule(static)
+    for (std::int64_t w = 0; w < batch.nWorlds; ++w) assembleWorld(model, batch.world(w), ws, tol, maxIterations);
   }
 }
 
@@ -37,10 +49,14 @@ void cpuEvaluate(const ModelView<T>& model, const BatchView<T>& batch, const Wor
   }
 }
 
-template void cpuAdvance<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*, float,
-                                int, Integrator);
+template void cpuAdvance<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*,
+                                const StepSettings<float>&);
 template void cpuAdvance<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&, double*,
-                                 double, int, Integrator);
+                                 const StepSettings<double>&);
+template void cpuAssemble<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*,
+                                 float, int);
+template void cpuAssemble<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&, double*,
+                                  double, int);
 template void cpuEvaluate<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*);
 template void cpuEvaluate<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&, double*);
 

@@ -138,9 +138,14 @@ void validateSpringParameters(double freeLength, double stiffness, double dampin
 }
 
 void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& where) {
-  validateNonNegative(radiusOnF, where, "radius on F");
-  validateNonNegative(radiusOnB, where, "radius on B");
-  if (!(radiusOnF + radiusOnB > 0)) throw ModelError(where + ": radii: at least one radius must be > 0");
+  for (const auto& [r, field] : {std::pair<double, const char*>{radiusOnF, "radius on F"}, {radiusOnB, "radius on B"}}) {
+    validateFinite(r, where, field);
+    if (!(r > 0)) {
+      std::ostringstream os;
+      os << where << ": " << field << ": must be > 0 (got " << r << ")";
+      throw ModelError(os.str());
+    }
+  }
 }
 
 int Model::numConstraintEquations() const {
@@ -323,6 +328,11 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     validateSphereRadii(d.radiusOnF, d.radiusOnB, where);
     m.contacts_.push_back(e);
   }
+
+  if (m.numConstraintEquations() > kMaxConstraintEquationsPerWorld)
+    throw ModelError("model: sphere contacts: " + std::to_string(m.numConstraintEquations()) +
+                     " constraint equations exceed the limit of " + std::to_string(kMaxConstraintEquationsPerWorld) +
+                     " per world (3 per rolling contact, 1 otherwise)");
 
   // Auxiliary states: the energy dissipated by each bushing (the seed's dissipated-energy state),
   // then by joint damping and spring-dampers together.

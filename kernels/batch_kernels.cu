@@ -14,11 +14,20 @@ constexpr int kBlock = 128;
 
 template <class T>
 __global__ void advanceKernel(ModelView<T> model, BatchView<T> batch, WorkspaceLayout L, T* __restrict__ scratch,
-                              T dt, int nSteps, Integrator integrator) {
+                              StepSettings<T> settings) {
   const std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (w >= batch.nWorlds) return;
   const Workspace<T> ws{L, {scratch + w, batch.nWorlds}};
-  advanceWorld(model, batch.world(w), ws, dt, nSteps, integrator);
+  advanceWorld(model, batch.world(w), ws, settings);
+}
+
+template <class T>
+__global__ void assembleKernel(ModelView<T> model, BatchView<T> batch, WorkspaceLayout L, T* __restrict__ scratch,
+                               T tol, int maxIterations) {
+  const std::int64_t w = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (w >= batch.nWorlds) return;
+  const Workspace<T> ws{L, {scratch + w, batch.nWorlds}};
+  assembleWorld(model, batch.world(w), ws, tol, maxIterations);
 }
 
 template <class T>
@@ -34,10 +43,17 @@ unsigned gridFor(std::int64_t n) { return static_cast<unsigned>((n + kBlock - 1)
 }  // namespace
 
 template <class T>
-void cudaAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T dt,
-                 int nSteps, Integrator integrator) {
-  advanceKernel<T><<<gridFor(batch.nWorlds), kBlock>>>(model, batch, L, scratch, dt, nSteps, integrator);
+void cudaAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch,
+                 const StepSettings<T>& settings) {
+  advanceKernel<T><<<gridFor(batch.nWorlds), kBlock>>>(model, batch, L, scratch, settings);
   checkCuda(cudaGetLastError(), "advanceKernel launch");
+}
+
+template <class T>
+void cudaAssemble(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T tol,
+                  int maxIterations) {
+  assembleKernel<T><<<gridFor(batch.nWorlds), kBlock>>>(model, batch, L, scratch, tol, maxIterations);
+  checkCuda(cudaGetLastError(), "assembleKernel launch");
 }
 
 template <class T>
@@ -47,9 +63,13 @@ void cudaEvaluate(const ModelView<T>& model, const BatchView<T>& batch, const Wo
 }
 
 template void cudaAdvance<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*,
-                                 float, int, Integrator);
+                                 const StepSettings<float>&);
 template void cudaAdvance<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&, double*,
-                                  double, int, Integrator);
+                                  const StepSettings<double>&);
+template void cudaAssemble<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*,
+                                  float, int);
+template void cudaAssemble<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&,
+                                   double*, double, int);
 template void cudaEvaluate<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*);
 template void cudaEvaluate<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&,
                                    double*);

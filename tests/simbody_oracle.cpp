@@ -30,6 +30,7 @@ struct SimbodyOracle::Impl {
   SimTK::GeneralForceSubsystem forces{system};
   std::vector<SimTK::MobilizedBody> mobods;
   std::vector<SimTK::Force::MobilityConstantForce> actuators;  // one per u
+  std::vector<SimTK::Constraint::SphereOnSphereContact> contacts;
   const Model* model;
 };
 
@@ -76,6 +77,10 @@ SimbodyOracle::SimbodyOracle(const Model& model) : impl_(std::make_unique<Impl>(
     SimTK::Force::TwoPointLinearDamper(s.forces, mobod(e.bodyA), toSimTK(e.desc.p_AP), mobod(e.bodyB),
                                        toSimTK(e.desc.p_BQ), e.desc.damping);
   }
+  for (const SphereContact& e : model.contacts()) {
+    s.contacts.emplace_back(mobod(e.bodyF), toSimTK(e.desc.centerOnF), e.desc.radiusOnF, mobod(e.bodyB),
+                            toSimTK(e.desc.centerOnB), e.desc.radiusOnB, e.desc.enforceRolling);
+  }
   s.system.realizeTopology();
 }
 
@@ -103,6 +108,10 @@ SimbodyOracle::Result SimbodyOracle::evaluate(const std::vector<double>& q, cons
   for (std::size_t b = 0; b < s.mobods.size(); ++b) {
     const SimTK::SpatialVec& Fb = F[s.mobods[b].getMobilizedBodyIndex()];
     r.bodyForces.push_back({{{Fb[0][0], Fb[0][1], Fb[0][2]}}, {{Fb[1][0], Fb[1][1], Fb[1][2]}}});
+  }
+  for (const auto& c : s.contacts) {
+    const SimTK::Vec3 lambda = c.getMultipliers(state);
+    r.multipliers.push_back({{lambda[0], lambda[1], lambda[2]}});
   }
   r.kinetic = s.system.calcKineticEnergy(state);
   r.potential = s.system.calcPotentialEnergy(state);

@@ -1,6 +1,6 @@
 // Simbody 3.7 as a test oracle: builds the Simbody system equivalent to a Lockstep model (bodies,
 // mobilizers, gravity, joint damping, LinearBushings, spring-dampers as TwoPointLinearSpring plus
-// TwoPointLinearDamper) and evaluates it at a given state. Compiled without NDEBUG (Simbody's inline code requires it).
+// TwoPointLinearDamper, SphereOnSphereContact constraints) and evaluates it at a given state. Compiled without NDEBUG (Simbody's inline code requires it).
 #pragma once
 
 #include <memory>
@@ -18,6 +18,7 @@ class SimbodyOracle {
     std::vector<double> udot;
     double kinetic = 0, potential = 0;
     std::vector<SpatialVecd> bodyForces;  // total applied force on each body at Bo, in G
+    std::vector<Vec3d> multipliers;       // per sphere contact, (x, y, z) in its contact frame
   };
   // tau: applied mobility forces; joint damping comes from the model.
   Result evaluate(const std::vector<double>& q, const std::vector<double>& u, const std::vector<double>& tau);

@@ -75,6 +75,33 @@ TEST(GpuDynamics, ForceElementsMatchCpu) {
   }
 }
 
+TEST(GpuDynamics, ConstrainedChain7SeedMatchesCpu) {
+  const DeviceInfo dev = queryDevice();
+  if (!dev.available) GTEST_SKIP() << "GPU test skipped: " << dev.reason;
+  const auto model = makeChain7Seed();
+  const int n = 1000;
+  Batch<double> cpu(model, n, Backend::Cpu), gpu(model, n, Backend::Cuda);
+  for (Batch<double>* b : {&cpu, &gpu}) {
+    b->setAllStates(chainInitialQ(7), std::vector<double>(7, 0.0));
+    for (int w = 0; w < n; w += 3) b->setSphereRadii(w, 0, 0.2 + 1e-4 * w, 0.1);
+  }
+  gpu.upload();
+  cpu.assemble();
+  gpu.assemble();
+  cpu.step(1e-3, 100, Integrator::RK4);
+  gpu.step(1e-3, 100, Integrator::RK4);
+  cpu.evaluate();
+  gpu.evaluate();
+  gpu.download();
+  for (int w = 0; w < n; w += 97) {
+    EXPECT_EQ(gpu.status(w), kStatusOk) << describeStatus(gpu.status(w));
+    EXPECT_TRUE(near(vec(gpu.q(w)), vec(cpu.q(w)), 1e-12)) << w;
+    EXPECT_TRUE(near(vec(gpu.udot(w)), vec(cpu.udot(w)), 1e-10)) << w;
+    EXPECT_NEAR(gpu.contact(w, 0).multipliers[2], cpu.contact(w, 0).multipliers[2],
+                1e-10 * std::abs(cpu.contact(w, 0).multipliers[2]));
+  }
+}
+
 TEST(GpuDynamics, FloatCudaMatchesFloatCpu) {
   const DeviceInfo dev = queryDevice();
   if (!dev.available) GTEST_SKIP() << "GPU test skipped: " << dev.reason;

@@ -1,4 +1,6 @@
 // Lockstep against Simbody 3.7 on random trees of every mobilizer type and on chain-7.
+#include <algorithm>
+
 #include "lockstep/batch.h"
 #include "lockstep/builtin_scenes.h"
 #include "random_tree.h"
@@ -99,6 +101,99 @@ TEST(SimbodyOracle, BushingsAndSpringDampersGiveTheSameBodyForcesAndAcceleration
     ++compared;
   }
   EXPECT_GE(compared, 25);
+}
+
+// Random trees with one to three sphere contacts, rolling or not, between random bodies or Ground.
+RandomCase randomTreeWithContacts(Random& rnd, int nBodies, int nContacts) {
+  RandomCase base = randomTreeWithElements(rnd, nBodies, 0, 0);
+  ModelBuilder mb;
+  mb.setGravity(base.model->gravity());
+  for (const Body& b : base.model->bodies()) {
+    BodyDesc d;
+    d.name = b.name;
+    d.parent = b.parent < 0 ? "ground" : base.model->body(b.parent).name;
+    d.mobilizer = b.mobilizer;
+    d.X_PF = b.X_PF;
+    d.X_BM = b.X_BM;
+    d.mass = b.mass;
+    d.damping.assign(base.model->damping().begin() + b.uOffset, base.model->damping().begin() + b.uOffset + b.nu);
+    mb.addBody(d);
+  }
+  // Two bodies can move relative to each other unless only Welds lie on the tree path between
+  // them; a contact between rigidly joined bodies has no meaningful multipliers.
+  const Model& m = *base.model;
+  auto canMoveRelative = [&](int a, int b) {
+    std::vector<int> pathA;
+    for (int x = a; x >= 0; x = m.body(x).parent) pathA.push_back(x);
+    for (int x = b; x >= 0; x = m.body(x).parent) {
+      auto it = std::find(pathA.begin(), pathA.end(), x);
+      if (it != pathA.end()) {
+        pathA.erase(it, pathA.end());
+        break;
+      }
+      if (m.body(x).nu > 0) return true;
+    }
+    for (int x : pathA)
+      if (m.body(x).nu > 0) return true;
+    return false;
+  };
+  for (int k = 0; k < nContacts; ++k) {
+    SphereContactDesc c;
+    int i, j;
+    do {
+      i = rnd.integer(-1, nBodies - 1);
+      j = rnd.integer(0, nBodies - 1);
+    } while (j == i || !canMoveRelative(i, j));
+    c.bodyF = i < 0 ? "ground" : base.model->body(i).name;
+    c.bodyB = base.model->body(j).name;
+    c.centerOnF = rnd.vec3(0.5);
+    c.centerOnB = rnd.vec3(0.5);
+    c.radiusOnF = rnd.uniform(0.05, 0.5);
+    c.radiusOnB = rnd.uniform(0.05, 0.5);
+    c.enforceRolling = rnd.integer(0, 1) == 1;
+    mb.addSphereContact(c);
+  }
+  base.model = mb.build();
+  return base;
+}
+
+TEST(SimbodyOracle, SphereContactsGiveTheSameAccelerationsAndMultipliers) {
+  Random rnd(303);
+  int compared = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const RandomCase c = randomTreeWithContacts(rnd, 3 + trial % 6, 1 + trial % 3);
+    Batch<double> batch(c.model, 1);
+    batch.setQ(0, c.q);
+    batch.setU(0, c.u);
+    batch.setTau(0, c.tau);
+    batch.evaluate();
+    ASSERT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+    SimbodyOracle oracle(*c.model);
+    const SimbodyOracle::Result ref = oracle.evaluate(c.q, c.u, c.tau);
+    EXPECT_TRUE(near(vec(batch.udot(0)), vec(ref.udot), 1e-9)) << "trial " << trial;
+    for (int k = 0; k < static_cast<int>(c.model->contacts().size()); ++k)
+      EXPECT_TRUE(near(toEigen(batch.contact(0, k).multipliers), toEigen(ref.multipliers[k]), 1e-9))
+          << "trial " << trial << " contact " << k;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 40);
+}
+
+TEST(SimbodyOracle, Chain7SeedReferenceState) {
+  const auto model = makeChain7Seed();
+  SimbodyOracle oracle(*model);
+  Batch<double> batch(model, 1);
+  batch.setQ(0, chainInitialQ(7));
+  batch.assemble();
+  std::vector<double> u(7);
+  for (int i = 0; i < 7; ++i) u[i] = 0.2 * std::sin(1.0 + i);
+  batch.setU(0, u);
+  batch.assemble();  // projects u too
+  batch.evaluate();
+  const SimbodyOracle::Result ref = oracle.evaluate(batch.q(0), batch.u(0), std::vector<double>(7, 0.0));
+  EXPECT_TRUE(near(vec(batch.udot(0)), vec(ref.udot), 1e-9));
+  EXPECT_TRUE(near(toEigen(batch.contact(0, 0).multipliers), toEigen(ref.multipliers[0]), 1e-9));
+  EXPECT_NEAR(batch.kineticEnergy(0) + batch.potentialEnergy(0), ref.kinetic + ref.potential, 1e-9 * 100);
 }
 
 TEST(SimbodyOracle, Chain7) {

@@ -3,13 +3,16 @@
 // so that inertias are only ever shifted, never rotated.
 //
 // Pass 1 (outward, stage 1): X_GB, V_GB, H, c.                          computeKinematics
-// Pass 2 (inward):  IA_i = I_i + sum_children Phi Ia_c ~Phi
-//                   pA_i = I_i x* V_i - F_i + sum_children Phi pa_c     (F: applied body forces)
-//                   U_i = IA_i H_i,  D_i = ~H_i U_i,  u_i = tau_i - ~H_i pA_i
-//                   Ia_i = IA_i - U_i D_i^-1 ~U_i,  pa_i = pA_i + Ia_i c_i + U_i D_i^-1 u_i
-// Pass 3 (outward): a'_i = ~Phi a_parent + c_i
-//                   udot_i = D_i^-1 (u_i - ~U_i a'_i),  a_i = a'_i + H_i udot_i
-// Ground does not accelerate; gravity enters as a body force (stage 2).
+// Pass 2 (inward), split in two so that the factorization can be reused as an M^-1 operator:
+//   factor:  IA_i = I_i + sum_children Phi Ia_c ~Phi
+//            U_i = IA_i H_i,  D_i = ~H_i U_i,  Ia_i = IA_i - U_i D_i^-1 ~U_i
+//   bias:    pA_i = I_i x* V_i - F_i + sum_children Phi pa_c             (F: applied body forces)
+//            u_i = tau_i - ~H_i pA_i,  pa_i = pA_i + Ia_i c_i + U_i D_i^-1 u_i
+// Pass 3 (outward):
+//            a'_i = ~Phi a_parent + c_i,  udot_i = D_i^-1 (u_i - ~U_i a'_i),  a_i = a'_i + H_i udot_i
+// Ground does not accelerate; gravity enters as a body force (stage 2). The same bias and
+// outward passes with the velocity terms (I x* V, c) left out give udot = M^-1 (tau - ~J F): the
+// response to a force pattern, which the constraint solve uses.
 #pragma once
 
 #include "lockstep/forces.h"
@@ -28,44 +31,35 @@ LOCKSTEP_HD_INLINE void subtractOuter(ArticulatedInertia<T>& P, const SpatialVec
     for (int j = 0; j < 3; ++j) P.F.m[i][j] -= a.ang[i] * b.lin[j];
 }
 
-// Passes 2 and 3, after computeKinematics and computeForces. Writes udot; returns StatusFlag bits
-// (kStatusSingularMassMatrix when a joint inertia D_i is singular).
 template <class T>
-LOCKSTEP_HD int computeArticulatedAccelerations(const ModelView<T>& model, const WorldParams<T>& params,
-                                                const Workspace<T>& ws, Strided<T> udot) {
+LOCKSTEP_HD_INLINE Vec3<T> parentToChild(const Workspace<T>& ws, int b, int parent) {
+  return loadVec3<T>(ws.at(ws.L.X_GB + 12 * b + 9)) - loadVec3<T>(ws.at(ws.L.X_GB + 12 * parent + 9));
+}
+
+// The configuration-dependent half of pass 2: articulated inertias, U, D^-1. After
+// computeKinematics. Leaves Ia_i (after the joint's projection) in the IA slots. Returns StatusFlag
+// bits (kStatusSingularMassMatrix when some D_i is singular).
+template <class T>
+LOCKSTEP_HD int factorArticulatedInertias(const ModelView<T>& model, const WorldParams<T>& params,
+                                          const Workspace<T>& ws) {
   const WorkspaceLayout& L = ws.L;
   const int nb = model.sizes.nb;
-
-  // Each body's own rigid inertia and bias force, before children add theirs.
   for (int b = 0; b < nb; ++b) {
     const Rotation<T> R_GB = loadTransform<T>(ws.at(L.X_GB + 12 * b)).R;
-    const SpatialInertia<T> I = bodyInertiaInG(params, b, R_GB);
-    const Vec3<T> w = loadSpatialVec<T>(ws.at(L.V_GB + 6 * b)).ang;
-    storeArticulatedInertia(ws.at(L.IA + 21 * b), ArticulatedInertia<T>::fromRigid(I));
-    storeSpatialVec(ws.at(L.pA + 6 * b), I.gyroscopicForce(w) - loadSpatialVec<T>(ws.at(L.Fb + 6 * b)));
+    storeArticulatedInertia(ws.at(L.IA + 21 * b), ArticulatedInertia<T>::fromRigid(bodyInertiaInG(params, b, R_GB)));
   }
-
-  // Pass 2: inward.
   for (int b = nb - 1; b >= 0; --b) {
     const BodyTopology topo = model.body[b];
     const int n = topo.nu;
     ArticulatedInertia<T> Ia = loadArticulatedInertia<T>(ws.at(L.IA + 21 * b));
-    const SpatialVec<T> pA = loadSpatialVec<T>(ws.at(L.pA + 6 * b));
-    const SpatialVec<T> c = loadSpatialVec<T>(ws.at(L.c + 6 * b));
-    SpatialVec<T> pa = pA;
     if (n > 0) {
       SpatialVec<T> U[kMaxMobilizerU];
-      T D[kMaxMobilizerU * kMaxMobilizerU], Dinv[kMaxMobilizerU * kMaxMobilizerU], ub[kMaxMobilizerU];
+      T D[kMaxMobilizerU * kMaxMobilizerU], Dinv[kMaxMobilizerU * kMaxMobilizerU];
       for (int j = 0; j < n; ++j) {
-        const SpatialVec<T> Hj = loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + j)));
-        U[j] = Ia * Hj;
+        U[j] = Ia * loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + j)));
         storeSpatialVec(ws.at(L.U + 6 * (topo.uOffset + j)), U[j]);
-        ub[j] = ws.at(L.tauTotal)[topo.uOffset + j] - dot(Hj, pA);
-        ws.at(L.ub)[topo.uOffset + j] = ub[j];
-        for (int i = 0; i <= j; ++i) {
-          const SpatialVec<T> Hi = loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + i)));
-          D[i * n + j] = D[j * n + i] = dot(Hi, U[j]);
-        }
+        for (int i = 0; i <= j; ++i)
+          D[i * n + j] = D[j * n + i] = dot(loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + i))), U[j]);
       }
       if (!invertSymmetricPositiveDefinite(D, n, Dinv)) {
         for (int k = 0; k < n * n; ++k)
@@ -73,38 +67,67 @@ LOCKSTEP_HD int computeArticulatedAccelerations(const ModelView<T>& model, const
         return kStatusSingularMassMatrix;
       }
       for (int k = 0; k < n * n; ++k) ws.at(L.Dinv)[topo.dOffset + k] = Dinv[k];
-      // Ia = IA - U D^-1 ~U;  pa = pA + Ia c + U D^-1 u.
-      SpatialVec<T> UDinvU = SpatialVec<T>::zero();
+      // Ia = IA - U D^-1 ~U, a sum of outer products G_i ~U_i with G_i column i of U D^-1.
       for (int i = 0; i < n; ++i) {
-        SpatialVec<T> G = SpatialVec<T>::zero();  // column i of U D^-1
-        T Dinv_u = T(0);
-        for (int j = 0; j < n; ++j) {
-          G += Dinv[j * n + i] * U[j];
-          Dinv_u += Dinv[i * n + j] * ub[j];
-        }
+        SpatialVec<T> G = SpatialVec<T>::zero();
+        for (int j = 0; j < n; ++j) G += Dinv[j * n + i] * U[j];
         subtractOuter(Ia, G, U[i]);
-        UDinvU += Dinv_u * U[i];
       }
-      pa = pA + Ia * c + UDinvU;
-    } else {
-      pa = pA + Ia * c;
+      storeArticulatedInertia(ws.at(L.IA + 21 * b), Ia);
     }
     if (topo.parent >= 0) {
-      const Vec3<T> l = loadTransform<T>(ws.at(L.X_GB + 12 * b)).p - loadTransform<T>(ws.at(L.X_GB + 12 * topo.parent)).p;
       const Strided<T> IAp = ws.at(L.IA + 21 * topo.parent);
-      storeArticulatedInertia(IAp, loadArticulatedInertia<T>(IAp) + Ia.shift(l));
-      addSpatialVec(ws.at(L.pA + 6 * topo.parent), PhiMatrix<T>{l} * pa);
+      storeArticulatedInertia(IAp, loadArticulatedInertia<T>(IAp) + Ia.shift(parentToChild(ws, b, topo.parent)));
     }
   }
+  return kStatusOk;
+}
 
-  // Pass 3: outward.
+// The force-dependent half of pass 2 and pass 3, after factorArticulatedInertias:
+//   udot = M^-1 (tau - ~J F - bias)
+// with body forces F (at Bo, in G; 6 per body) and mobility forces tau. With velocityTerms the
+// bias holds the gyroscopic forces and Coriolis accelerations of the current velocities; without,
+// the result is the pure response M^-1 (tau - ~J F). Writes udot and the body accelerations A.
+template <class T>
+LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
+                                  Strided<const T> F, Strided<const T> tau, bool velocityTerms, Strided<T> udot,
+                                  Strided<T> A_GB) {
+  const WorkspaceLayout& L = ws.L;
+  const int nb = model.sizes.nb;
+  for (int b = 0; b < nb; ++b) {
+    SpatialVec<T> pA = -loadSpatialVec<T>(F + 6 * b);
+    if (velocityTerms) {
+      const Rotation<T> R_GB = loadTransform<T>(ws.at(L.X_GB + 12 * b)).R;
+      pA += bodyInertiaInG(params, b, R_GB).gyroscopicForce(loadSpatialVec<T>(ws.at(L.V_GB + 6 * b)).ang);
+    }
+    storeSpatialVec(ws.at(L.pA + 6 * b), pA);
+  }
+  for (int b = nb - 1; b >= 0; --b) {
+    const BodyTopology topo = model.body[b];
+    const int n = topo.nu;
+    const SpatialVec<T> pA = loadSpatialVec<T>(ws.at(L.pA + 6 * b));
+    SpatialVec<T> pa = pA;
+    if (velocityTerms) pa += loadArticulatedInertia<T>(ws.at(L.IA + 21 * b)) * loadSpatialVec<T>(ws.at(L.c + 6 * b));
+    if (n > 0) {
+      T ub[kMaxMobilizerU];
+      for (int j = 0; j < n; ++j) {
+        ub[j] = tau[topo.uOffset + j] - dot(loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + j))), pA);
+        ws.at(L.ub)[topo.uOffset + j] = ub[j];
+      }
+      for (int i = 0; i < n; ++i) {
+        T Dinv_u = T(0);
+        for (int j = 0; j < n; ++j) Dinv_u += ws.at(L.Dinv)[topo.dOffset + i * n + j] * ub[j];
+        pa += Dinv_u * loadSpatialVec<T>(ws.at(L.U + 6 * (topo.uOffset + i)));
+      }
+    }
+    if (topo.parent >= 0)
+      addSpatialVec(ws.at(L.pA + 6 * topo.parent), PhiMatrix<T>{parentToChild(ws, b, topo.parent)} * pa);
+  }
   for (int b = 0; b < nb; ++b) {
     const BodyTopology topo = model.body[b];
-    SpatialVec<T> A = loadSpatialVec<T>(ws.at(L.c + 6 * b));
-    if (topo.parent >= 0) {
-      const Vec3<T> l = loadTransform<T>(ws.at(L.X_GB + 12 * b)).p - loadTransform<T>(ws.at(L.X_GB + 12 * topo.parent)).p;
-      A += PhiMatrix<T>{l}.transposeTimes(loadSpatialVec<T>(ws.at(L.A_GB + 6 * topo.parent)));
-    }
+    SpatialVec<T> A = velocityTerms ? loadSpatialVec<T>(ws.at(L.c + 6 * b)) : SpatialVec<T>::zero();
+    if (topo.parent >= 0)
+      A += PhiMatrix<T>{parentToChild(ws, b, topo.parent)}.transposeTimes(loadSpatialVec<T>(A_GB + 6 * topo.parent));
     const int n = topo.nu;
     T rhs[kMaxMobilizerU];
     for (int j = 0; j < n; ++j)
@@ -116,8 +139,18 @@ LOCKSTEP_HD int computeArticulatedAccelerations(const ModelView<T>& model, const
       udot[topo.uOffset + i] = ud;
       HUdot += ud * loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + i)));
     }
-    storeSpatialVec(ws.at(L.A_GB + 6 * b), A + HUdot);
+    storeSpatialVec(A_GB + 6 * b, A + HUdot);
   }
+}
+
+// Unconstrained forward dynamics after computeKinematics and computeForces: udot and the body
+// accelerations A_GB (workspace). Returns StatusFlag bits.
+template <class T>
+LOCKSTEP_HD int computeArticulatedAccelerations(const ModelView<T>& model, const WorldParams<T>& params,
+                                                const Workspace<T>& ws, Strided<T> udot) {
+  const int status = factorArticulatedInertias(model, params, ws);
+  if (status) return status;
+  solveArticulated<T>(model, params, ws, ws.at(ws.L.Fb), ws.at(ws.L.tauTotal), true, udot, ws.at(ws.L.A_GB));
   return kStatusOk;
 }
 

@@ -107,6 +107,20 @@ class Batch {
   // forces (clamped actions minus joint damping).
   std::vector<SpatialVecd> appliedBodyForces(std::int64_t w) const;
   std::vector<double> appliedMobilityForces(std::int64_t w) const;
+  // Sphere-contact quantities of simbody-SphereOnSphereContact.txt at the current (host) state. The
+  // acceleration errors and multipliers are those of the last evaluate().
+  struct ContactQuantities {
+    bool enabled;
+    double positionError;                  // signed separation (findSeparation gives the same)
+    Vec3d velocityErrors;                  // x, y: slip (0 unless rolling); z: d/dt separation
+    Vec3d accelerationErrors;              // their time derivatives
+    Vec3d multipliers;                     // x, y, z in C; the force on sphere B is -multipliers
+    Vec3d forceOnSphereBInG;               // R_GC * -multipliers (0 when disabled)
+    Transformd X_GC;                       // the contact frame C
+  };
+  ContactQuantities contact(std::int64_t w, int i) const;
+  // Largest |position error| over world w's enabled contacts (0 without any).
+  double constraintError(std::int64_t w) const;
   // The energy bushing i has dissipated (its auxiliary state); settable to any value >= 0.
   double dissipatedEnergy(std::int64_t w, int i) const;
   void setDissipatedEnergy(std::int64_t w, int i, double energy);
@@ -116,8 +130,16 @@ class Batch {
   void download();
   // Advances every healthy world by nSteps steps of dt.
   void step(double dt, int nSteps = 1, Integrator integrator = Integrator::RK4);
-  // Computes udot and the energies at the current state of every world.
+  // Computes udot, the constraint multipliers and the energies at the current state of every world.
   void evaluate();
+  // Projects every healthy world's q, then u, onto its enabled sphere contacts (assembly), for
+  // initial states that violate them, within maxIterations Gauss-Newton iterations; step() does
+  // the same after every step (drift control). A world that cannot be assembled is flagged.
+  void assemble(int maxIterations = 200);
+  // Constraint drift control: errors are kept at or below tol (default 1e-10 in double, 1e-5 in
+  // float, in meters and meters per second) with at most maxIterations Gauss-Newton iterations.
+  void setConstraintTolerance(double tol, int maxIterations = 20);
+  double constraintTolerance() const { return constraintTolerance_; }
 
   // Raw views for the backends and for zero-copy users. Pointers of the device view are device
   // pointers (CUDA backend only).
@@ -168,6 +190,8 @@ class Batch {
 
   std::vector<T> cpuScratch_;  // per-thread workspaces of the CPU backend
   std::unique_ptr<Device> device_;
+  double constraintTolerance_;
+  int maxProjectionIterations_ = 20;
   bool hostChanged_ = true;    // host copy changed since the last upload
   bool deviceAhead_ = false;   // device copy advanced since the last download
 };
@@ -177,13 +201,19 @@ extern template class Batch<double>;
 
 // Backend entry points (CPU in host/, CUDA in kernels/).
 template <class T>
-void cpuAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T dt,
-                int nSteps, Integrator integrator);
+void cpuAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch,
+                const StepSettings<T>& settings);
+template <class T>
+void cpuAssemble(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T tol,
+                 int maxIterations);
 template <class T>
 void cpuEvaluate(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch);
 template <class T>
-void cudaAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T dt,
-                 int nSteps, Integrator integrator);
+void cudaAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch,
+                 const StepSettings<T>& settings);
+template <class T>
+void cudaAssemble(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T tol,
+                  int maxIterations);
 template <class T>
 void cudaEvaluate(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch);
 // Threads the CPU backend uses (OpenMP); 0 restores the default (all cores).

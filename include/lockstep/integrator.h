@@ -4,11 +4,21 @@
 // that step, flagged in its status, and not advanced again until it is reset.
 #pragma once
 
-#include "lockstep/aba.h"
+#include "lockstep/constraints.h"
 
 namespace lockstep {
 
 enum class Integrator : std::int8_t { SemiImplicitEuler = 0, RK4 = 1 };
+
+// How a batch steps: fixed step dt for nSteps steps, and the drift control of the constraints.
+template <class T>
+struct StepSettings {
+  T dt;
+  int nSteps;
+  Integrator integrator;
+  T constraintTolerance;        // |position error| and |velocity error| kept below this
+  int maxProjectionIterations;  // Gauss-Newton iterations allowed for the position projection
+};
 
 // Component i of the state y = [q; u; z] of a world.
 template <class T>
@@ -25,7 +35,8 @@ LOCKSTEP_HD int computeStateDerivative(const ModelView<T>& model, const WorldVie
   const Strided<T> ydot = ws.at(L.ydot);
   const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ydot + (s.nq + s.nu));
   if (f.status) return f.status;
-  const int status = computeArticulatedAccelerations<T>(model, w.params, ws, ydot + s.nq);
+  int status = computeArticulatedAccelerations<T>(model, w.params, ws, ydot + s.nq);
+  if (!status) status = solveConstraints<T>(model, w.params, ws, ydot + s.nq, ws.at(L.lambda));
   if (status) return status;
   for (int b = 0; b < s.nb; ++b) {
     const BodyTopology topo = model.body[b];
@@ -46,9 +57,11 @@ LOCKSTEP_HD_INLINE void normalizeQuaternions(const ModelView<T>& model, const Wo
 
 // One step of size dt. Returns StatusFlag bits; on failure the state is as it was before the step.
 template <class T>
-LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, T dt,
-                          Integrator integrator) {
+LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                          const StepSettings<T>& settings) {
   const Sizes& s = model.sizes;
+  const T dt = settings.dt;
+  const Integrator integrator = settings.integrator;
   const WorkspaceLayout& L = ws.L;
   const int ny = s.nq + s.nu + s.nz;
   const Strided<T> y0 = ws.at(L.y0), acc = ws.at(L.acc), ydot = ws.at(L.ydot);
@@ -87,8 +100,10 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
   }
   if (!status) {
     normalizeQuaternions(model, w);
+    if (s.nc > 0)
+      status = projectConstraints<T>(model, w, ws, settings.constraintTolerance, settings.maxProjectionIterations);
     for (int i = 0; i < ny; ++i)
-      if (!isFiniteT(stateRef(w, s, i))) status = kStatusNonFinite;
+      if (!isFiniteT(stateRef(w, s, i))) status |= kStatusNonFinite;
   }
   if (status) {
     for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i];
@@ -100,16 +115,25 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
 
 // Advances one world by nSteps steps, unless it is already flagged; records a failure in status.
 template <class T>
-LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, T dt,
-                              int nSteps, Integrator integrator) {
+LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                              const StepSettings<T>& settings) {
   if (w.status[0] != kStatusOk) return;
-  for (int k = 0; k < nSteps; ++k) {
-    const int status = stepWorld(model, w, ws, dt, integrator);
+  for (int k = 0; k < settings.nSteps; ++k) {
+    const int status = stepWorld(model, w, ws, settings);
     if (status) {
       w.status[0] |= status;
       return;
     }
   }
+}
+
+// Brings a world onto its constraint manifold (position, then velocity), as Simbody's assembly
+// and projection do: for initial states that violate the constraints. Flags the world on failure.
+template <class T>
+LOCKSTEP_HD void assembleWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, T tol,
+                               int maxIterations) {
+  if (w.status[0] != kStatusOk || model.sizes.nc == 0) return;
+  w.status[0] |= projectConstraints<T>(model, w, ws, tol, maxIterations);
 }
 
 // Outputs at the world's current state: udot and the kinetic and potential energies.
@@ -119,6 +143,7 @@ LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w,
   const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ws.at(ws.L.ydot + model.sizes.nq + model.sizes.nu));
   int status = f.status;
   if (!status) status = computeArticulatedAccelerations<T>(model, w.params, ws, w.udot);
+  if (!status) status = solveConstraints<T>(model, w.params, ws, w.udot, w.multipliers);
   if (status) {
     for (int i = 0; i < model.sizes.nu; ++i) w.udot[i] = T(0) / T(0);  // NaN: no accelerations exist
     w.status[0] |= status;

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/mobilizer.h"
+#include "lockstep/views.h"
 
 namespace lockstep {
 
@@ -88,7 +88,7 @@ struct SphereContactDesc {
   std::string name;
   std::string bodyF = "ground", bodyB = "ground";
   Vec3d centerOnF = Vec3d::zero(), centerOnB = Vec3d::zero();
-  double radiusOnF = 0, radiusOnB = 0;  // >= 0, with radiusOnF + radiusOnB > 0
+  double radiusOnF = 1, radiusOnB = 1;  // > 0
   bool enforceRolling = false;
   bool enabledByDefault = true;
 };

@@ -15,6 +15,9 @@
 
 namespace lockstep {
 
+// Constraint equations one world may carry (3 per rolling contact, 1 otherwise).
+constexpr int kMaxConstraintEquationsPerWorld = 64;
+
 // Counts that size every per-world array.
 struct Sizes {
   std::int32_t nb = 0;  // mobilized bodies (Ground excluded)
@@ -38,6 +41,7 @@ struct Sizes {
   X(T, bodyForce, 6 * (s).nb, "applied spatial force at each body origin, in G [world][body][6]; user")   \
   X(T, udot, (s).nu, "generalized accelerations [world][nu]; written by evaluate()")                      \
   X(T, energy, 2, "kinetic and potential energy [world][2]; written by evaluate()")                       \
+  X(T, multipliers, (s).nc, "constraint multipliers [world][nc]; written by evaluate()")                  \
   X(std::int32_t, status, 1, "StatusFlag bits [world]; 0 while the world is healthy")
 
 // Per-world parameters: a shared default (world stride 0) until some world overrides it, then one
@@ -77,7 +81,8 @@ struct BodyTopology {
 // The two bodies an element connects (-1: Ground), and its flags.
 struct ElementTopology {
   std::int32_t bodyA, bodyB;
-  std::int32_t flags;  // contacts: kContactRolling when rolling is enforced
+  std::int32_t flags;     // contacts: kContactRolling when rolling is enforced
+  std::int32_t ancestor;  // contacts: the nearest common ancestor of the two bodies (-1: Ground)
 };
 enum ElementFlag : std::int32_t { kContactRolling = 1 };
 
@@ -153,6 +158,14 @@ struct WorkspaceLayout {
   std::int64_t ub;        // [nu]      joint-space bias force (Featherstone's u)
   std::int64_t Dinv;      // [nd]      inverse joint inertias, nu_b x nu_b each
   std::int64_t tauTotal;  // [nu]      total mobility force (forces stage)
+  std::int64_t Fc;        // [nb][6]   constraint force pattern, at Bo, in G
+  std::int64_t dA;        // [nb][6]   body accelerations of a constraint-force response
+  std::int64_t dudot;     // [nu]      udot of a constraint-force response
+  std::int64_t K;         // [nc][nc]  G M^-1 ~G, then its eigenvalues
+  std::int64_t rhs;       // [nc]      constraint errors being solved for
+  std::int64_t lambda;    // [nc]      multipliers
+  std::int64_t V;         // [nc][nc]  eigenvectors of K
+  std::int64_t qSave;     // [nq]      q before a projection step (line search)
   std::int64_t y0;        // [nq+nu+nz] state at the start of a step
   std::int64_t acc;       // [nq+nu+nz] weighted sum of stage derivatives (RK4)
   std::int64_t ydot;      // [nq+nu+nz] derivative of the state
@@ -174,6 +187,14 @@ struct WorkspaceLayout {
     L.ub = o; o += s.nu;
     L.Dinv = o; o += s.nd;
     L.tauTotal = o; o += s.nu;
+    L.Fc = o; o += 6 * s.nb;
+    L.dA = o; o += 6 * s.nb;
+    L.dudot = o; o += s.nu;
+    L.K = o; o += static_cast<std::int64_t>(s.nc) * s.nc;
+    L.rhs = o; o += s.nc;
+    L.lambda = o; o += s.nc;
+    L.V = o; o += static_cast<std::int64_t>(s.nc) * s.nc;
+    L.qSave = o; o += s.nc > 0 ? s.nq : 0;
     L.y0 = o; o += ny;
     L.acc = o; o += ny;
     L.ydot = o; o += ny;

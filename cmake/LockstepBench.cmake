@@ -1,0 +1,2 @@
+# Benchmarks (Google Benchmark).
+find_package(benchmark REQUIRED)
