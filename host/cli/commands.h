@@ -19,7 +19,8 @@ Command addSimulateCommand(CLI::App& parent);
 // `lockstep info SCENE`: describes a scene's model.
 Command addInfoCommand(CLI::App& parent);
 
-// What `lockstep` alone does: simulate the built-in scene with its default settings.
+// What `lockstep` alone does: simulate the built-in scene with its default settings (fewer steps
+// when there is no GPU).
 int runDefault();
 
 }  // namespace lockstep::cli

@@ -20,8 +20,8 @@ Command (*const kCommands[])(CLI::App&) = {
 int main(int argc, char** argv) {
   CLI::App app{
       "Lockstep: GPU-batched multibody dynamics.\n"
-      "With no arguments, runs the built-in chain-7-seed scene on 4096 worlds (GPU when present, else CPU) "
-      "and prints a summary."};
+      "With no arguments, runs the built-in chain-7-seed scene on 4096 worlds (on the GPU when present, else a "
+      "shorter run on the CPU) and prints a summary."};
   app.require_subcommand(0, 1);
   std::vector<Command> commands;
   for (auto add : kCommands) commands.push_back(add(app));

@@ -317,9 +317,8 @@ class SceneReader {
     contactEnds_.push_back({f.X_BL, b.X_BL});
     d.centerOnF = f.X_BL * n.at("center_on_F").vec3();
     d.centerOnB = b.X_BL * n.at("center_on_B").vec3();
-    d.radiusOnF = n.at("radius_on_F").nonNegative();
-    d.radiusOnB = n.at("radius_on_B").nonNegative();
-    check([&] { validateSphereRadii(d.radiusOnF, d.radiusOnB, n.path()); });
+    d.radiusOnF = n.at("radius_on_F").positive();
+    d.radiusOnB = n.at("radius_on_B").positive();
     if (auto x = n.find("enforce_rolling")) d.enforceRolling = x->boolean();
     if (auto x = n.find("enabled")) d.enabledByDefault = x->boolean();
     return d;
@@ -497,10 +496,8 @@ class SceneReader {
                        e.has("center_on_B") ? X_BL * e.at("center_on_B").vec3() : d.centerOnB};
         }
         if (e.has("radius_on_F") || e.has("radius_on_B")) {
-          c.radii = {e.has("radius_on_F") ? e.at("radius_on_F").nonNegative() : d.radiusOnF,
-                     e.has("radius_on_B") ? e.at("radius_on_B").nonNegative() : d.radiusOnB};
-          const std::string where = e.path();
-          check([&] { validateSphereRadii(c.radii->first, c.radii->second, where); });
+          c.radii = {e.has("radius_on_F") ? e.at("radius_on_F").positive() : d.radiusOnF,
+                     e.has("radius_on_B") ? e.at("radius_on_B").positive() : d.radiusOnB};
         }
         if (auto x = e.find("enabled")) c.enabled = x->boolean();
         o.contacts.push_back(c);

@@ -34,7 +34,7 @@ inline const std::vector<BadScene> kBadScenes = {
     {"bad_spring.json", "spring_dampers[0].free_length: must be > 0 (got 0)"},
     {"same_body_spring.json", "spring_dampers[0].bodyB: must be on a different body than bodyA (both are on 'link2')"},
     {"bad_bushing.json", "linear_bushings[0].stiffness[3]: must be >= 0 (got -5)"},
-    {"bad_contact.json", "sphere_contacts[0]: radii: at least one radius must be > 0"},
+    {"bad_contact.json", "sphere_contacts[0].radius_on_F: must be > 0 (got 0)"},
     {"bad_initial_state.json", "initial_state.q: must have 2 values (got 3)"},
     {"unknown_joint.json", "initial_state.joints.joint3: no joint named 'joint3' (did you mean 'joint1'?)"},
     {"bad_integrator.json", "simulation.integrator: must be \"rk4\" or \"euler\" (got 'rk45')"},

@@ -77,6 +77,7 @@ TEST_F(Cli, SimulateTheBuiltinSceneAndSummarize) {
                            "model         7 bodies, nq 7, nu 7; 1 bushings, 1 spring-dampers, 1 sphere contacts",
                            "device        CPU", "worlds        64", "steps         20 x dt 0.001 s = 0.02 s simulated",
                            "integrator    rk4", "precision     float", "wall time", "throughput", "energy drift",
+                           "constraint    ", "m max |position error| of the enabled sphere contacts",
                            "flagged       0 worlds"})
     EXPECT_TRUE(contains(r.out, line)) << line << "\n" << r.out;
   EXPECT_EQ(r.err, "");  // no progress line when stderr is not a terminal
