@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <functional>
+#include <set>
 
 namespace lockstep::io {
 
@@ -18,7 +20,93 @@ std::string formatNumber(double x) {
 
 std::string values(std::size_t n) { return std::to_string(n) + (n == 1 ? " value" : " values"); }
 
+// "line L, column C" of a byte offset of text.
+std::string position(const std::string& text, std::size_t offset) {
+  if (offset == std::string::npos) return "an unknown position";
+  const std::size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
+  const std::size_t lineStart = offset == 0 ? std::string::npos : text.rfind('\n', offset - 1);
+  const std::size_t column = lineStart == std::string::npos ? offset + 1 : offset - lineStart;
+  return "line " + std::to_string(line) + ", column " + std::to_string(column);
+}
+
+// Follows the parser through the document to know the JSON path of the value being read, and
+// records the first key that an object repeats.
+class DuplicateKeyFinder {
+ public:
+  bool operator()(int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start: open(false); break;
+      case Event::array_start: open(true); break;
+      case Event::key: {
+        Level& level = levels_.back();
+        level.key = parsed.get<std::string>();
+        if (!level.keys.insert(level.key).second && duplicate_.empty())
+          duplicate_ = (level.path.empty() ? "top level" : level.path) + ": duplicate key " + inQuotes(level.key);
+        break;
+      }
+      case Event::object_end:
+      case Event::array_end:
+        levels_.pop_back();
+        completed();
+        break;
+      case Event::value: completed(); break;
+    }
+    return true;
+  }
+  const std::string& duplicate() const { return duplicate_; }
+
+ private:
+  struct Level {
+    bool isArray = false;
+    std::string path;
+    std::size_t index = 0;         // arrays: the element being read
+    std::string key;               // objects: the member being read
+    std::set<std::string> keys;    // objects: the keys seen so far
+  };
+  std::string childPath() const {
+    if (levels_.empty()) return "";
+    const Level& l = levels_.back();
+    if (l.isArray) return l.path + "[" + std::to_string(l.index) + "]";
+    return l.path.empty() ? l.key : l.path + "." + l.key;
+  }
+  void open(bool isArray) {
+    Level level;
+    level.isArray = isArray;
+    level.path = childPath();
+    levels_.push_back(level);
+  }
+  void completed() {
+    if (!levels_.empty() && levels_.back().isArray) ++levels_.back().index;
+  }
+
+  std::vector<Level> levels_;
+  std::string duplicate_;
+};
+
 }  // namespace
+
+nlohmann::json parseDocument(const std::string& text, const std::string& source) {
+  DuplicateKeyFinder finder;
+  nlohmann::json document;
+  try {
+    document = nlohmann::json::parse(text, std::ref(finder));
+  } catch (const nlohmann::json::exception& e) {
+    // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." without the tag.
+    std::string what = e.what();
+    const std::size_t tagEnd = what.find("] ");
+    if (tagEnd != std::string::npos) what = what.substr(tagEnd + 2);
+    // Numbers too large for a double ("number overflow parsing '1e999'") come without a position.
+    const std::size_t open = what.find("parsing '");
+    if (e.id == 406 && open != std::string::npos) {
+      const std::string token = what.substr(open + 9, what.find('\'', open + 9) - open - 9);
+      what += " at " + position(text, text.find(token)) + " (numbers must be finite doubles)";
+    }
+    throw InputError(source + ": invalid JSON: " + what);
+  }
+  if (!finder.duplicate().empty()) throw InputError(source + ": invalid JSON: " + finder.duplicate());
+  return document;
+}
 
 std::size_t editDistance(const std::string& a, const std::string& b) {
   std::vector<std::size_t> row(b.size() + 1);

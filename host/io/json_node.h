@@ -16,6 +16,11 @@
 
 namespace lockstep::io {
 
+// Parses a JSON document. Throws InputError("<source>: invalid JSON: <what, with line and column>")
+// for syntax errors, numbers too large for a double, and keys repeated within one object (which
+// JSON parsers otherwise resolve silently).
+nlohmann::json parseDocument(const std::string& text, const std::string& source);
+
 // Levenshtein distance, for "did you mean" suggestions.
 std::size_t editDistance(const std::string& a, const std::string& b);
 // " (did you mean 'x'?)" when some candidate is close to `word`, else "".

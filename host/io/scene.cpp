@@ -5,7 +5,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include <algorithm>
 #include <climits>
 #include <map>
 
@@ -67,22 +66,7 @@ class SceneReader {
   }
 
   Scene read(const std::string& text) {
-    nlohmann::json document;
-    try {
-      document = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception& e) {
-      // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." without the tag.
-      std::string what = e.what();
-      const std::size_t tagEnd = what.find("] ");
-      if (tagEnd != std::string::npos) what = what.substr(tagEnd + 2);
-      // Numbers too large for a double ("number overflow parsing '1e999'") come without a position.
-      const std::size_t open = what.find("parsing '");
-      if (e.id == 406 && open != std::string::npos) {
-        const std::string token = what.substr(open + 9, what.find('\'', open + 9) - open - 9);
-        what += " at " + position(text, text.find(token)) + " (numbers must be finite doubles)";
-      }
-      throw InputError(source_ + ": invalid JSON: " + what);
-    }
+    const nlohmann::json document = io::parseDocument(text, source_);
     const JsonNode root(document, "", source_);
     root.expectObject({"name", "description", "gravity", "urdf", "bodies", "linear_bushings", "spring_dampers",
                        "sphere_contacts", "initial_state", "simulation", "per_world"});
@@ -118,15 +102,6 @@ class SceneReader {
   }
 
  private:
-  // "line L, column C" of a byte offset.
-  static std::string position(const std::string& text, std::size_t offset) {
-    if (offset == std::string::npos) return "an unknown position";
-    const std::size_t line = 1 + std::count(text.begin(), text.begin() + offset, '\n');
-    const std::size_t lineStart = text.rfind('\n', offset == 0 ? 0 : offset - 1);
-    const std::size_t column = lineStart == std::string::npos || offset == 0 ? offset + 1 : offset - lineStart;
-    return "line " + std::to_string(line) + ", column " + std::to_string(column);
-  }
-
   // ---- names ----
 
   // Registers a new name, failing when it is taken.

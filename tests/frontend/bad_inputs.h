@@ -16,6 +16,7 @@ inline const std::vector<BadScene> kBadScenes = {
     {"nan.json", "invalid JSON: parse error at line 2, column 18"},
     {"infinity.json", "invalid JSON: number overflow parsing '1e999' at line 4, column 51 (numbers must be finite doubles)"},
     {"not_an_object.json", "top level: must be an object (got an array)"},
+    {"duplicate_key.json", "invalid JSON: bodies[1]: duplicate key 'mass'"},
     {"unknown_mobilizer.json", "bodies[1].mobilizer: unknown mobilizer type 'hinge' (expected one of: weld, pin,"},
     {"missing_parent.json", "bodies[1].parent: no body or link named 'link0' (did you mean 'link1'?)"},
     {"cycle.json", "body 'link1': parent: the mobilizer tree has a cycle through it"},
