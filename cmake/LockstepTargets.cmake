@@ -11,6 +11,8 @@ add_library(lockstep STATIC
   host/cpu_backend.cpp
   host/builtin_scenes.cpp
   kernels/batch_kernels.cu
+  host/study.cpp
+  kernels/study_reduce.cu
 )
 target_include_directories(lockstep PUBLIC ${PROJECT_SOURCE_DIR}/include)
 target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE Eigen3::Eigen)
@@ -18,6 +20,13 @@ target_compile_options(lockstep PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
   $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
 set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
+
+# ---- reports for people: plots (PLplot) --------------------------------------------------------
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(PLPLOT REQUIRED IMPORTED_TARGET plplot)
+add_library(lockstep_report STATIC host/plot.cpp)
+target_link_libraries(lockstep_report PUBLIC lockstep PRIVATE PkgConfig::PLPLOT)
+target_compile_options(lockstep_report PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
 # ---- scene files, URDF import and the command line (cmake/LockstepFrontend.cmake) -------------
 include(${PROJECT_SOURCE_DIR}/cmake/LockstepFrontend.cmake)
@@ -38,9 +47,12 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_gpu_dynamics.cpp
     tests/test_forces.cpp
     tests/test_constraints.cpp
+    tests/test_rollouts.cpp
+    tests/test_study.cpp
+    tests/test_plot.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-  target_link_libraries(lockstep_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
+  target_link_libraries(lockstep_tests PRIVATE lockstep lockstep_report Eigen3::Eigen GTest::gtest GTest::gtest_main)
   target_compile_options(lockstep_tests PRIVATE
     $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
     $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)

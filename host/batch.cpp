@@ -8,6 +8,10 @@
 
 #include "lockstep/device.h"
 
+#include <dlpack/dlpack.h>
+
+#include <type_traits>
+
 namespace lockstep {
 
 const char* backendName(Backend b) { return b == Backend::Cuda ? "cuda" : "cpu"; }
@@ -52,20 +56,26 @@ class DeviceArray {
   DeviceArray(const DeviceArray&) = delete;
   DeviceArray& operator=(const DeviceArray&) = delete;
   ~DeviceArray() { release(); }
-  void resize(std::size_t n) {
-    if (n == n_) return;
+  // Returns true when the allocation moved (pointers taken before are stale).
+  bool resize(std::size_t n) {
+    if (n == n_) return false;
     release();
     if (n) checkCuda(cudaMalloc(&p_, n * sizeof(U)), "cudaMalloc");
     n_ = n;
+    return true;
   }
-  void upload(const std::vector<U>& h) {
-    resize(h.size());
-    if (n_) checkCuda(cudaMemcpy(p_, h.data(), n_ * sizeof(U), cudaMemcpyHostToDevice), "cudaMemcpy to device");
+  bool upload(const std::vector<U>& h, cudaStream_t stream) {
+    const bool moved = resize(h.size());
+    if (n_)
+      checkCuda(cudaMemcpyAsync(p_, h.data(), n_ * sizeof(U), cudaMemcpyHostToDevice, stream), "cudaMemcpy to device");
+    return moved;
   }
-  void download(std::vector<U>& h) const {
-    if (n_) checkCuda(cudaMemcpy(h.data(), p_, n_ * sizeof(U), cudaMemcpyDeviceToHost), "cudaMemcpy to host");
+  void download(std::vector<U>& h, cudaStream_t stream) const {
+    if (n_)
+      checkCuda(cudaMemcpyAsync(h.data(), p_, n_ * sizeof(U), cudaMemcpyDeviceToHost, stream), "cudaMemcpy to host");
   }
   U* get() const { return p_; }
+  std::size_t size() const { return n_; }
 
  private:
   void release() {
@@ -76,6 +86,8 @@ class DeviceArray {
   U* p_ = nullptr;
   std::size_t n_ = 0;
 };
+
+cudaStream_t asStream(void* s) { return static_cast<cudaStream_t>(s); }
 
 }  // namespace
 
@@ -94,6 +106,7 @@ struct Batch<T>::Device {
     return {s, topology.get(), X_PF.get(), X_BM.get(), bushing.get(), spring.get(), contact.get()};
   }
   DeviceArray<T> scratch;
+  DeviceArray<std::uint8_t> staging[3];  // host arrays passed to resets, copied to the device
 };
 
 // ---- construction -------------------------------------------------------------------------------
@@ -146,7 +159,7 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
 #undef LOCKSTEP_X
   for (std::int64_t w = 0; w < nWorlds_; ++w)
-    for (int i = 0; i < sizes_.nq; ++i) q_[i * nWorlds_ + w] = T(m.defaultQ()[i]);
+    for (int i = 0; i < sizes_.nq; ++i) q_[i * nWorlds_ + w] = initialQ_[i * nWorlds_ + w] = T(m.defaultQ()[i]);
 
   // Parameters start shared: one copy of the model's defaults.
   for (const Body& b : m.bodies()) {
@@ -194,19 +207,38 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
   contactEnabled_.count = sizes_.nContacts;
 
   if (backend_ == Backend::Cuda) {
+    cudaStream_t stream = nullptr;
+    checkCuda(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    stream_ = stream;
+    ownsStream_ = true;
     device_ = std::make_unique<Device>();
-    device_->topology.upload(topology_);
-    device_->X_PF.upload(X_PF_);
-    device_->X_BM.upload(X_BM_);
-    device_->bushing.upload(bushingTopology_);
-    device_->spring.upload(springTopology_);
-    device_->contact.upload(contactTopology_);
+    device_->topology.upload(topology_, stream);
+    device_->X_PF.upload(X_PF_, stream);
+    device_->X_BM.upload(X_BM_, stream);
+    device_->bushing.upload(bushingTopology_, stream);
+    device_->spring.upload(springTopology_, stream);
+    device_->contact.upload(contactTopology_, stream);
+    checkCuda(cudaStreamSynchronize(stream), "uploading the model");
     device_->scratch.resize(static_cast<std::size_t>(layout_.total) * nWorlds_);
   }
 }
 
 template <class T>
-Batch<T>::~Batch() = default;
+Batch<T>::~Batch() {
+  if (stream_) cudaStreamSynchronize(asStream(stream_));
+  device_.reset();
+  if (ownsStream_) cudaStreamDestroy(asStream(stream_));
+}
+
+template <class T>
+void Batch<T>::setStream(void* cudaStream) {
+  if (backend_ != Backend::Cuda) throw std::logic_error("setStream: this batch runs on the CPU backend");
+  if (!cudaStream) throw std::invalid_argument("setStream: stream: must not be null");
+  checkCuda(cudaStreamSynchronize(asStream(stream_)), "waiting for the batch's stream");
+  if (ownsStream_) cudaStreamDestroy(asStream(stream_));
+  stream_ = cudaStream;
+  ownsStream_ = false;
+}
 
 // ---- host access --------------------------------------------------------------------------------
 
@@ -252,6 +284,102 @@ void Batch<T>::setField(std::vector<T>& f, int count, std::int64_t w, const std:
 }
 
 template <class T>
+std::int64_t Batch<T>::getIntField(const std::vector<std::int32_t>& f, std::int64_t w) const {
+  checkWorld(w);
+  checkReadable();
+  return f[w];
+}
+
+template <class T>
+Transformd Batch<T>::bodyPose(std::int64_t w, int body) const {
+  if (body < 0 || body >= sizes_.nb) throw std::out_of_range("body index " + std::to_string(body) + " out of range");
+  const std::vector<double> all = getField(bodyPose_, 7 * sizes_.nb, w);
+  const double* p = &all[7 * body];
+  return {Rotationd::fromQuaternion(p[3], p[4], p[5], p[6]), {{p[0], p[1], p[2]}}};
+}
+
+template <class T>
+SpatialVecd Batch<T>::bodyVelocity(std::int64_t w, int body) const {
+  if (body < 0 || body >= sizes_.nb) throw std::out_of_range("body index " + std::to_string(body) + " out of range");
+  const std::vector<double> all = getField(bodyVelocity_, 6 * sizes_.nb, w);
+  const double* v = &all[6 * body];
+  return {{{v[0], v[1], v[2]}}, {{v[3], v[4], v[5]}}};
+}
+
+template <class T>
+std::vector<std::string> Batch<T>::fieldNames() {
+  std::vector<std::string> names;
+#define LOCKSTEP_X(type, name, count, doc) names.push_back(#name);
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, Sizes{})
+#undef LOCKSTEP_X
+  return names;
+}
+
+namespace {
+template <class U>
+FieldView::Type fieldType() {
+  if (std::is_same<U, float>::value) return FieldView::Type::Float32;
+  if (std::is_same<U, double>::value) return FieldView::Type::Float64;
+  return FieldView::Type::Int32;
+}
+}  // namespace
+
+template <class T>
+FieldView Batch<T>::field(const std::string& name, MemorySpace space) {
+  const bool device = space == MemorySpace::Backend && backend_ == Backend::Cuda;
+  FieldView v;
+  v.name = name;
+  v.onDevice = device;
+  v.worlds = nWorlds_;
+  v.worldStride = 1;
+  v.componentStride = nWorlds_;
+#define LOCKSTEP_X(type, fname, count, doc)                                      \
+  if (name == #fname) {                                                          \
+    v.data = device ? static_cast<void*>(device_->fname.get()) : static_cast<void*>(fname##_.data()); \
+    v.elementType = fieldType<type>();                                                  \
+    v.components = (count);                                                      \
+    return v;                                                                    \
+  }
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+#undef LOCKSTEP_X
+  std::string all;
+  for (const std::string& n : fieldNames()) all += (all.empty() ? "" : ", ") + n;
+  throw std::invalid_argument("no per-world field named '" + name + "' (fields: " + all + ")");
+}
+
+namespace {
+struct DLPackHolder {
+  DLManagedTensor tensor;
+  std::int64_t shape[2];
+  std::int64_t strides[2];
+};
+}  // namespace
+
+template <class T>
+DLManagedTensor* Batch<T>::toDLPack(const std::string& name, MemorySpace space) {
+  const FieldView v = field(name, space);
+  auto* h = new DLPackHolder{};
+  DLTensor& t = h->tensor.dl_tensor;
+  t.data = v.data;
+  int device = 0;
+  if (v.onDevice) cudaGetDevice(&device);
+  t.device = {v.onDevice ? kDLCUDA : kDLCPU, device};
+  t.ndim = v.components == 1 ? 1 : 2;
+  t.dtype = v.elementType == FieldView::Type::Int32 ? DLDataType{kDLInt, 32, 1}
+                                             : DLDataType{kDLFloat, std::uint8_t(v.elementType == FieldView::Type::Float32 ? 32 : 64), 1};
+  h->shape[0] = v.worlds;
+  h->shape[1] = v.components;
+  h->strides[0] = v.worldStride;
+  h->strides[1] = v.componentStride;
+  t.shape = h->shape;
+  t.strides = h->strides;
+  t.byte_offset = 0;
+  h->tensor.manager_ctx = h;
+  h->tensor.deleter = [](DLManagedTensor* self) { delete static_cast<DLPackHolder*>(self->manager_ctx); };
+  return &h->tensor;
+}
+
+template <class T>
 std::int32_t Batch<T>::status(std::int64_t w) const {
   checkWorld(w);
   checkReadable();
@@ -271,6 +399,7 @@ void Batch<T>::setBodyForce(std::int64_t w, int body, const SpatialVecd& F) {
 
 template <class T>
 void Batch<T>::setAllStates(const std::vector<double>& q, const std::vector<double>& u) {
+  setInitialState(kAllWorlds, q, u);
   for (std::int64_t w = 0; w < nWorlds_; ++w) {
     setQ(w, q);
     setU(w, u);
@@ -281,12 +410,13 @@ void Batch<T>::setAllStates(const std::vector<double>& q, const std::vector<doub
 }
 
 template <class T>
-void Batch<T>::resetWorld(std::int64_t w) {
-  setQ(w, model_->defaultQ());
-  setU(w, model_->defaultU());
-  setZ(w, std::vector<double>(sizes_.nz, 0.0));
-  setTime(w, 0.0);
-  status_[w] = kStatusOk;
+void Batch<T>::setInitialState(std::int64_t w, const std::vector<double>& q, const std::vector<double>& u) {
+  if (w == kAllWorlds) {
+    for (std::int64_t x = 0; x < nWorlds_; ++x) setInitialState(x, q, u);
+    return;
+  }
+  setField(initialQ_, sizes_.nq, w, q, "initial q");
+  setField(initialU_, sizes_.nu, w, u, "initial u");
 }
 
 template <class T>
@@ -756,23 +886,47 @@ template <class T>
 void Batch<T>::upload() {
   if (!device_) return;
   checkReadable();
-#define LOCKSTEP_X(type, name, count, doc) device_->name.upload(name##_);
+  const cudaStream_t stream = asStream(stream_);
+#define LOCKSTEP_X(type, name, count, doc) device_->name.upload(name##_, stream);
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) device_->name.upload(name##_.data);
+#define LOCKSTEP_X(name, count, doc) \
+  if (device_->name.upload(name##_.data, stream)) ++paramGeneration_;
   LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, sizes_)
 #undef LOCKSTEP_X
+  checkCuda(cudaStreamSynchronize(stream), "uploading");
   hostChanged_ = false;
 }
 
 template <class T>
 void Batch<T>::download() {
   if (!device_) return;
-  checkCuda(cudaDeviceSynchronize(), "waiting for the device");
-#define LOCKSTEP_X(type, name, count, doc) device_->name.download(name##_);
+  const cudaStream_t stream = asStream(stream_);
+#define LOCKSTEP_X(type, name, count, doc) device_->name.download(name##_, stream);
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
 #undef LOCKSTEP_X
+  checkCuda(cudaStreamSynchronize(stream), "downloading");
   deviceAhead_ = false;
+}
+
+template <class T>
+void Batch<T>::synchronize() {
+  if (stream_) checkCuda(cudaStreamSynchronize(asStream(stream_)), "waiting for the device");
+}
+
+template <class T>
+BackendContext<T> Batch<T>::context() {
+  if (backend_ == Backend::Cuda) {
+    if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
+    return {device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), stream_};
+  }
+  cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
+  return {hostModelView(), hostView(), layout_, cpuScratch_.data(), nullptr};
+}
+
+template <class T>
+void Batch<T>::afterBackendWrite() {
+  if (backend_ == Backend::Cuda) deviceAhead_ = true;
 }
 
 template <class T>
@@ -780,29 +934,118 @@ void Batch<T>::step(double dt, int nSteps, Integrator integrator) {
   if (!(dt > 0) || !std::isfinite(dt)) throw std::invalid_argument("step: dt: must be a positive finite number");
   if (nSteps < 0) throw std::invalid_argument("step: steps: must be >= 0");
   if (nSteps == 0) return;
-  const StepSettings<T> settings{T(dt), nSteps, integrator, T(constraintTolerance_), maxProjectionIterations_};
-  if (backend_ == Backend::Cuda) {
-    if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
-    cudaAdvance(device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), settings);
-    deviceAhead_ = true;
-  } else {
-    cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
-    cpuAdvance(hostModelView(), hostView(), layout_, cpuScratch_.data(), settings);
-  }
+  const StepSettings<T> settings{T(dt), nSteps, integrator, T(constraintTolerance_), maxProjectionIterations_,
+                                 observe_, autoReset_};
+  if (backend_ == Backend::Cuda) cudaAdvance(context(), settings);
+  else cpuAdvance(context(), settings);
+  afterBackendWrite();
+}
+
+template <class T>
+void Batch<T>::evaluate() {
+  if (backend_ == Backend::Cuda) cudaEvaluate(context());
+  else cpuEvaluate(context());
+  afterBackendWrite();
 }
 
 template <class T>
 void Batch<T>::assemble(int maxIterations) {
   if (maxIterations < 1) throw std::invalid_argument("assemble: iterations: must be at least 1");
+  if (backend_ == Backend::Cuda) cudaAssemble(context(), T(constraintTolerance_), maxIterations);
+  else cpuAssemble(context(), T(constraintTolerance_), maxIterations);
+  afterBackendWrite();
+}
+
+template <class T>
+const void* Batch<T>::toBackend(const void* data, std::size_t bytes, MemorySpace space, int slot) {
+  if (backend_ == Backend::Cpu || space == MemorySpace::Backend) return data;
+  DeviceArray<std::uint8_t>& buf = device_->staging[slot];
+  if (buf.size() < bytes) buf.resize(bytes);
+  checkCuda(cudaMemcpyAsync(buf.get(), data, bytes, cudaMemcpyHostToDevice, asStream(stream_)), "staging to device");
+  return buf.get();
+}
+
+template <class T>
+void Batch<T>::resetWorld(std::int64_t w) {
+  checkWorld(w);
+  resetWorlds(&w, 1, MemorySpace::Host);
+}
+
+template <class T>
+void Batch<T>::resetWorlds(const std::vector<std::int64_t>& worlds) {
+  for (std::int64_t w : worlds) checkWorld(w);
+  resetWorlds(worlds.data(), static_cast<std::int64_t>(worlds.size()), MemorySpace::Host);
+}
+
+template <class T>
+void Batch<T>::resetWorlds(const std::int64_t* worlds, std::int64_t count, MemorySpace space) {
+  if (count < 0) throw std::invalid_argument("resetWorlds: count: must be >= 0");
+  if (count == 0) return;
+  const auto* idx = static_cast<const std::int64_t*>(toBackend(worlds, count * sizeof(std::int64_t), space, 0));
+  if (backend_ == Backend::Cuda) cudaResetIndices(context(), idx, count);
+  else cpuResetIndices(context(), idx, count);
+  afterBackendWrite();
+}
+
+template <class T>
+void Batch<T>::resetWorldsMask(const std::uint8_t* mask, MemorySpace space) {
+  const auto* m = static_cast<const std::uint8_t*>(toBackend(mask, nWorlds_, space, 0));
+  if (backend_ == Backend::Cuda) cudaResetMask(context(), m);
+  else cpuResetMask(context(), m);
+  afterBackendWrite();
+}
+
+template <class T>
+void Batch<T>::setStates(const std::int64_t* worlds, std::int64_t count, const T* q, const T* u, MemorySpace space) {
+  if (count < 0) throw std::invalid_argument("setStates: count: must be >= 0");
+  if (count == 0) return;
+  const auto* idx = static_cast<const std::int64_t*>(toBackend(worlds, count * sizeof(std::int64_t), space, 0));
+  const T* qb = static_cast<const T*>(toBackend(q, count * sizeof(T) * sizes_.nq, space, 1));
+  const T* ub = static_cast<const T*>(toBackend(u, count * sizeof(T) * sizes_.nu, space, 2));
+  if (backend_ == Backend::Cuda) cudaSetStates(context(), idx, count, qb, ub);
+  else cpuSetStates(context(), idx, count, qb, ub);
+  afterBackendWrite();
+}
+
+template <class T>
+std::unique_ptr<StepGraph<T>> Batch<T>::captureStep(double dt, int nSteps, Integrator integrator) {
+  if (!(dt > 0) || !std::isfinite(dt)) throw std::invalid_argument("captureStep: dt: must be a positive finite number");
+  if (nSteps < 1) throw std::invalid_argument("captureStep: steps: must be >= 1");
+  const StepSettings<T> settings{T(dt), nSteps, integrator, T(constraintTolerance_), maxProjectionIterations_,
+                                 observe_, autoReset_};
+  std::unique_ptr<StepGraph<T>> g(new StepGraph<T>(this, settings, paramGeneration_));
   if (backend_ == Backend::Cuda) {
-    if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
-    cudaAssemble(device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), T(constraintTolerance_),
-                 maxIterations);
-    deviceAhead_ = true;
-  } else {
-    cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
-    cpuAssemble(hostModelView(), hostView(), layout_, cpuScratch_.data(), T(constraintTolerance_), maxIterations);
+    const BackendContext<T> ctx = context();
+    const cudaStream_t stream = asStream(stream_);
+    cudaGraph_t graph = nullptr;
+    checkCuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    cudaAdvance(ctx, settings);
+    checkCuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+    cudaGraphExec_t exec = nullptr;
+    checkCuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+    cudaGraphDestroy(graph);
+    g->exec_ = exec;
   }
+  return g;
+}
+
+template <class T>
+StepGraph<T>::~StepGraph() {
+  if (exec_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
+}
+
+template <class T>
+void StepGraph<T>::launch() {
+  if (!exec_) {
+    batch_->step(double(settings_.dt), settings_.nSteps, settings_.integrator);
+    return;
+  }
+  if (batch_->paramGeneration_ != generation_)
+    throw std::logic_error("this step graph was recorded before the batch's device parameter arrays moved "
+                           "(a parameter became per-world): record it again with captureStep()");
+  if (batch_->hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
+  checkCuda(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), asStream(batch_->stream_)), "cudaGraphLaunch");
+  batch_->deviceAhead_ = true;
 }
 
 template <class T>
@@ -813,19 +1056,9 @@ void Batch<T>::setConstraintTolerance(double tol, int maxIterations) {
   maxProjectionIterations_ = maxIterations;
 }
 
-template <class T>
-void Batch<T>::evaluate() {
-  if (backend_ == Backend::Cuda) {
-    if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
-    cudaEvaluate(device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get());
-    deviceAhead_ = true;
-  } else {
-    cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
-    cpuEvaluate(hostModelView(), hostView(), layout_, cpuScratch_.data());
-  }
-}
-
 template class Batch<float>;
 template class Batch<double>;
+template class StepGraph<float>;
+template class StepGraph<double>;
 
 }  // namespace lockstep

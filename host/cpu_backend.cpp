@@ -1,63 +1,86 @@
 // The CPU backend: the same per-world code as the CUDA kernels, one world at a time on each core.
-// Each thread owns one workspace (stride 1); worlds are independent, so results do not depend on
-// the number of threads or on which thread ran which world.
+// Each thread owns one workspace (stride 1); worlds are independent and scheduled statically, so
+// results do not depend on the number of threads or on which thread ran which world.
 #include <omp.h>
 
-#include "lockstep/batch.h"
+#include "lockstep/backend.h"
 
 namespace lockstep {
 
 namespace {
 int gCpuThreads = 0;
+
+// Runs f(world view, workspace) for every world index i in [0, count), world = index(i).
+template <class T, class Index, class F>
+void forWorlds(const BackendContext<T>& ctx, std::int64_t count, Index index, F f) {
+  const int threads = cpuThreads();
+#pragma omp parallel num_threads(threads)
+  {
+    const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(omp_get_thread_num()) * ctx.layout.total, 1}};
+#pragma omp for schedule(static)
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t w = index(i);
+      if (w >= 0) f(i, ctx.batch.world(w), ws);
+    }
+  }
 }
+auto identity = [](std::int64_t i) { return i; };
+}  // namespace
 
 void setCpuThreads(int n) { gCpuThreads = n < 0 ? 0 : n; }
 int cpuThreads() { return gCpuThreads > 0 ? gCpuThreads : omp_get_max_threads(); }
 
 template <class T>
-void cpuAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch,
-                const StepSettings<T>& settings) {
-  const int threads = cpuThreads();
-#pragma omp parallel num_threads(threads)
-  {
-    const Workspace<T> ws{L, {scratch + static_cast<std::int64_t>(omp_get_thread_num()) * L.total, 1}};
-#pragma omp for schedule(static)
-    for (std::int64_t w = 0; w < batch.nWorlds; ++w) advanceWorld(model, batch.world(w), ws, settings);
-  }
+void cpuAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
+  forWorlds(ctx, ctx.batch.nWorlds, identity,
+            [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { advanceWorld(ctx.model, w, ws, settings); });
 }
 
 template <class T>
-void cpuAssemble(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T tol,
-                 int maxIterations) {
-  const int threads = cpuThreads();
-#pragma omp parallel num_threads(threads)
-  {
-    const Workspace<T> ws{L, {scratch + static_cast<std::int64_t>(omp_get_thread_num()) * L.total, 1}};
-#pragma omp for schedule(static)
-    for (std::int64_t w = 0; w < batch.nWorlds; ++w) assembleWorld(model, batch.world(w), ws, tol, maxIterations);
-  }
+void cpuEvaluate(const BackendContext<T>& ctx) {
+  forWorlds(ctx, ctx.batch.nWorlds, identity,
+            [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { evaluateWorld(ctx.model, w, ws); });
 }
 
 template <class T>
-void cpuEvaluate(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch) {
-  const int threads = cpuThreads();
-#pragma omp parallel num_threads(threads)
-  {
-    const Workspace<T> ws{L, {scratch + static_cast<std::int64_t>(omp_get_thread_num()) * L.total, 1}};
-#pragma omp for schedule(static)
-    for (std::int64_t w = 0; w < batch.nWorlds; ++w) evaluateWorld(model, batch.world(w), ws);
-  }
+void cpuAssemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
+  forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
+    assembleWorld(ctx.model, w, ws, tol, maxIterations);
+    observeWorld(ctx.model, w, ws);
+  });
 }
 
-template void cpuAdvance<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*,
-                                const StepSettings<float>&);
-template void cpuAdvance<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&, double*,
-                                 const StepSettings<double>&);
-template void cpuAssemble<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*,
-                                 float, int);
-template void cpuAssemble<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&, double*,
-                                  double, int);
-template void cpuEvaluate<float>(const ModelView<float>&, const BatchView<float>&, const WorkspaceLayout&, float*);
-template void cpuEvaluate<double>(const ModelView<double>&, const BatchView<double>&, const WorkspaceLayout&, double*);
+template <class T>
+void cpuResetIndices(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count) {
+  forWorlds(ctx, count, [&](std::int64_t i) { return indices[i]; },
+            [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { resetWorldState(ctx.model, w, ws); });
+}
+
+template <class T>
+void cpuResetMask(const BackendContext<T>& ctx, const std::uint8_t* mask) {
+  forWorlds(ctx, ctx.batch.nWorlds, [&](std::int64_t i) { return mask[i] ? i : std::int64_t(-1); },
+            [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { resetWorldState(ctx.model, w, ws); });
+}
+
+template <class T>
+void cpuSetStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q,
+                  const T* u) {
+  const Sizes& s = ctx.model.sizes;
+  forWorlds(ctx, count, [&](std::int64_t i) { return indices[i]; },
+            [&](std::int64_t i, const WorldView<T>& w, const Workspace<T>& ws) {
+              setWorldState(ctx.model, w, ws, q + i * s.nq, u + i * s.nu);
+            });
+}
+
+#define LOCKSTEP_INSTANTIATE(T)                                                                               \
+  template void cpuAdvance<T>(const BackendContext<T>&, const StepSettings<T>&);                             \
+  template void cpuEvaluate<T>(const BackendContext<T>&);                                                     \
+  template void cpuAssemble<T>(const BackendContext<T>&, T, int);                                             \
+  template void cpuResetIndices<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t);              \
+  template void cpuResetMask<T>(const BackendContext<T>&, const std::uint8_t*);                               \
+  template void cpuSetStates<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t, const T*, const T*);
+LOCKSTEP_INSTANTIATE(float)
+LOCKSTEP_INSTANTIATE(double)
+#undef LOCKSTEP_INSTANTIATE
 
 }  // namespace lockstep

@@ -60,7 +60,7 @@ TEST(GpuDynamics, ForceElementsMatchCpu) {
     cpu.setAllStates(q0, std::vector<double>(model->nu(), 0.0));
     gpu.setAllStates(q0, std::vector<double>(model->nu(), 0.0));
     for (int w = 0; w < n; w += 7) {
-      const std::array<double, 6> k = {10.0 + w, 10, 10, 100, 100 + w, 100};
+      const std::array<double, 6> k = {10.0 + w, 10, 10, 100, 100.0 + w, 100};
       cpu.setBushingStiffness(w, 0, k);
       gpu.setBushingStiffness(w, 0, k);
     }

@@ -8,6 +8,12 @@
 // On the CPU backend the host copy is the only copy and upload/download do nothing. On the CUDA
 // backend, stepping after a host change without upload(), or reading after a step without
 // download(), throws std::logic_error instead of silently using stale data.
+//
+// Learning loops drive a batch without host copies: actions are written into the `tau` field
+// and observations read from the observation fields in place (field() gives raw pointers with
+// shape and strides, toDLPack() gives DLPack tensors for PyTorch and JAX); resetWorlds() and
+// setStates() take index lists or masks in device memory; captureStep() records a step as a
+// CUDA graph; with setAutoReset(true) failed worlds restart on their own, each recording why.
 #pragma once
 
 #include <array>
@@ -16,7 +22,9 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/integrator.h"
+struct DLManagedTensor;
+
+#include "lockstep/backend.h"
 #include "lockstep/force_elements.h"
 #include "lockstep/model.h"
 
@@ -24,6 +32,43 @@ namespace lockstep {
 
 enum class Backend { Cpu, Cuda };
 enum class DeviceChoice { Auto, Cpu, Cuda };
+// Where an array passed to or returned by a Batch lives: host memory, or the backend's memory
+// (device memory on the CUDA backend, host memory on the CPU backend).
+enum class MemorySpace { Host, Backend };
+
+// A per-world field as raw memory: element (world w, component c) is at
+// data + w * worldStride + c * componentStride, in elements of the field's type.
+struct FieldView {
+  std::string name;
+  void* data = nullptr;
+  bool onDevice = false;
+  enum class Type { Float32, Float64, Int32 } elementType = Type::Float64;
+  std::int64_t worlds = 0, components = 0;
+  std::int64_t worldStride = 1, componentStride = 0;
+};
+
+template <class T>
+class Batch;
+
+// A recorded step (CUDA graph on the CUDA backend; a plain step() call on the CPU backend).
+// Valid while the batch lives and its per-world parameter layout does not change.
+template <class T>
+class StepGraph {
+ public:
+  ~StepGraph();
+  StepGraph(const StepGraph&) = delete;
+  StepGraph& operator=(const StepGraph&) = delete;
+  void launch();
+
+ private:
+  friend class Batch<T>;
+  StepGraph(Batch<T>* batch, const StepSettings<T>& settings, std::uint64_t generation)
+      : batch_(batch), settings_(settings), generation_(generation) {}
+  Batch<T>* batch_;
+  StepSettings<T> settings_;
+  std::uint64_t generation_;
+  void* exec_ = nullptr;  // cudaGraphExec_t
+};
 
 const char* backendName(Backend b);
 // Auto picks CUDA when a usable device exists; Cuda throws std::runtime_error when none does.
@@ -63,11 +108,49 @@ class Batch {
   void setTime(std::int64_t w, double t) { setField(time_, 1, w, {t}, "time"); }
   // Spatial force on a body at its origin Bo, expressed in Ground.
   void setBodyForce(std::int64_t w, int body, const SpatialVecd& F_GB);
-  // Sets q, u, z, time of every world to the same values; clears every status.
+  // Sets q, u (and their initial values), z = 0, time = 0 of every world; clears every status.
   void setAllStates(const std::vector<double>& q, const std::vector<double>& u);
-  // Puts world w back to the model's default state (q0, u = 0, z = 0, t = 0) and clears its status.
-  void resetWorld(std::int64_t w);
+  // The state a reset returns to (the model's default state until set), for one world or all.
+  void setInitialState(std::int64_t w, const std::vector<double>& q, const std::vector<double>& u);
+  std::vector<double> initialQ(std::int64_t w) const { return getField(initialQ_, sizes_.nq, w); }
+  std::vector<double> initialU(std::int64_t w) const { return getField(initialU_, sizes_.nu, w); }
   void clearStatus(std::int64_t w);
+
+  // ---- resets, on the backend (no host round trip; observations refreshed) ----
+  // Puts world w back to its initial state (time 0, z = 0, healthy).
+  void resetWorld(std::int64_t w);
+  // The same for a list of worlds, or for the worlds where mask[w] != 0 (nWorlds bytes); the
+  // arrays live in the given memory space. Other worlds are not touched.
+  void resetWorlds(const std::vector<std::int64_t>& worlds);
+  void resetWorlds(const std::int64_t* worlds, std::int64_t count, MemorySpace space);
+  void resetWorldsMask(const std::uint8_t* mask, MemorySpace space);
+  // Puts the listed worlds into given states (row-major q[count][nq], u[count][nu], in T).
+  void setStates(const std::int64_t* worlds, std::int64_t count, const T* q, const T* u, MemorySpace space);
+  // Failed worlds (any status bit) go back to their initial state at the end of step(), their
+  // status bits saved in lastFailure and resetCount incremented, instead of staying flagged.
+  void setAutoReset(bool on) { autoReset_ = on; }
+  std::int32_t lastFailure(std::int64_t w) const { return std::int32_t(getIntField(lastFailure_, w)); }
+  std::int32_t resetCount(std::int64_t w) const { return std::int32_t(getIntField(resetCount_, w)); }
+
+  // ---- observations (written after step(), resets, assemble() and evaluate()) ----
+  void setObserveAfterStep(bool on) { observe_ = on; }
+  Transformd bodyPose(std::int64_t w, int body) const;      // X_GB
+  SpatialVecd bodyVelocity(std::int64_t w, int body) const;  // V_GB at Bo, in G
+
+  // ---- zero-copy access ----
+  // Every per-world field by name (the names of LOCKSTEP_WORLD_FIELDS: "q", "u", "tau", "bodyPose",
+  // ...), in host memory or in the backend's memory. The Batch must outlive the views.
+  static std::vector<std::string> fieldNames();
+  FieldView field(const std::string& name, MemorySpace space);
+  // The same as a DLPack tensor of shape [worlds] or [worlds, components], strides [1, worlds];
+  // its deleter frees only the tensor description, never the batch's memory.
+  DLManagedTensor* toDLPack(const std::string& name, MemorySpace space);
+  // The CUDA stream the batch launches and copies on (a cudaStream_t; nullptr on the CPU
+  // backend). setStream makes it use a stream of the caller's, e.g. a framework's current stream.
+  void* stream() const { return stream_; }
+  void setStream(void* cudaStream);
+  // Records step(dt, nSteps, integrator) (with the current auto-reset and observation settings).
+  std::unique_ptr<StepGraph<T>> captureStep(double dt, int nSteps = 1, Integrator integrator = Integrator::RK4);
 
   // ---- per-world parameters (override the model's defaults for one world) ----
   void setMassProperties(std::int64_t w, int body, const MassProperties& mp);
@@ -128,6 +211,8 @@ class Batch {
   // ---- moving data and time ----
   void upload();
   void download();
+  // Waits until the backend has finished the work queued so far (CUDA: the batch's stream).
+  void synchronize();
   // Advances every healthy world by nSteps steps of dt.
   void step(double dt, int nSteps = 1, Integrator integrator = Integrator::RK4);
   // Computes udot, the constraint multipliers and the energies at the current state of every world.
@@ -156,6 +241,11 @@ class Batch {
   struct Device;  // CUDA allocations (batch.cpp)
 
   std::vector<double> getField(const std::vector<T>& f, int count, std::int64_t w) const;
+  std::int64_t getIntField(const std::vector<std::int32_t>& f, std::int64_t w) const;
+  BackendContext<T> context();
+  // Copies a host array into a device staging buffer when needed; returns a backend pointer.
+  const void* toBackend(const void* data, std::size_t bytes, MemorySpace space, int slot);
+  void afterBackendWrite();
   void setField(std::vector<T>& f, int count, std::int64_t w, const std::vector<double>& v, const char* name);
   void checkWorld(std::int64_t w) const;
   void checkReadable() const;
@@ -192,32 +282,19 @@ class Batch {
   std::unique_ptr<Device> device_;
   double constraintTolerance_;
   int maxProjectionIterations_ = 20;
+  bool autoReset_ = false;
+  bool observe_ = true;
+  void* stream_ = nullptr;        // cudaStream_t
+  bool ownsStream_ = false;
+  std::uint64_t paramGeneration_ = 0;  // bumped whenever device parameter arrays are reallocated
+  friend class StepGraph<T>;
   bool hostChanged_ = true;    // host copy changed since the last upload
   bool deviceAhead_ = false;   // device copy advanced since the last download
 };
 
 extern template class Batch<float>;
 extern template class Batch<double>;
-
-// Backend entry points (CPU in host/, CUDA in kernels/).
-template <class T>
-void cpuAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch,
-                const StepSettings<T>& settings);
-template <class T>
-void cpuAssemble(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T tol,
-                 int maxIterations);
-template <class T>
-void cpuEvaluate(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch);
-template <class T>
-void cudaAdvance(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch,
-                 const StepSettings<T>& settings);
-template <class T>
-void cudaAssemble(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch, T tol,
-                  int maxIterations);
-template <class T>
-void cudaEvaluate(const ModelView<T>& model, const BatchView<T>& batch, const WorkspaceLayout& L, T* scratch);
-// Threads the CPU backend uses (OpenMP); 0 restores the default (all cores).
-void setCpuThreads(int n);
-int cpuThreads();
+extern template class StepGraph<float>;
+extern template class StepGraph<double>;
 
 }  // namespace lockstep

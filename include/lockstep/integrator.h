@@ -18,6 +18,8 @@ struct StepSettings {
   Integrator integrator;
   T constraintTolerance;        // |position error| and |velocity error| kept below this
   int maxProjectionIterations;  // Gauss-Newton iterations allowed for the position projection
+  bool observe;                 // write the observations after the steps
+  bool autoReset;               // put failed worlds back to their initial state, recording why
 };
 
 // Component i of the state y = [q; u; z] of a world.
@@ -113,7 +115,46 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
   return kStatusOk;
 }
 
-// Advances one world by nSteps steps, unless it is already flagged; records a failure in status.
+// Observations of one world at its current q, u: body poses and velocities, bushing
+// coordinates and forces, contact separations.
+template <class T>
+LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+  const Sizes& s = model.sizes;
+  computeKinematics<T>(model, w.q, w.u, ws);
+  for (int b = 0; b < s.nb; ++b) {
+    const Transform<T> X_GB = loadTransform<T>(ws.at(ws.L.X_GB + 12 * b));
+    T quat[4];
+    X_GB.R.toQuaternion(quat);
+    const Strided<T> pose = w.bodyPose + 7 * b;
+    for (int i = 0; i < 3; ++i) pose[i] = X_GB.p[i];
+    for (int i = 0; i < 4; ++i) pose[3 + i] = quat[i];
+    storeSpatialVec(w.bodyVelocity + 6 * b, loadSpatialVec<T>(ws.at(ws.L.V_GB + 6 * b)));
+  }
+  for (int i = 0; i < s.nBushings; ++i) {
+    const BushingQuantities<T> r = evaluateBushingOfWorld(model, w.params, ws, i);
+    for (int j = 0; j < 6; ++j) {
+      w.bushingState[12 * i + j] = r.q[j];
+      w.bushingState[12 * i + 6 + j] = r.f[j];
+    }
+  }
+  for (int i = 0; i < s.nContacts; ++i)
+    w.contactError[i] = contactKinematicsOfWorld(model, w.params, ws, i).positionError;
+}
+
+// Puts a world back to its initial state (time 0, no dissipated energy, healthy) and observes it.
+template <class T>
+LOCKSTEP_HD void resetWorldState(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+  const Sizes& s = model.sizes;
+  for (int i = 0; i < s.nq; ++i) w.q[i] = w.initialQ[i];
+  for (int i = 0; i < s.nu; ++i) w.u[i] = w.initialU[i];
+  for (int i = 0; i < s.nz; ++i) w.z[i] = T(0);
+  w.time[0] = T(0);
+  w.status[0] = kStatusOk;
+  observeWorld(model, w, ws);
+}
+
+// Advances one world by nSteps steps, unless it is already flagged. A failure is recorded in
+// status; with autoReset the world instead goes back to its initial state, recording the reason.
 template <class T>
 LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                               const StepSettings<T>& settings) {
@@ -121,10 +162,17 @@ LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, 
   for (int k = 0; k < settings.nSteps; ++k) {
     const int status = stepWorld(model, w, ws, settings);
     if (status) {
-      w.status[0] |= status;
+      if (settings.autoReset) {
+        w.lastFailure[0] = status;
+        w.resetCount[0] += 1;
+        resetWorldState(model, w, ws);
+      } else {
+        w.status[0] |= status;
+      }
       return;
     }
   }
+  if (settings.observe) observeWorld(model, w, ws);
 }
 
 // Brings a world onto its constraint manifold (position, then velocity), as Simbody's assembly
@@ -152,6 +200,7 @@ LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w,
   computeEnergy<T>(model, w.params, ws, &ke, &pe);
   w.energy[0] = ke;
   w.energy[1] = pe + f.elementPotential;
+  observeWorld(model, w, ws);
 }
 
 }  // namespace lockstep

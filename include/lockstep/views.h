@@ -31,7 +31,9 @@ struct Sizes {
   std::int32_t nc = 0;  // constraint equations of all contacts (3 rolling, 1 otherwise)
 };
 
-// Per-world state, inputs and outputs: X(type, name, count per world, description).
+// Per-world state, inputs and outputs: X(type, name, count per world, description). The
+// observations (bodyPose, bodyVelocity, bushingState, contactError) are written after every
+// step() call, reset and evaluate(), from the positions and velocities then current.
 #define LOCKSTEP_WORLD_FIELDS(X, s)                                                                       \
   X(T, q, (s).nq, "generalized coordinates [world][nq]; written by the integrator")                       \
   X(T, u, (s).nu, "generalized speeds [world][nu]; written by the integrator")                            \
@@ -42,7 +44,15 @@ struct Sizes {
   X(T, udot, (s).nu, "generalized accelerations [world][nu]; written by evaluate()")                      \
   X(T, energy, 2, "kinetic and potential energy [world][2]; written by evaluate()")                       \
   X(T, multipliers, (s).nc, "constraint multipliers [world][nc]; written by evaluate()")                  \
-  X(std::int32_t, status, 1, "StatusFlag bits [world]; 0 while the world is healthy")
+  X(T, bodyPose, 7 * (s).nb, "observation: p_GB, then R_GB as a quaternion (w,x,y,z) [world][body][7]")    \
+  X(T, bodyVelocity, 6 * (s).nb, "observation: V_GB at Bo, in G [world][body][6]")                         \
+  X(T, bushingState, 12 * (s).nBushings, "observation: q[6] then f[6] of each bushing [world][bushing][12]") \
+  X(T, contactError, (s).nContacts, "observation: signed separation of each contact [world][contact]")   \
+  X(T, initialQ, (s).nq, "the q a reset returns to [world][nq]")                                          \
+  X(T, initialU, (s).nu, "the u a reset returns to [world][nu]")                                          \
+  X(std::int32_t, status, 1, "StatusFlag bits [world]; 0 while the world is healthy")                     \
+  X(std::int32_t, lastFailure, 1, "StatusFlag bits that caused the last automatic reset [world]")         \
+  X(std::int32_t, resetCount, 1, "automatic resets of the world so far [world]")
 
 // Per-world parameters: a shared default (world stride 0) until some world overrides it, then one
 // copy per world. X(name, count per world, description).

@@ -1,0 +1,363 @@
+#include "lockstep/study.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <sstream>
+#include <stdexcept>
+
+namespace lockstep {
+
+namespace {
+
+// splitmix64: a well-mixed 64-bit hash of a counter.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// A uniform number in (0, 1) for (seed, variation, world, draw).
+double uniform01(std::uint64_t seed, int variation, std::int64_t world, int draw) {
+  const std::uint64_t h = mix(mix(mix(seed) ^ (std::uint64_t(variation) * 0x632BE59BD9B4E019ull)) ^
+                              (std::uint64_t(world) * 2 + std::uint64_t(draw)));
+  return (double(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+int indexIn(const std::vector<std::string>& names, const std::string& name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
+}
+
+int axisOf(const std::string& s) { return s == "x" ? 0 : s == "y" ? 1 : s == "z" ? 2 : -1; }
+
+// "<prefix><element name>.<suffix>" with suffix one of the given ones: returns the element index
+// among names (matching the longest element name first) and the suffix, or -1.
+struct Split {
+  int element = -1;
+  std::string suffix;
+};
+Split splitName(const std::string& name, const std::string& prefix, const std::vector<std::string>& elements) {
+  Split best;
+  if (!startsWith(name, prefix)) return best;
+  std::size_t bestLength = 0;
+  for (std::size_t i = 0; i < elements.size(); ++i) {
+    const std::string head = prefix + elements[i] + ".";
+    if (startsWith(name, head) && elements[i].size() >= bestLength) {
+      best.element = static_cast<int>(i);
+      best.suffix = name.substr(head.size());
+      bestLength = elements[i].size();
+    }
+  }
+  return best;
+}
+
+std::vector<std::string> bodyNames(const Model& m) {
+  std::vector<std::string> n;
+  for (const Body& b : m.bodies()) n.push_back(b.name);
+  return n;
+}
+template <class E>
+std::vector<std::string> elementNames(const std::vector<E>& elements) {
+  std::vector<std::string> n;
+  for (const E& e : elements) n.push_back(e.desc.name);
+  return n;
+}
+
+const char* const kInertiaParts[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
+
+[[noreturn]] void unknown(const char* what, const std::string& name) {
+  throw std::invalid_argument(std::string("study: ") + what + " '" + name +
+                              "' does not name anything in the model (see the names in include/lockstep/study.h)");
+}
+
+// Where an output lives: a component of a world field, or the sum of two (energy.total).
+struct OutputLocation {
+  std::string field;
+  int component = 0;
+  int plusComponent = -1;
+};
+
+OutputLocation locateOutput(const Model& m, const std::string& name) {
+  if (name == "time") return {"time", 0};
+  if (name == "energy.kinetic") return {"energy", 0};
+  if (name == "energy.potential") return {"energy", 1};
+  if (name == "energy.total") return {"energy", 0, 1};
+  if (startsWith(name, "q.") && indexIn(m.qNames(), name.substr(2)) >= 0) return {"q", indexIn(m.qNames(), name.substr(2))};
+  if (startsWith(name, "u.") && indexIn(m.uNames(), name.substr(2)) >= 0) return {"u", indexIn(m.uNames(), name.substr(2))};
+  if (startsWith(name, "udot.") && indexIn(m.uNames(), name.substr(5)) >= 0)
+    return {"udot", indexIn(m.uNames(), name.substr(5))};
+  if (startsWith(name, "z.") && indexIn(m.zNames(), name.substr(2)) >= 0) return {"z", indexIn(m.zNames(), name.substr(2))};
+  const Split body = splitName(name, "body.", bodyNames(m));
+  if (body.element >= 0 && axisOf(body.suffix) >= 0) return {"bodyPose", 7 * body.element + axisOf(body.suffix)};
+  const Split contact = splitName(name, "contact.", elementNames(m.contacts()));
+  if (contact.element >= 0 && contact.suffix == "error") return {"contactError", contact.element};
+  const Split bushing = splitName(name, "bushing.", elementNames(m.bushings()));
+  if (bushing.element >= 0 && bushing.suffix.size() == 3 && startsWith(bushing.suffix, "q.") &&
+      bushing.suffix[2] >= '0' && bushing.suffix[2] <= '5')
+    return {"bushingState", 12 * bushing.element + (bushing.suffix[2] - '0')};
+  unknown("output", name);
+}
+
+}  // namespace
+
+Distribution parseDistribution(const std::string& s) {
+  if (s == "uniform") return Distribution::Uniform;
+  if (s == "normal") return Distribution::Normal;
+  if (s == "lognormal" || s == "log-normal") return Distribution::LogNormal;
+  throw std::invalid_argument("unknown distribution '" + s + "' (expected uniform, normal or lognormal)");
+}
+
+double sampleVariation(const Variation& v, std::uint64_t seed, int variationIndex, std::int64_t world) {
+  const double u1 = uniform01(seed, variationIndex, world, 0);
+  double x = 0;
+  if (v.distribution == Distribution::Uniform) {
+    x = v.a + (v.b - v.a) * u1;
+  } else {
+    // Box-Muller: a standard normal from two independent uniforms.
+    const double u2 = uniform01(seed, variationIndex, world, 1);
+    const double n = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    x = v.a + v.b * n;
+    if (v.distribution == Distribution::LogNormal) x = std::exp(x);
+  }
+  return std::min(std::max(x, v.min), v.max);
+}
+
+template <class T>
+void setNamedParameter(Batch<T>& batch, std::int64_t w, const std::string& name, double value) {
+  const Model& m = batch.model();
+  if (startsWith(name, "q.")) {
+    const int i = indexIn(m.qNames(), name.substr(2));
+    if (i < 0) unknown("parameter", name);
+    std::vector<double> q = batch.initialQ(w);
+    q[i] = value;
+    batch.setInitialState(w, q, batch.initialU(w));
+    batch.setQ(w, q);
+    return;
+  }
+  if (startsWith(name, "u.")) {
+    const int i = indexIn(m.uNames(), name.substr(2));
+    if (i < 0) unknown("parameter", name);
+    std::vector<double> u = batch.initialU(w);
+    u[i] = value;
+    batch.setInitialState(w, batch.initialQ(w), u);
+    batch.setU(w, u);
+    return;
+  }
+  if (startsWith(name, "gravity.") && axisOf(name.substr(8)) >= 0) {
+    Vec3d g = batch.gravity(w);
+    g[axisOf(name.substr(8))] = value;
+    batch.setGravity(w, g);
+    return;
+  }
+  if (startsWith(name, "damping.")) {
+    const int i = indexIn(m.uNames(), name.substr(8));
+    if (i < 0) unknown("parameter", name);
+    std::vector<double> c = batch.damping(w);
+    c[i] = value;
+    batch.setDamping(w, c);
+    return;
+  }
+  if (const Split b = splitName(name, "body.", bodyNames(m)); b.element >= 0) {
+    MassProperties mp = batch.massProperties(w, b.element);
+    if (b.suffix == "mass") {
+      mp.mass = value;
+    } else if (startsWith(b.suffix, "com.") && axisOf(b.suffix.substr(4)) >= 0) {
+      mp.com[axisOf(b.suffix.substr(4))] = value;
+    } else if (startsWith(b.suffix, "inertia.")) {
+      const std::string part = b.suffix.substr(8);
+      double* fields[6] = {&mp.inertia.xx, &mp.inertia.yy, &mp.inertia.zz, &mp.inertia.xy, &mp.inertia.xz, &mp.inertia.yz};
+      int k = 0;
+      while (k < 6 && part != kInertiaParts[k]) ++k;
+      if (k == 6) unknown("parameter", name);
+      *fields[k] = value;
+    } else {
+      unknown("parameter", name);
+    }
+    batch.setMassProperties(w, b.element, mp);
+    return;
+  }
+  if (const Split b = splitName(name, "bushing.", elementNames(m.bushings())); b.element >= 0) {
+    const bool stiffness = startsWith(b.suffix, "stiffness."), damping = startsWith(b.suffix, "damping.");
+    const std::string idx = b.suffix.substr(b.suffix.find('.') + 1);
+    if ((!stiffness && !damping) || idx.size() != 1 || idx[0] < '0' || idx[0] > '5') unknown("parameter", name);
+    std::array<double, 6> k = stiffness ? batch.bushingStiffness(w, b.element) : batch.bushingDamping(w, b.element);
+    k[idx[0] - '0'] = value;
+    if (stiffness) batch.setBushingStiffness(w, b.element, k);
+    else batch.setBushingDamping(w, b.element, k);
+    return;
+  }
+  if (const Split s = splitName(name, "spring.", elementNames(m.springs())); s.element >= 0) {
+    std::array<double, 3> p = batch.springParameters(w, s.element);
+    std::array<Vec3d, 2> pts = batch.springPoints(w, s.element);
+    if (s.suffix == "free_length") p[0] = value;
+    else if (s.suffix == "stiffness") p[1] = value;
+    else if (s.suffix == "damping") p[2] = value;
+    else if (startsWith(s.suffix, "p_AP.") && axisOf(s.suffix.substr(5)) >= 0) pts[0][axisOf(s.suffix.substr(5))] = value;
+    else if (startsWith(s.suffix, "p_BQ.") && axisOf(s.suffix.substr(5)) >= 0) pts[1][axisOf(s.suffix.substr(5))] = value;
+    else unknown("parameter", name);
+    batch.setSpringParameters(w, s.element, p[0], p[1], p[2]);
+    batch.setSpringPoints(w, s.element, pts[0], pts[1]);
+    return;
+  }
+  if (const Split c = splitName(name, "contact.", elementNames(m.contacts())); c.element >= 0) {
+    std::array<double, 2> r = batch.sphereRadii(w, c.element);
+    std::array<Vec3d, 2> ctr = batch.sphereCenters(w, c.element);
+    if (c.suffix == "radius_on_F") r[0] = value;
+    else if (c.suffix == "radius_on_B") r[1] = value;
+    else if (startsWith(c.suffix, "center_on_F.") && axisOf(c.suffix.substr(12)) >= 0) ctr[0][axisOf(c.suffix.substr(12))] = value;
+    else if (startsWith(c.suffix, "center_on_B.") && axisOf(c.suffix.substr(12)) >= 0) ctr[1][axisOf(c.suffix.substr(12))] = value;
+    else unknown("parameter", name);
+    batch.setSphereRadii(w, c.element, r[0], r[1]);
+    batch.setSphereCenters(w, c.element, ctr[0], ctr[1]);
+    return;
+  }
+  unknown("parameter", name);
+}
+
+void validateStudy(const std::shared_ptr<const Model>& modelPtr, const StudySpec& spec) {
+  const Model& model = *modelPtr;
+  if (spec.worlds < 1) throw std::invalid_argument("study: worlds: must be at least 1");
+  if (spec.steps < 0) throw std::invalid_argument("study: steps: must be >= 0");
+  if (!(spec.dt > 0) || !std::isfinite(spec.dt)) throw std::invalid_argument("study: dt: must be a positive number");
+  if (spec.outputs.empty()) throw std::invalid_argument("study: outputs: name at least one output");
+  if (spec.histogramBins < 1) throw std::invalid_argument("study: histogram bins: must be at least 1");
+  for (double q : spec.quantiles)
+    if (!(q >= 0 && q <= 1)) throw std::invalid_argument("study: quantiles: each must be in [0, 1]");
+  for (const Variation& v : spec.vary) {
+    if (!std::isfinite(v.a) || !std::isfinite(v.b))
+      throw std::invalid_argument("study: variation '" + v.parameter + "': parameters must be finite");
+    if (v.distribution == Distribution::Uniform && v.b < v.a)
+      throw std::invalid_argument("study: variation '" + v.parameter + "': uniform needs low <= high");
+    if (v.distribution != Distribution::Uniform && v.b < 0)
+      throw std::invalid_argument("study: variation '" + v.parameter + "': standard deviation must be >= 0");
+    if (v.min > v.max) throw std::invalid_argument("study: variation '" + v.parameter + "': min must be <= max");
+    // Probe the name on a one-world batch: throws for unknown names.
+    Batch<double> probe(modelPtr, 1);
+    try {
+      setNamedParameter(probe, 0, v.parameter, sampleVariation(v, spec.seed, 0, 0));
+    } catch (const ModelError&) {
+      // a valid name whose probe value is out of range: reported with the world at run time
+    }
+  }
+  for (const std::string& o : spec.outputs) locateOutput(model, o);
+}
+
+OutputStats reduceValues(const std::string& name, const double* values, const std::int32_t* status, std::int64_t n,
+                         const std::vector<double>& quantiles, int bins) {
+  OutputStats s;
+  s.name = name;
+  std::vector<double> v;
+  for (std::int64_t i = 0; i < n; ++i)
+    if (status[i] == 0) v.push_back(values[i]);
+  std::sort(v.begin(), v.end());
+  s.count = static_cast<std::int64_t>(v.size());
+  s.histogram.assign(bins, 0);
+  if (v.empty()) return s;
+  double sum = 0;
+  for (double x : v) sum += x;
+  s.mean = sum / double(v.size());
+  double ss = 0;
+  for (double x : v) ss += (x - s.mean) * (x - s.mean);
+  s.stddev = v.size() > 1 ? std::sqrt(ss / double(v.size() - 1)) : 0.0;
+  s.min = v.front();
+  s.max = v.back();
+  for (double q : quantiles) {
+    const double pos = q * double(v.size() - 1);
+    const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
+    const std::size_t hi = std::min(lo + 1, v.size() - 1);
+    s.quantiles.push_back(v[lo] + (pos - double(lo)) * (v[hi] - v[lo]));
+  }
+  const double range = s.max - s.min;
+  for (double x : v) {
+    int b = range > 0 ? static_cast<int>((x - s.min) / range * bins) : 0;
+    s.histogram[std::min(b, bins - 1)] += 1;
+  }
+  return s;
+}
+
+template <class T>
+std::vector<double> outputValues(Batch<T>& batch, const std::string& output) {
+  const OutputLocation loc = locateOutput(batch.model(), output);
+  const FieldView f = batch.field(loc.field, MemorySpace::Host);
+  const T* data = static_cast<const T*>(f.data);
+  std::vector<double> out(batch.numWorlds());
+  for (std::int64_t w = 0; w < batch.numWorlds(); ++w) {
+    out[w] = double(data[w * f.worldStride + loc.component * f.componentStride]);
+    if (loc.plusComponent >= 0) out[w] += double(data[w * f.worldStride + loc.plusComponent * f.componentStride]);
+  }
+  return out;
+}
+
+template <class T>
+StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
+                     const std::function<void(double, double)>& progress) {
+  validateStudy(model, spec);
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  Batch<T> batch(model, spec.worlds, backend);
+  for (std::size_t i = 0; i < spec.vary.size(); ++i) {
+    const Variation& v = spec.vary[i];
+    for (std::int64_t w = 0; w < spec.worlds; ++w) {
+      const double x = sampleVariation(v, spec.seed, static_cast<int>(i), w);
+      try {
+        setNamedParameter(batch, w, v.parameter, x);
+      } catch (const ModelError& e) {
+        std::ostringstream os;
+        os << "study: variation '" << v.parameter << "' drew " << x << " for world " << w << ": " << e.what()
+           << " (bound the draws with min/max, or use a log-normal distribution for positive parameters)";
+        throw ModelError(os.str());
+      }
+    }
+  }
+  batch.upload();
+  if (!model->contacts().empty()) batch.assemble();
+  const int chunk = std::max(1, spec.steps / 100);
+  for (int done = 0; done < spec.steps;) {
+    const int n = std::min(chunk, spec.steps - done);
+    batch.step(spec.dt, n, spec.integrator);
+    batch.synchronize();
+    done += n;
+    if (progress) progress(double(done) / spec.steps, elapsed());
+  }
+  batch.evaluate();
+  batch.synchronize();
+
+  StudyResult result;
+  const bool device = backend == Backend::Cuda;
+  const FieldView status = batch.field("status", device ? MemorySpace::Backend : MemorySpace::Host);
+  if (!device) batch.download();
+  for (const std::string& o : spec.outputs) {
+    const OutputLocation loc = locateOutput(*model, o);
+    if (device) {
+      const FieldView f = batch.field(loc.field, MemorySpace::Backend);
+      const T* base = static_cast<const T*>(f.data);
+      result.outputs.push_back(reduceOnDevice(o, base + loc.component * f.componentStride,
+                                              loc.plusComponent >= 0 ? base + loc.plusComponent * f.componentStride : nullptr,
+                                              sizeof(T) == 4, static_cast<const std::int32_t*>(status.data),
+                                              spec.worlds, spec.quantiles, spec.histogramBins));
+    } else {
+      const std::vector<double> values = outputValues(batch, o);
+      result.outputs.push_back(reduceValues(o, values.data(), static_cast<const std::int32_t*>(status.data),
+                                            spec.worlds, spec.quantiles, spec.histogramBins));
+    }
+  }
+  if (device) batch.download();
+  for (std::int64_t w = 0; w < spec.worlds; ++w) result.flaggedWorlds += batch.status(w) != 0;
+  result.wallSeconds = elapsed();
+  return result;
+}
+
+template void setNamedParameter<float>(Batch<float>&, std::int64_t, const std::string&, double);
+template void setNamedParameter<double>(Batch<double>&, std::int64_t, const std::string&, double);
+template std::vector<double> outputValues<float>(Batch<float>&, const std::string&);
+template std::vector<double> outputValues<double>(Batch<double>&, const std::string&);
+template StudyResult runStudy<float>(std::shared_ptr<const Model>, const StudySpec&, Backend,
+                                     const std::function<void(double, double)>&);
+template StudyResult runStudy<double>(std::shared_ptr<const Model>, const StudySpec&, Backend,
+                                      const std::function<void(double, double)>&);
+
+}  // namespace lockstep

@@ -1,0 +1,59 @@
+// Lockstep backends: the entry points through which a Batch runs the per-world physics on the CPU
+// (OpenMP over worlds, host/cpu_backend.cpp) or on a CUDA device (one thread per world,
+// kernels/batch_kernels.cu). Both take the same context and run the same per-world functions.
+#pragma once
+
+#include <cstdint>
+
+#include "lockstep/integrator.h"
+
+namespace lockstep {
+
+template <class T>
+struct BackendContext {
+  ModelView<T> model;    // pointers in the backend's memory
+  BatchView<T> batch;    // likewise
+  WorkspaceLayout layout;
+  T* scratch;            // CPU: one workspace per thread; CUDA: one per world, strided across worlds
+  void* stream;          // CUDA: the cudaStream_t to launch on; CPU: unused
+};
+
+// Indices, masks and states passed to resets live in the backend's memory (device pointers for
+// CUDA). Given states are row-major: q[count][nq], u[count][nu].
+#define LOCKSTEP_BACKEND_FUNCTIONS(prefix)                                                                   \
+  template <class T>                                                                                       \
+  void prefix##Advance(const BackendContext<T>& ctx, const StepSettings<T>& settings);                    \
+  template <class T>                                                                                       \
+  void prefix##Evaluate(const BackendContext<T>& ctx);                                                     \
+  template <class T>                                                                                       \
+  void prefix##Assemble(const BackendContext<T>& ctx, T tol, int maxIterations);                           \
+  template <class T>                                                                                       \
+  void prefix##ResetIndices(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count); \
+  template <class T>                                                                                       \
+  void prefix##ResetMask(const BackendContext<T>& ctx, const std::uint8_t* mask);                          \
+  template <class T>                                                                                       \
+  void prefix##SetStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count,     \
+                         const T* q, const T* u);
+
+LOCKSTEP_BACKEND_FUNCTIONS(cpu)
+LOCKSTEP_BACKEND_FUNCTIONS(cuda)
+#undef LOCKSTEP_BACKEND_FUNCTIONS
+
+// Threads the CPU backend uses (OpenMP); 0 restores the default (all cores).
+void setCpuThreads(int n);
+int cpuThreads();
+
+// Writes given states into the listed worlds (time 0, no dissipated energy, healthy) and observes
+// them: the body of both backends' SetStates.
+template <class T>
+LOCKSTEP_HD void setWorldState(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, const T* q,
+                               const T* u) {
+  for (int i = 0; i < model.sizes.nq; ++i) w.q[i] = q[i];
+  for (int i = 0; i < model.sizes.nu; ++i) w.u[i] = u[i];
+  for (int i = 0; i < model.sizes.nz; ++i) w.z[i] = T(0);
+  w.time[0] = T(0);
+  w.status[0] = kStatusOk;
+  observeWorld(model, w, ws);
+}
+
+}  // namespace lockstep

@@ -1,0 +1,203 @@
+// Monte Carlo studies: sampling follows its distributions and is reproducible, named parameters
+// land where they should, and the reduced statistics equal a plain host computation.
+#include <cmath>
+
+#include "lockstep/builtin_scenes.h"
+#include "lockstep/device.h"
+#include "lockstep/study.h"
+#include "test_util.h"
+
+namespace lockstep::test {
+namespace {
+
+struct Moments {
+  double mean = 0, var = 0;
+};
+Moments moments(const Variation& v, int n) {
+  Moments m;
+  std::vector<double> x(n);
+  for (int i = 0; i < n; ++i) x[i] = sampleVariation(v, 42, 3, i);
+  for (double a : x) m.mean += a / n;
+  for (double a : x) m.var += (a - m.mean) * (a - m.mean) / (n - 1);
+  return m;
+}
+
+// With n = 200000 draws the sample mean has standard error sigma / sqrt(n) and the sample
+// variance about sigma^2 sqrt(2 / n) (normal) — the bounds below are 5 standard errors.
+TEST(Study, SamplesFollowTheirDistributions) {
+  const int n = 200000;
+  Variation u{"x", Distribution::Uniform, 2.0, 5.0};
+  Moments m = moments(u, n);
+  const double su = 3.0 / std::sqrt(12.0);
+  EXPECT_NEAR(m.mean, 3.5, 5 * su / std::sqrt(n));
+  EXPECT_NEAR(m.var, su * su, 5 * su * su * std::sqrt(0.8 / n));  // uniform: var of var = 0.8 sigma^4 / n
+
+  Variation g{"x", Distribution::Normal, -1.0, 0.5};
+  m = moments(g, n);
+  EXPECT_NEAR(m.mean, -1.0, 5 * 0.5 / std::sqrt(n));
+  EXPECT_NEAR(m.var, 0.25, 5 * 0.25 * std::sqrt(2.0 / n));
+
+  Variation l{"x", Distribution::LogNormal, 0.1, 0.2};
+  m = moments(l, n);
+  const double mean = std::exp(0.1 + 0.02), var = (std::exp(0.04) - 1) * std::exp(0.2 + 0.04);
+  EXPECT_NEAR(m.mean, mean, 5 * std::sqrt(var / n));
+  EXPECT_NEAR(m.var, var, 0.02 * var);
+  for (int i = 0; i < 1000; ++i) EXPECT_GT(sampleVariation(l, 7, 0, i), 0.0);
+
+  Variation clipped{"x", Distribution::Normal, 0.0, 1.0, -0.5, 0.5};
+  for (int i = 0; i < 1000; ++i) {
+    const double x = sampleVariation(clipped, 1, 0, i);
+    EXPECT_GE(x, -0.5);
+    EXPECT_LE(x, 0.5);
+  }
+}
+
+TEST(Study, SamplingIsCounterBased) {
+  const Variation v{"x", Distribution::Normal, 0, 1};
+  EXPECT_EQ(sampleVariation(v, 5, 2, 777), sampleVariation(v, 5, 2, 777));
+  EXPECT_NE(sampleVariation(v, 5, 2, 777), sampleVariation(v, 6, 2, 777));
+  EXPECT_NE(sampleVariation(v, 5, 2, 777), sampleVariation(v, 5, 3, 777));
+  EXPECT_NE(sampleVariation(v, 5, 2, 777), sampleVariation(v, 5, 2, 778));
+}
+
+TEST(Study, NamedParametersLandWhereTheyShould) {
+  Batch<double> b(makeChain7Seed(), 3);
+  setNamedParameter(b, 1, "body.link3.mass", 2.5);
+  setNamedParameter(b, 1, "body.link3.com.y", -0.3);
+  setNamedParameter(b, 1, "body.link3.inertia.zz", 0.022);
+  setNamedParameter(b, 1, "gravity.y", -3.7);
+  setNamedParameter(b, 1, "damping.joint2", 0.4);
+  setNamedParameter(b, 1, "bushing.bushing.stiffness.4", 77);
+  setNamedParameter(b, 1, "bushing.bushing.damping.0", 0.7);
+  setNamedParameter(b, 1, "spring.spring.free_length", 0.9);
+  setNamedParameter(b, 1, "spring.spring.p_BQ.x", 0.05);
+  setNamedParameter(b, 1, "contact.contact.radius_on_B", 0.15);
+  setNamedParameter(b, 1, "contact.contact.center_on_F.z", 0.01);
+  setNamedParameter(b, 1, "q.joint1", 0.7);
+  setNamedParameter(b, 1, "u.joint7", -0.2);
+  EXPECT_EQ(b.massProperties(1, 2).mass, 2.5);
+  EXPECT_EQ(b.massProperties(1, 2).com[1], -0.3);
+  EXPECT_EQ(b.massProperties(1, 2).inertia.zz, 0.022);
+  EXPECT_EQ(b.massProperties(0, 2).mass, 1.0);
+  EXPECT_EQ(b.gravity(1)[1], -3.7);
+  EXPECT_EQ(b.damping(1)[1], 0.4);
+  EXPECT_EQ(b.bushingStiffness(1, 0)[4], 77);
+  EXPECT_EQ(b.bushingDamping(1, 0)[0], 0.7);
+  EXPECT_EQ(b.springParameters(1, 0)[0], 0.9);
+  EXPECT_EQ(b.springPoints(1, 0)[1][0], 0.05);
+  EXPECT_EQ(b.sphereRadii(1, 0)[1], 0.15);
+  EXPECT_EQ(b.sphereCenters(1, 0)[0][2], 0.01);
+  EXPECT_EQ(b.q(1)[0], 0.7);
+  EXPECT_EQ(b.initialQ(1)[0], 0.7);
+  EXPECT_EQ(b.u(1)[6], -0.2);
+  EXPECT_THROW(setNamedParameter(b, 1, "body.link9.mass", 1.0), std::invalid_argument);
+  EXPECT_THROW(setNamedParameter(b, 1, "bushing.bushing.stiffness.6", 1.0), std::invalid_argument);
+  EXPECT_THROW(setNamedParameter(b, 1, "body.link3.mass", -1.0), ModelError);
+}
+
+TEST(Study, StatisticsEqualAPlainHostComputation) {
+  const auto model = makeChain7Seed({true, true, false});
+  StudySpec spec;
+  spec.worlds = 500;
+  spec.steps = 200;
+  spec.dt = 1e-3;
+  spec.seed = 11;
+  spec.vary = {{"bushing.bushing.stiffness.3", Distribution::LogNormal, std::log(100.0), 0.3},
+               {"body.link7.mass", Distribution::Uniform, 0.5, 1.5},
+               {"q.joint1", Distribution::Normal, 0.3, 0.05}};
+  spec.outputs = {"q.joint7", "energy.total", "body.link7.y"};
+  spec.quantiles = {0.0, 0.1, 0.5, 0.9, 1.0};
+  spec.histogramBins = 16;
+  const StudyResult r = runStudy<double>(model, spec, Backend::Cpu);
+  EXPECT_EQ(r.flaggedWorlds, 0);
+
+  // The same study by hand.
+  Batch<double> b(model, spec.worlds);
+  for (std::size_t i = 0; i < spec.vary.size(); ++i)
+    for (std::int64_t w = 0; w < spec.worlds; ++w)
+      setNamedParameter(b, w, spec.vary[i].parameter, sampleVariation(spec.vary[i], spec.seed, int(i), w));
+  b.step(spec.dt, spec.steps, spec.integrator);
+  b.evaluate();
+  for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
+    std::vector<double> v(spec.worlds);
+    for (std::int64_t w = 0; w < spec.worlds; ++w) {
+      if (spec.outputs[o] == "q.joint7") v[w] = b.q(w)[6];
+      if (spec.outputs[o] == "energy.total") v[w] = b.kineticEnergy(w) + b.potentialEnergy(w);
+      if (spec.outputs[o] == "body.link7.y") v[w] = b.bodyPose(w, 6).p[1];
+    }
+    double mean = 0;
+    for (double x : v) mean += x;
+    mean /= double(v.size());
+    double var = 0;
+    for (double x : v) var += (x - mean) * (x - mean);
+    var /= double(v.size() - 1);
+    std::sort(v.begin(), v.end());
+    const OutputStats& s = r.outputs[o];
+    EXPECT_EQ(s.name, spec.outputs[o]);
+    EXPECT_EQ(s.count, spec.worlds);
+    EXPECT_NEAR(s.mean, mean, 1e-12 * std::max(1.0, std::abs(mean)));
+    EXPECT_NEAR(s.stddev, std::sqrt(var), 1e-10 * std::sqrt(var));
+    EXPECT_EQ(s.min, v.front());
+    EXPECT_EQ(s.max, v.back());
+    EXPECT_EQ(s.quantiles[0], v.front());
+    EXPECT_EQ(s.quantiles[4], v.back());
+    const double pos = 0.5 * (v.size() - 1);
+    EXPECT_NEAR(s.quantiles[2], 0.5 * (v[std::size_t(pos)] + v[std::size_t(pos) + 1]), 1e-15);
+    std::int64_t total = 0;
+    for (std::int64_t c : s.histogram) total += c;
+    EXPECT_EQ(total, spec.worlds);
+    EXPECT_GT(s.stddev, 0.0);
+  }
+}
+
+TEST(Study, FlaggedWorldsAreLeftOutOfTheStatistics) {
+  const double values[5] = {1, 2, 100, 3, 4};
+  const std::int32_t status[5] = {0, 0, kStatusNonFinite, 0, 0};
+  const OutputStats s = reduceValues("x", values, status, 5, {0.5}, 3);
+  EXPECT_EQ(s.count, 4);
+  EXPECT_DOUBLE_EQ(s.mean, 2.5);
+  EXPECT_DOUBLE_EQ(s.max, 4.0);
+  EXPECT_DOUBLE_EQ(s.quantiles[0], 2.5);
+  EXPECT_EQ(s.histogram, (std::vector<std::int64_t>{1, 1, 2}));  // bins [1,2) [2,3) [3,4]
+}
+
+TEST(Study, BadSpecificationsAreRejectedWithReasons) {
+  const auto model = makeChain(3);
+  StudySpec spec;
+  spec.outputs = {"q.joint1"};
+  spec.vary = {{"body.nowhere.mass", Distribution::Uniform, 1, 2}};
+  EXPECT_THROW(validateStudy(model, spec), std::invalid_argument);
+  spec.vary = {{"body.link1.mass", Distribution::Normal, 0.1, 1.0}};  // draws negative masses
+  spec.worlds = 50;
+  spec.steps = 1;
+  try {
+    runStudy<double>(model, spec, Backend::Cpu);
+    FAIL() << "negative masses accepted";
+  } catch (const ModelError& e) {
+    EXPECT_NE(std::string(e.what()).find("variation 'body.link1.mass' drew"), std::string::npos) << e.what();
+  }
+  spec.vary.clear();
+  spec.outputs = {"q.nothing"};
+  EXPECT_THROW(validateStudy(model, spec), std::invalid_argument);
+}
+
+TEST(Study, DeviceReductionMatchesTheHost) {
+  const DeviceInfo dev = queryDevice();
+  if (!dev.available) GTEST_SKIP() << "GPU test skipped: " << dev.reason;
+  const auto model = makeChain(3);
+  StudySpec spec;
+  spec.worlds = 4096;
+  spec.steps = 50;
+  spec.vary = {{"q.joint1", Distribution::Uniform, -1, 1}};
+  spec.outputs = {"q.joint3", "energy.total"};
+  const StudyResult cpu = runStudy<double>(model, spec, Backend::Cpu);
+  const StudyResult gpu = runStudy<double>(model, spec, Backend::Cuda);
+  for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
+    EXPECT_NEAR(gpu.outputs[o].mean, cpu.outputs[o].mean, 1e-10);
+    EXPECT_NEAR(gpu.outputs[o].stddev, cpu.outputs[o].stddev, 1e-10);
+    EXPECT_NEAR(gpu.outputs[o].quantiles[2], cpu.outputs[o].quantiles[2], 1e-10);
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::test
