@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <fstream>

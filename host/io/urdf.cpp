@@ -6,9 +6,7 @@
 #include <console_bridge/console.h>
 #include <urdf_parser/urdf_parser.h>
 
-#include <algorithm>
 #include <cmath>
-#include <limits>
 #include <sstream>
 
 #include "text_file.h"
