@@ -100,10 +100,10 @@ struct Batch<T>::Device {
   LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
 #undef LOCKSTEP_X
   DeviceArray<BodyTopology> topology;
-  DeviceArray<Transform<T>> X_PF, X_BM;
+  DeviceArray<Transform<T>> X_PF, X_MB;
   DeviceArray<ElementTopology> bushing, spring, contact;
   ModelView<T> modelView(const Sizes& s) const {
-    return {s, topology.get(), X_PF.get(), X_BM.get(), bushing.get(), spring.get(), contact.get()};
+    return {s, topology.get(), X_PF.get(), X_MB.get(), bushing.get(), spring.get(), contact.get()};
   }
   DeviceArray<T> scratch;
   DeviceArray<std::uint8_t> staging[3];  // host arrays passed to resets, copied to the device
@@ -126,7 +126,7 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
     topology_.push_back({b.mobilizer, b.parent, b.qOffset, b.uOffset, b.nq, b.nu, sizes_.nd});
     sizes_.nd += b.nu * b.nu;
     X_PF_.push_back(castTransform<T>(b.X_PF));
-    X_BM_.push_back(castTransform<T>(b.X_BM));
+    X_MB_.push_back(castTransform<T>(b.X_BM.inverse()));
   }
   sizes_.nBushings = static_cast<std::int32_t>(m.bushings().size());
   sizes_.nSprings = static_cast<std::int32_t>(m.springs().size());
@@ -214,7 +214,7 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
     device_ = std::make_unique<Device>();
     device_->topology.upload(topology_, stream);
     device_->X_PF.upload(X_PF_, stream);
-    device_->X_BM.upload(X_BM_, stream);
+    device_->X_MB.upload(X_MB_, stream);
     device_->bushing.upload(bushingTopology_, stream);
     device_->spring.upload(springTopology_, stream);
     device_->contact.upload(contactTopology_, stream);
@@ -720,7 +720,7 @@ std::vector<T> Batch<T>::hostKinematics(std::int64_t w) const {
   checkReadable();
   std::vector<T> scratch(layout_.total);
   const WorldView<T> view = readOnlyHostView().world(w);
-  computeKinematics<T>(hostModelView(), view.q, view.u, Workspace<T>{layout_, {scratch.data(), 1}});
+  computeKinematics<T>(hostModelView(), view.params, view.q, view.u, Workspace<T>{layout_, {scratch.data(), 1}});
   return scratch;
 }
 
@@ -876,7 +876,7 @@ BatchView<T> Batch<T>::deviceView() {
 
 template <class T>
 ModelView<T> Batch<T>::hostModelView() const {
-  return {sizes_, topology_.data(), X_PF_.data(), X_BM_.data(), bushingTopology_.data(), springTopology_.data(),
+  return {sizes_, topology_.data(), X_PF_.data(), X_MB_.data(), bushingTopology_.data(), springTopology_.data(),
           contactTopology_.data()};
 }
 

@@ -44,10 +44,8 @@ LOCKSTEP_HD int factorArticulatedInertias(const ModelView<T>& model, const World
                                           const Workspace<T>& ws) {
   const WorkspaceLayout& L = ws.L;
   const int nb = model.sizes.nb;
-  for (int b = 0; b < nb; ++b) {
-    const Rotation<T> R_GB = loadTransform<T>(ws.at(L.X_GB + 12 * b)).R;
-    storeArticulatedInertia(ws.at(L.IA + 21 * b), ArticulatedInertia<T>::fromRigid(bodyInertiaInG(params, b, R_GB)));
-  }
+  for (int b = 0; b < nb; ++b)
+    storeArticulatedInertia(ws.at(L.IA + 21 * b), ArticulatedInertia<T>::fromRigid(bodyInertiaInG(ws, b)));
   for (int b = nb - 1; b >= 0; --b) {
     const BodyTopology topo = model.body[b];
     const int n = topo.nu;
@@ -96,10 +94,7 @@ LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const WorldParams<T
   const int nb = model.sizes.nb;
   for (int b = 0; b < nb; ++b) {
     SpatialVec<T> pA = -loadSpatialVec<T>(F + 6 * b);
-    if (velocityTerms) {
-      const Rotation<T> R_GB = loadTransform<T>(ws.at(L.X_GB + 12 * b)).R;
-      pA += bodyInertiaInG(params, b, R_GB).gyroscopicForce(loadSpatialVec<T>(ws.at(L.V_GB + 6 * b)).ang);
-    }
+    if (velocityTerms) pA += bodyInertiaInG(ws, b).gyroscopicForce(loadSpatialVec<T>(ws.at(L.V_GB + 6 * b)).ang);
     storeSpatialVec(ws.at(L.pA + 6 * b), pA);
   }
   for (int b = nb - 1; b >= 0; --b) {

@@ -268,7 +268,7 @@ class Batch {
 
   // Model arrays in T.
   std::vector<BodyTopology> topology_;
-  std::vector<Transform<T>> X_PF_, X_BM_;
+  std::vector<Transform<T>> X_PF_, X_MB_;
   std::vector<ElementTopology> bushingTopology_, springTopology_, contactTopology_;
 
 #define LOCKSTEP_X(type, name, count, doc) std::vector<type> name##_;

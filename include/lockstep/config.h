@@ -10,7 +10,7 @@
 #define LOCKSTEP_HD_INLINE __host__ __device__ __forceinline__
 #else
 #define LOCKSTEP_HD
-#define LOCKSTEP_HD_INLINE inline
+#define LOCKSTEP_HD_INLINE inline __attribute__((always_inline))
 #endif
 
 namespace lockstep {

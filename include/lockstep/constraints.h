@@ -376,7 +376,7 @@ LOCKSTEP_HD int projectConstraints(const ModelView<T>& model, const WorldView<T>
   const Sizes& s = model.sizes;
   if (s.nc == 0) return kStatusOk;
   const Strided<T> rhs = ws.at(L.rhs), nu = ws.at(L.lambda), dudot = ws.at(L.dudot), qSave = ws.at(L.qSave);
-  computeKinematics<T>(model, w.q, w.u, ws);
+  computeKinematics<T>(model, w.params, w.q, w.u, ws);
   T err = constraintErrors(model, w.params, ws, EquationSet::Holonomic, rhs);
   for (int iter = 0; err > tol; ++iter) {
     if (iter == maxIterations) return kStatusConstraintFailed;
@@ -401,7 +401,7 @@ LOCKSTEP_HD int projectConstraints(const ModelView<T>& model, const WorldView<T>
         Strided<T> qb = w.q + topo.qOffset;
         mobilizerNormalizeQ<T>(topo.mobilizer, qb);
       }
-      computeKinematics<T>(model, w.q, w.u, ws);
+      computeKinematics<T>(model, w.params, w.q, w.u, ws);
       const T trial = constraintErrors(model, w.params, ws, EquationSet::Holonomic, rhs);
       if (trial < err || halvings == 30) {
         err = trial;

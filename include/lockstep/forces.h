@@ -75,10 +75,9 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
   // Body forces: the user's, plus gravity m g at the center of mass.
   const Vec3<T> g = loadVec3<T>(w.params.gravity);
   for (int b = 0; b < s.nb; ++b) {
-    const Rotation<T> R_GB = loadTransform<T>(ws.at(L.X_GB + 12 * b)).R;
-    const Strided<const T> mp = w.params.massProps + 10 * b;
-    const T m = mp[0];
-    const Vec3<T> c_G = R_GB * Vec3<T>{{mp[1], mp[2], mp[3]}};
+    const Strided<const T> inertia = ws.at(L.I_G + 10 * b);
+    const T m = inertia[0];
+    const Vec3<T> c_G = loadVec3<T>(inertia + 1);
     const SpatialVec<T> F = loadSpatialVec<T>(w.bodyForce + 6 * b) + SpatialVec<T>{cross(c_G, m * g), m * g};
     storeSpatialVec(ws.at(L.Fb + 6 * b), F);
   }
@@ -112,10 +111,9 @@ LOCKSTEP_HD void computeEnergy(const ModelView<T>& model, const WorldParams<T>& 
   const Vec3<T> g = loadVec3<T>(params.gravity);
   T ke = T(0), pe = T(0);
   for (int b = 0; b < model.sizes.nb; ++b) {
-    const Transform<T> X_GB = loadTransform<T>(ws.at(L.X_GB + 12 * b));
-    const SpatialInertia<T> I = bodyInertiaInG(params, b, X_GB.R);
+    const SpatialInertia<T> I = bodyInertiaInG(ws, b);
     ke += I.kineticEnergy(loadSpatialVec<T>(ws.at(L.V_GB + 6 * b)));
-    pe -= I.m * dot(g, X_GB.p + I.c);
+    pe -= I.m * dot(g, loadVec3<T>(ws.at(L.X_GB + 12 * b + 9)) + I.c);
   }
   *kinetic = ke;
   *gravitational = pe;

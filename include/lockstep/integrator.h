@@ -33,7 +33,7 @@ template <class T>
 LOCKSTEP_HD int computeStateDerivative(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   const Sizes& s = model.sizes;
   const WorkspaceLayout& L = ws.L;
-  computeKinematics<T>(model, w.q, w.u, ws);
+  computeKinematics<T>(model, w.params, w.q, w.u, ws);
   const Strided<T> ydot = ws.at(L.ydot);
   const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ydot + (s.nq + s.nu));
   if (f.status) return f.status;
@@ -120,7 +120,7 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
 template <class T>
 LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   const Sizes& s = model.sizes;
-  computeKinematics<T>(model, w.q, w.u, ws);
+  computeKinematics<T>(model, w.params, w.q, w.u, ws);
   for (int b = 0; b < s.nb; ++b) {
     const Transform<T> X_GB = loadTransform<T>(ws.at(ws.L.X_GB + 12 * b));
     T quat[4];
@@ -187,7 +187,7 @@ LOCKSTEP_HD void assembleWorld(const ModelView<T>& model, const WorldView<T>& w,
 // Outputs at the world's current state: udot and the kinetic and potential energies.
 template <class T>
 LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
-  computeKinematics<T>(model, w.q, w.u, ws);
+  computeKinematics<T>(model, w.params, w.q, w.u, ws);
   const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ws.at(ws.L.ydot + model.sizes.nq + model.sizes.nu));
   int status = f.status;
   if (!status) status = computeArticulatedAccelerations<T>(model, w.params, ws, w.udot);

@@ -1,7 +1,7 @@
 // Stage 1, kinematics (outward pass): for each body in topological order, its pose X_GB, its
-// spatial velocity V_GB, the columns of its mobilizer's H in Ground at Bo, and the velocity-
-// dependent acceleration c_B of the articulated-body algorithm (Featherstone's c_i, in Jain's
-// classical-acceleration form):
+// spatial velocity V_GB, its rigid-body inertia about Bo in Ground, the columns of its mobilizer's
+// H in Ground at Bo, and the velocity-dependent acceleration c_B of the articulated-body algorithm
+// (Featherstone's c_i, in Jain's classical-acceleration form):
 //   X_GB = X_GP * X_PF * X_FM(q) * ~X_BM
 //   V_GB = ~Phi(l) V_GP + H u,                   l = p_PB (from Po to Bo), in G
 //   A_GB = ~Phi(l) A_GP + H udot + c_B
@@ -11,9 +11,18 @@
 
 namespace lockstep {
 
+// Rigid-body spatial inertia of body b about Bo, expressed in G, from this world's mass properties.
 template <class T>
-LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, Strided<const T> q, Strided<const T> u,
-                                   const Workspace<T>& ws) {
+LOCKSTEP_HD_INLINE SpatialInertia<T> bodyInertiaFromParams(const WorldParams<T>& params, int b, const Rotation<T>& R_GB) {
+  const Strided<const T> mp = params.massProps + 10 * b;
+  const SpatialInertia<T> I_B =
+      SpatialInertia<T>::fromCentral(mp[0], Vec3<T>{{mp[1], mp[2], mp[3]}}, loadSymMat33<T>(mp + 4));
+  return I_B.reexpress(R_GB);
+}
+
+template <class T>
+LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<T>& params, Strided<const T> q,
+                                   Strided<const T> u, const Workspace<T>& ws) {
   const WorkspaceLayout& L = ws.L;
   for (int b = 0; b < model.sizes.nb; ++b) {
     const BodyTopology topo = model.body[b];
@@ -29,8 +38,13 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, Strided<const T> q
     }
     const Transform<T> X_GF = X_GP * model.X_PF[b];
     const Transform<T> X_GM = X_GF * mobilizerX_FM<T>(topo.mobilizer, qb);
-    const Transform<T> X_GB = X_GM * model.X_BM[b].inverse();
+    const Transform<T> X_GB = X_GM * model.X_MB[b];
     storeTransform(ws.at(L.X_GB + 12 * b), X_GB);
+    const SpatialInertia<T> I_G = bodyInertiaFromParams(params, b, X_GB.R);
+    const Strided<T> inertia = ws.at(L.I_G + 10 * b);
+    inertia[0] = I_G.m;
+    storeVec3(inertia + 1, I_G.c);
+    storeSymMat33(inertia + 4, I_G.J);
 
     // H columns, moved from Mo (in F) to Bo (in G): w_j = R_GF Hw_j, v_j = R_GF Hv_j + w_j x r.
     const Vec3<T> r = X_GB.p - X_GM.p;  // p_MoBo, in G
@@ -72,13 +86,11 @@ LOCKSTEP_HD_INLINE SpatialVec<T> bodyVelocity(const Workspace<T>& ws, int b) {
   return b < 0 ? SpatialVec<T>::zero() : loadSpatialVec<T>(ws.at(ws.L.V_GB + 6 * b));
 }
 
-// Rigid-body spatial inertia of body b about Bo, expressed in G, from this world's mass properties.
+// Body b's rigid-body inertia about Bo in G, as computeKinematics stored it.
 template <class T>
-LOCKSTEP_HD_INLINE SpatialInertia<T> bodyInertiaInG(const WorldParams<T>& params, int b, const Rotation<T>& R_GB) {
-  const Strided<const T> mp = params.massProps + 10 * b;
-  const SpatialInertia<T> I_B =
-      SpatialInertia<T>::fromCentral(mp[0], Vec3<T>{{mp[1], mp[2], mp[3]}}, loadSymMat33<T>(mp + 4));
-  return I_B.reexpress(R_GB);
+LOCKSTEP_HD_INLINE SpatialInertia<T> bodyInertiaInG(const Workspace<T>& ws, int b) {
+  const Strided<const T> inertia = ws.at(ws.L.I_G + 10 * b);
+  return {inertia[0], loadVec3<T>(inertia + 1), loadSymMat33<T>(inertia + 4)};
 }
 
 }  // namespace lockstep

@@ -101,7 +101,7 @@ struct ModelView {
   Sizes sizes;
   const BodyTopology* body;        // [nb]
   const Transform<T>* X_PF;        // [nb]
-  const Transform<T>* X_BM;        // [nb]
+  const Transform<T>* X_MB;        // [nb] ~X_BM, the body frame in M
   const ElementTopology* bushing;  // [nBushings]: body1, body2
   const ElementTopology* spring;   // [nSprings]: bodyA, bodyB
   const ElementTopology* contact;  // [nContacts]: bodyF, bodyB, rolling flag
@@ -158,6 +158,7 @@ struct BatchView {
 struct WorkspaceLayout {
   std::int64_t X_GB;      // [nb][12]  body poses in Ground
   std::int64_t V_GB;      // [nb][6]   body spatial velocities at Bo, in G
+  std::int64_t I_G;       // [nb][10]  body inertias about Bo, in G: m, p_BoC (3), J (6)
   std::int64_t c;         // [nb][6]   velocity-dependent (Coriolis) accelerations
   std::int64_t IA;        // [nb][21]  articulated inertias about Bo, in G
   std::int64_t pA;        // [nb][6]   articulated bias forces at Bo, in G
@@ -187,6 +188,7 @@ struct WorkspaceLayout {
     const std::int64_t ny = s.nq + s.nu + s.nz;
     L.X_GB = o; o += 12 * s.nb;
     L.V_GB = o; o += 6 * s.nb;
+    L.I_G = o; o += 10 * s.nb;
     L.c = o; o += 6 * s.nb;
     L.IA = o; o += 21 * s.nb;
     L.pA = o; o += 6 * s.nb;
