@@ -22,6 +22,7 @@ add_library(lockstep_io STATIC
   host/io/builtin_scene.cpp
   host/io/text_file.cpp
   host/io/urdf.cpp
+  host/io/study_file.cpp
 )
 target_include_directories(lockstep_io PRIVATE ${PROJECT_BINARY_DIR}/generated)
 target_link_libraries(lockstep_io
@@ -35,9 +36,10 @@ add_executable(lockstep_cli
   host/cli/simulate.cpp
   host/cli/info.cpp
   host/cli/recording.cpp
+  host/cli/study.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
-target_link_libraries(lockstep_cli PRIVATE lockstep_io CLI11::CLI11 PkgConfig::LIBZIP)
+target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)
 target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
 # ---- tests: scenes, URDF import (against Simbody 3.7), the command line end to end ---------------
@@ -50,6 +52,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_urdf.cpp
     tests/frontend/test_cli.cpp
     tests/frontend/npz_reader.cpp
+    tests/frontend/test_study_file.cpp
   )
   target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io Eigen3::Eigen GTest::gtest GTest::gtest_main

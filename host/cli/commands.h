@@ -18,6 +18,8 @@ struct Command {
 Command addSimulateCommand(CLI::App& parent);
 // `lockstep info SCENE`: describes a scene's model.
 Command addInfoCommand(CLI::App& parent);
+// `lockstep study FILE`: a Monte Carlo parameter study with statistics and a histogram.
+Command addStudyCommand(CLI::App& parent);
 
 // What `lockstep` alone does: simulate the built-in scene with its default settings (fewer steps
 // when there is no GPU).

@@ -13,6 +13,7 @@ using lockstep::cli::Command;
 Command (*const kCommands[])(CLI::App&) = {
     lockstep::cli::addSimulateCommand,
     lockstep::cli::addInfoCommand,
+    lockstep::cli::addStudyCommand,
 };
 
 }  // namespace

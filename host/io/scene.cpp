@@ -68,8 +68,9 @@ class SceneReader {
   Scene read(const std::string& text) {
     const nlohmann::json document = io::parseDocument(text, source_);
     const JsonNode root(document, "", source_);
+    // "study" belongs to the study reader (study_file.h); a scene file may carry one.
     root.expectObject({"name", "description", "gravity", "urdf", "bodies", "linear_bushings", "spring_dampers",
-                       "sphere_contacts", "initial_state", "simulation", "per_world"});
+                       "sphere_contacts", "initial_state", "simulation", "per_world", "study"});
     scene_.source = source_;
     scene_.name = root.has("name") ? root.at("name").string() : stemOf(source_);
     if (auto d = root.find("description")) scene_.description = d->string();
