@@ -1,5 +1,75 @@
-# Scene files, URDF import and the `lockstep` command line.
-add_executable(lockstep_cli host/cli/main.cpp)
+# Scene files, URDF import and the `lockstep` command line. Included from LockstepTargets.cmake.
+
+find_package(nlohmann_json 3 REQUIRED)
+find_package(CLI11 REQUIRED)
+# urdfdom and libzip through pkg-config (Debian's libzip CMake package also requires its tools).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(URDFDOM REQUIRED IMPORTED_TARGET urdfdom)
+pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
+
+# ---- the default scene, compiled in so that `lockstep` alone needs no file -----------------------
+set(_lockstep_builtin_scene ${PROJECT_SOURCE_DIR}/scenes/chain-7-seed.json)
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${_lockstep_builtin_scene})
+file(READ ${_lockstep_builtin_scene} LOCKSTEP_BUILTIN_SCENE_JSON)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/builtin_scene_json.h.in
+               ${PROJECT_BINARY_DIR}/generated/lockstep/builtin_scene_json.h @ONLY)
+
+# ---- lockstep_io: scene files and URDF import ----------------------------------------------------
+add_library(lockstep_io STATIC
+  host/io/json_node.cpp
+  host/io/scene.cpp
+  host/io/scene_apply.cpp
+  host/io/builtin_scene.cpp
+  host/io/text_file.cpp
+  host/io/urdf.cpp
+  host/io/study_file.cpp
+)
+target_include_directories(lockstep_io PRIVATE ${PROJECT_BINARY_DIR}/generated)
+target_link_libraries(lockstep_io
+  PUBLIC lockstep
+  PRIVATE nlohmann_json::nlohmann_json PkgConfig::URDFDOM Eigen3::Eigen)
+target_compile_options(lockstep_io PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+
+# ---- the command line ----------------------------------------------------------------------------
+add_executable(lockstep_cli
+  host/cli/main.cpp
+  host/cli/simulate.cpp
+  host/cli/info.cpp
+  host/cli/recording.cpp
+  host/cli/study.cpp
+)
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
-target_link_libraries(lockstep_cli PRIVATE lockstep)
+target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)
 target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+
+# ---- tests: scenes, URDF import (against Simbody 3.7), the command line end to end ---------------
+if(LOCKSTEP_BUILD_TESTS)
+  enable_testing()
+  find_package(GTest REQUIRED)
+  include(GoogleTest)
+  add_executable(lockstep_frontend_tests
+    tests/frontend/test_scene.cpp
+    tests/frontend/test_urdf.cpp
+    tests/frontend/test_cli.cpp
+    tests/frontend/npz_reader.cpp
+    tests/frontend/test_study_file.cpp
+  )
+  target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io Eigen3::Eigen GTest::gtest GTest::gtest_main
+                        PkgConfig::LIBZIP)
+  target_compile_definitions(lockstep_frontend_tests PRIVATE
+    LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    LOCKSTEP_CLI="$<TARGET_FILE:lockstep_cli>")
+  target_compile_options(lockstep_frontend_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  add_dependencies(lockstep_frontend_tests lockstep_cli)
+  if(LOCKSTEP_SIMBODY_ORACLE)
+    # Simbody's inline code must be compiled without NDEBUG.
+    find_package(Simbody REQUIRED)
+    target_sources(lockstep_frontend_tests PRIVATE tests/frontend/test_urdf_simbody.cpp tests/simbody_oracle.cpp)
+    target_include_directories(lockstep_frontend_tests SYSTEM PRIVATE ${Simbody_INCLUDE_DIR})
+    target_link_libraries(lockstep_frontend_tests PRIVATE ${Simbody_LIBRARIES})
+    target_compile_options(lockstep_frontend_tests PRIVATE -UNDEBUG -Wno-deprecated-declarations)
+  endif()
+  gtest_discover_tests(lockstep_frontend_tests DISCOVERY_TIMEOUT 60
+                       WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endif()

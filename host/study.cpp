@@ -294,11 +294,13 @@ std::vector<double> outputValues(Batch<T>& batch, const std::string& output) {
 
 template <class T>
 StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
-                     const std::function<void(double, double)>& progress) {
+                     const std::function<void(double, double)>& progress,
+                     const std::function<void(Batch<T>&)>& setup) {
   validateStudy(model, spec);
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   Batch<T> batch(model, spec.worlds, backend);
+  if (setup) setup(batch);
   for (std::size_t i = 0; i < spec.vary.size(); ++i) {
     const Variation& v = spec.vary[i];
     for (std::int64_t w = 0; w < spec.worlds; ++w) {
@@ -356,8 +358,10 @@ template void setNamedParameter<double>(Batch<double>&, std::int64_t, const std:
 template std::vector<double> outputValues<float>(Batch<float>&, const std::string&);
 template std::vector<double> outputValues<double>(Batch<double>&, const std::string&);
 template StudyResult runStudy<float>(std::shared_ptr<const Model>, const StudySpec&, Backend,
-                                     const std::function<void(double, double)>&);
+                                     const std::function<void(double, double)>&,
+                                     const std::function<void(Batch<float>&)>&);
 template StudyResult runStudy<double>(std::shared_ptr<const Model>, const StudySpec&, Backend,
-                                      const std::function<void(double, double)>&);
+                                      const std::function<void(double, double)>&,
+                                      const std::function<void(Batch<double>&)>&);
 
 }  // namespace lockstep

@@ -12,6 +12,7 @@ packages=(
   nlohmann-json3-dev       # scene files
   libcli11-dev             # the command line
   liburdfdom-dev           # URDF import
+  libzip-dev               # .npz output of the command line
   libdlpack-dev            # DLPack tensors for zero-copy observations
   libplplot-dev plplot-driver-cairo  # histogram plots of studies (PNG)
 )

@@ -85,11 +85,14 @@ OutputStats reduceOnDevice(const std::string& name, const void* values, const vo
                            const std::int32_t* status, std::int64_t n, const std::vector<double>& quantiles,
                            int bins);
 
-// Samples, sets up and runs the study on the given backend, then reduces the outputs. progress
-// is called after each chunk of steps with the fraction done and the seconds elapsed.
+// Samples, sets up and runs the study on the given backend, then reduces the outputs. setup, when
+// given, prepares the batch before the variations are drawn (a scene's initial state and
+// per-world values); progress is called after each chunk of steps with the fraction done and the
+// seconds elapsed.
 template <class T>
 StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
-                     const std::function<void(double, double)>& progress = {});
+                     const std::function<void(double, double)>& progress = {},
+                     const std::function<void(Batch<T>&)>& setup = {});
 
 // The per-world values of one output in host memory, after a run (for reports and tests).
 template <class T>

@@ -1,0 +1,129 @@
+// `lockstep info SCENE`: what a scene's model is made of.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+
+#include "commands.h"
+#include "lockstep/scene.h"
+
+namespace lockstep::cli {
+
+namespace {
+
+struct InfoOptions {
+  std::string scene;
+  bool repairInertia = false;
+};
+
+std::string format(const Vec3d& v) {
+  std::ostringstream os;
+  os << "(" << v[0] << ", " << v[1] << ", " << v[2] << ")";
+  return os.str();
+}
+
+template <class C>
+std::string format(const C& values) {
+  std::ostringstream os;
+  os << "(";
+  for (std::size_t i = 0; i < values.size(); ++i) os << (i ? ", " : "") << values[i];
+  return os.str() + ")";
+}
+
+std::string bodyName(const Model& m, int b) { return b < 0 ? "ground" : m.body(b).name; }
+
+// The names of a list, separated by spaces.
+std::string join(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
+  return out;
+}
+
+int info(const InfoOptions& o) {
+  SceneOptions sceneOptions;
+  sceneOptions.repairInertia = o.repairInertia;
+  const Scene scene = loadSceneFile(o.scene, sceneOptions);
+  for (const std::string& w : scene.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
+  const Model& m = *scene.model;
+
+  std::printf("scene         %s (%s)\n", scene.name.c_str(), scene.source.c_str());
+  if (!scene.description.empty()) std::printf("description   %s\n", scene.description.c_str());
+  std::printf("gravity       %s m/s^2\n", format(m.gravity()).c_str());
+  std::printf("total mass    %g kg\n", m.totalMass());
+  std::printf("bodies        %d\n", m.numBodies());
+  std::printf("  %-24s %-24s %-12s %-24s %s\n", "name", "parent", "mobilizer", "joint", "mass [kg]");
+  for (int b = 0; b < m.numBodies(); ++b) {
+    const Body& body = m.body(b);
+    std::printf("  %-24s %-24s %-12s %-24s %g\n", body.name.c_str(), bodyName(m, body.parent).c_str(),
+                mobilizerName(body.mobilizer), body.jointName.c_str(), body.mass.mass);
+  }
+  std::printf("nq %-10d %s\n", m.nq(), join(m.qNames()).c_str());
+  std::printf("nu %-10d %s\n", m.nu(), join(m.uNames()).c_str());
+  std::printf("nz %-10d %s\n", m.nz(), join(m.zNames()).c_str());
+
+  std::printf("force elements %zu\n", m.bushings().size() + m.springs().size());
+  for (const LinearBushing& e : m.bushings()) {
+    std::printf("  linear bushing '%s': %s -> %s, stiffness %s, damping %s\n", e.desc.name.c_str(),
+                bodyName(m, e.body1).c_str(), bodyName(m, e.body2).c_str(), format(e.desc.stiffness).c_str(),
+                format(e.desc.damping).c_str());
+  }
+  for (const SpringDamper& e : m.springs()) {
+    std::printf("  spring-damper '%s': %s point %s -> %s point %s, free length %g, stiffness %g, damping %g\n",
+                e.desc.name.c_str(), bodyName(m, e.bodyA).c_str(), format(e.desc.p_AP).c_str(),
+                bodyName(m, e.bodyB).c_str(), format(e.desc.p_BQ).c_str(), e.desc.freeLength, e.desc.stiffness,
+                e.desc.damping);
+  }
+  std::printf("constraints   %zu (%d equations)\n", m.contacts().size(), m.numConstraintEquations());
+  for (const SphereContact& c : m.contacts()) {
+    std::printf("  sphere contact '%s': %s sphere at %s radius %g, %s sphere at %s radius %g, %s, %s\n",
+                c.desc.name.c_str(), bodyName(m, c.bodyF).c_str(), format(c.desc.centerOnF).c_str(), c.desc.radiusOnF,
+                bodyName(m, c.bodyB).c_str(), format(c.desc.centerOnB).c_str(), c.desc.radiusOnB,
+                c.desc.enforceRolling ? "rolling" : "no rolling", c.desc.enabledByDefault ? "enabled" : "disabled");
+  }
+
+  std::printf("parameters\n");
+  for (int b = 0; b < m.numBodies(); ++b) {
+    const Body& body = m.body(b);
+    std::vector<double> damping, limits;
+    for (int k = 0; k < body.nu; ++k) {
+      damping.push_back(m.damping()[body.uOffset + k]);
+      limits.push_back(m.effortLimit()[body.uOffset + k]);
+    }
+    const bool damped = std::any_of(damping.begin(), damping.end(), [](double c) { return c != 0; });
+    const bool limited = std::any_of(limits.begin(), limits.end(), [](double e) { return std::isfinite(e); });
+    if (damped || limited) {
+      std::printf("  joint %-20s damping %s, effort limit %s\n", body.jointName.c_str(), format(damping).c_str(),
+                  format(limits).c_str());
+    }
+  }
+  const SimulationSettings& s = scene.simulation;
+  std::printf("  simulation defaults: dt %g s, %d steps, %s, %lld worlds\n", s.dt, s.steps,
+              s.integrator == Integrator::RK4 ? "rk4" : "euler", static_cast<long long>(s.worlds));
+  for (const WorldOverride& w : scene.perWorld) {
+    std::string what;
+    if (w.gravity) what += " gravity";
+    if (!w.massProperties.empty()) what += " mass-properties";
+    if (w.damping) what += " damping";
+    if (w.q) what += " q";
+    if (w.u) what += " u";
+    for (const BushingOverride& b : w.bushings) what += " bushing '" + m.bushings()[b.index].desc.name + "'";
+    for (const SpringOverride& sp : w.springs) what += " spring-damper '" + m.springs()[sp.index].desc.name + "'";
+    for (const ContactOverride& c : w.contacts) what += " sphere contact '" + m.contacts()[c.index].desc.name + "'";
+    std::printf("  %s: worlds %s:%s\n", w.path.c_str(), format(w.worlds).c_str(), what.c_str());
+  }
+  return 0;
+}
+
+}  // namespace
+
+Command addInfoCommand(CLI::App& parent) {
+  auto o = std::make_shared<InfoOptions>();
+  CLI::App* app = parent.add_subcommand("info", "Describe a scene: bodies, coordinates, force elements, constraints, parameters");
+  app->add_option("scene", o->scene, "Scene file (JSON, docs/scene-format.md)")->required();
+  app->add_flag("--repair-inertia", o->repairInertia,
+                "Replace physically invalid URDF inertias by the nearest valid ones (with a warning per link)");
+  return {app, [o] { return info(*o); }};
+}
+
+}  // namespace lockstep::cli

@@ -1,0 +1,48 @@
+// Putting a scene's initial state and per-world overrides into a Batch (scene.h).
+#include <string>
+
+#include "lockstep/scene.h"
+
+namespace lockstep {
+
+template <class T>
+void applyScene(const Scene& scene, Batch<T>& batch) {
+  if (batch.modelPtr() != scene.model)
+    throw std::invalid_argument("applyScene: the batch was not made from this scene's model");
+  // Check every world index first, so that a bad scene leaves the batch untouched.
+  for (const WorldOverride& o : scene.perWorld)
+    for (std::int64_t w : o.worlds)
+      if (w >= batch.numWorlds())
+        throw InputError(scene.source + ": " + o.path + ".worlds: world " + std::to_string(w) +
+                         " is outside the batch of " + std::to_string(batch.numWorlds()) +
+                         " worlds; run at least " + std::to_string(w + 1) + " worlds");
+  batch.setAllStates(scene.q0, scene.u0);
+  for (const WorldOverride& o : scene.perWorld) {
+    for (std::int64_t w : o.worlds) {
+      if (o.gravity) batch.setGravity(w, *o.gravity);
+      for (const auto& [body, mp] : o.massProperties) batch.setMassProperties(w, body, mp);
+      if (o.damping) batch.setDamping(w, *o.damping);
+      if (o.q) batch.setQ(w, *o.q);
+      if (o.u) batch.setU(w, *o.u);
+      for (const BushingOverride& b : o.bushings) {
+        if (b.stiffness) batch.setBushingStiffness(w, b.index, *b.stiffness);
+        if (b.damping) batch.setBushingDamping(w, b.index, *b.damping);
+        if (b.frames) batch.setBushingFrames(w, b.index, b.frames->first, b.frames->second);
+      }
+      for (const SpringOverride& s : o.springs) {
+        if (s.parameters) batch.setSpringParameters(w, s.index, (*s.parameters)[0], (*s.parameters)[1], (*s.parameters)[2]);
+        if (s.points) batch.setSpringPoints(w, s.index, s.points->first, s.points->second);
+      }
+      for (const ContactOverride& c : o.contacts) {
+        if (c.centers) batch.setSphereCenters(w, c.index, c.centers->first, c.centers->second);
+        if (c.radii) batch.setSphereRadii(w, c.index, c.radii->first, c.radii->second);
+        if (c.enabled) batch.setContactEnabled(w, c.index, *c.enabled);
+      }
+    }
+  }
+}
+
+template void applyScene<float>(const Scene&, Batch<float>&);
+template void applyScene<double>(const Scene&, Batch<double>&);
+
+}  // namespace lockstep

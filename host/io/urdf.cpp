@@ -1,0 +1,308 @@
+// URDF import (urdf.h): urdfdom parses the XML; this file maps links and joints onto bodies and
+// mobilizers, welds fixed joints and checks every number.
+#include "lockstep/urdf.h"
+
+#include <Eigen/Dense>
+#include <console_bridge/console.h>
+#include <urdf_parser/urdf_parser.h>
+
+#include <cmath>
+#include <sstream>
+
+#include "text_file.h"
+
+namespace lockstep {
+
+namespace {
+
+std::string inQuotes(const std::string& s) { return "'" + s + "'"; }
+
+std::string formatNumber(double x) {
+  std::ostringstream os;
+  os.precision(6);
+  os << x;
+  return os.str();
+}
+
+// Collects what urdfdom logs while it parses (it reports problems through console_bridge instead
+// of exceptions) so that they become one error message instead of lines on stderr.
+class LogCapture : public console_bridge::OutputHandler {
+ public:
+  LogCapture() { console_bridge::useOutputHandler(this); }
+  ~LogCapture() override { console_bridge::restorePreviousOutputHandler(); }
+  LogCapture(const LogCapture&) = delete;
+  LogCapture& operator=(const LogCapture&) = delete;
+  void log(const std::string& text, console_bridge::LogLevel level, const char*, int) override {
+    if (level >= console_bridge::CONSOLE_BRIDGE_LOG_ERROR) errors.push_back(text);
+  }
+  std::vector<std::string> errors;
+};
+
+// The rotation R with R * from = to, for unit vectors: the shortest rotation, or a half turn about
+// `halfTurnAxis` (perpendicular to `from`) when `to` = -from.
+Rotationd rotationTaking(const Vec3d& from, const Vec3d& to, int halfTurnAxis) {
+  const Vec3d v = cross(from, to);
+  const double s = norm(v), c = dot(from, to);
+  if (s < 1e-15) return c > 0 ? Rotationd::identity() : Rotationd::aboutAxis(halfTurnAxis, M_PI);
+  return Rotationd::aboutUnitVector(v / s, std::atan2(s, c));
+}
+
+class Importer {
+ public:
+  Importer(const std::string& source, const UrdfOptions& options) : source_(source), options_(options) {}
+
+  UrdfImport run(const std::string& xml) {
+    urdf::ModelInterfaceSharedPtr robot;
+    {
+      LogCapture log;
+      try {
+        robot = urdf::parseURDF(xml);
+      } catch (const std::exception& e) {
+        fail("invalid URDF: " + std::string(e.what()));
+      }
+      if (!log.errors.empty()) {
+        // urdfdom logs from the most specific problem to the element that contains it.
+        std::string all;
+        for (const std::string& e : log.errors) all += (all.empty() ? "" : "; ") + e;
+        fail("invalid URDF: " + all);
+      }
+    }
+    if (!robot) fail("invalid URDF: urdfdom could not parse it");
+    const urdf::LinkConstSharedPtr root = robot->getRoot();
+    if (!root) fail("invalid URDF: no root link");
+    out_.robotName = robot->getName();
+
+    // The root link: welded to Ground or free.
+    BodyDesc rootBody;
+    rootBody.name = root->name;
+    rootBody.parent = "ground";
+    rootBody.jointName = "root";
+    while (robot->getJoint(rootBody.jointName)) rootBody.jointName += "_";
+    rootBody.mobilizer = options_.rootJoint == UrdfRootJoint::Free ? MobilizerType::Free : MobilizerType::Weld;
+    rootBody.mass = linkMassProperties(*root);
+    out_.links[root->name] = {root->name, Transformd::identity()};
+    out_.bodies.push_back(rootBody);
+    addChildren(*root, 0);
+    // urdfdom accepts links whose joints form a cycle apart from the tree (a link that is its own
+    // parent, two links parents of each other): they are not reached from the root.
+    std::vector<urdf::LinkSharedPtr> all;
+    robot->getLinks(all);
+    for (const urdf::LinkSharedPtr& link : all)
+      if (!out_.links.count(link->name))
+        fail(linkName(link->name) + ": not connected to the root link " + inQuotes(root->name) +
+             " (the joints through it form a cycle)");
+    return std::move(out_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(source_ + ": " + what); }
+
+  static std::string linkName(const std::string& name) { return "link " + inQuotes(name); }
+  static std::string jointName(const std::string& name) { return "joint " + inQuotes(name); }
+
+  void checkFinite(double x, const std::string& element, const std::string& field) const {
+    if (!std::isfinite(x)) fail(element + ": " + field + ": must be a finite number");
+  }
+
+  Transformd toTransform(const urdf::Pose& pose, const std::string& element, const std::string& field) const {
+    const urdf::Vector3& p = pose.position;
+    const urdf::Rotation& r = pose.rotation;
+    for (double x : {p.x, p.y, p.z}) checkFinite(x, element, field + " xyz");
+    for (double x : {r.x, r.y, r.z, r.w}) checkFinite(x, element, field + " rpy");
+    const double n = std::sqrt(r.x * r.x + r.y * r.y + r.z * r.z + r.w * r.w);
+    if (!(n > 0.5)) fail(element + ": " + field + ": not a rotation");
+    return {Rotationd::fromQuaternion(r.w / n, r.x / n, r.y / n, r.z / n), {{p.x, p.y, p.z}}};
+  }
+
+  // The link's own mass properties in its frame L: center of mass at the inertial origin, central
+  // inertia re-expressed from the inertial frame into L. Checked, and repaired if asked.
+  MassProperties linkMassProperties(const urdf::Link& link) {
+    MassProperties mp;
+    if (!link.inertial) return mp;
+    const urdf::Inertial& in = *link.inertial;
+    const std::string where = linkName(link.name);
+    checkFinite(in.mass, where, "mass");
+    if (in.mass < 0) fail(where + ": mass: must be >= 0 (got " + formatNumber(in.mass) + ")");
+    for (double x : {in.ixx, in.iyy, in.izz, in.ixy, in.ixz, in.iyz}) checkFinite(x, where, "inertia");
+    const Transformd X_LI = toTransform(in.origin, where, "inertial origin");
+    mp.mass = in.mass;
+    mp.com = X_LI.p;
+    mp.inertia = reexpressSym(X_LI.R.R, SymMat33d{in.ixx, in.iyy, in.izz, in.ixy, in.ixz, in.iyz});
+    try {
+      validateMassProperties(mp, where);
+    } catch (const ModelError& e) {
+      // Mass and numbers are checked above: what remains is an inertia that is not physical.
+      if (!options_.repairInertia) {
+        fail(std::string(e.what()) +
+             "; fix the file, or load it with --repair-inertia (in a scene: \"repair_inertia\": true) to use the "
+             "nearest valid inertia");
+      }
+      const SymMat33d repaired = nearestValidInertia(mp.inertia);
+      std::ostringstream os;
+      os.precision(6);
+      os << source_ << ": " << where << ": inertia repaired (" << e.what() << "): (xx, yy, zz, xy, xz, yz) = ("
+         << mp.inertia.xx << ", " << mp.inertia.yy << ", " << mp.inertia.zz << ", " << mp.inertia.xy << ", "
+         << mp.inertia.xz << ", " << mp.inertia.yz << ") -> (" << repaired.xx << ", " << repaired.yy << ", "
+         << repaired.zz << ", " << repaired.xy << ", " << repaired.xz << ", " << repaired.yz << ")";
+      out_.warnings.push_back(os.str());
+      mp.inertia = repaired;
+    }
+    return mp;
+  }
+
+  // The joint's unit axis, or a clear error for a zero or non-finite one.
+  Vec3d jointAxis(const urdf::Joint& joint) const {
+    const Vec3d a = {{joint.axis.x, joint.axis.y, joint.axis.z}};
+    const std::string where = jointName(joint.name);
+    for (int i = 0; i < 3; ++i) checkFinite(a[i], where, "axis");
+    const double n = norm(a);
+    if (!(n > 1e-12)) fail(where + ": axis: must not be zero");
+    return a / n;
+  }
+
+  // Adds the links below `link` (carried by bodies_[bodyIndex]) recursively.
+  void addChildren(const urdf::Link& link, std::size_t bodyIndex) {
+    const UrdfLinkPlacement parent = out_.links.at(link.name);
+    for (const urdf::LinkSharedPtr& child : link.child_links) {
+      const urdf::Joint& joint = *child->parent_joint;
+      const std::string where = jointName(joint.name);
+      const Transformd X_PJ = toTransform(joint.parent_to_joint_origin_transform, where, "origin");
+      const Transformd X_BJ = parent.X_BL * X_PJ;  // joint frame on the parent's body
+      if (joint.mimic)
+        out_.warnings.push_back(source_ + ": " + where + ": mimic ignored (the joint moves independently)");
+      if (joint.dynamics && joint.dynamics->friction != 0)
+        out_.warnings.push_back(source_ + ": " + where + ": friction ignored (only viscous damping is modeled)");
+
+      if (joint.type == urdf::Joint::FIXED) {
+        // Weld: the child link joins the parent's body; its frame is the joint frame.
+        out_.links[child->name] = {parent.body, X_BJ};
+        BodyDesc& body = out_.bodies[bodyIndex];
+        body.mass = combineMassProperties(body.mass, reexpressMassProperties(X_BJ, linkMassProperties(*child)));
+        addChildren(*child, bodyIndex);
+        continue;
+      }
+      BodyDesc b;
+      b.name = child->name;
+      b.parent = parent.body;
+      b.jointName = joint.name;
+      Rotationd R = Rotationd::identity();  // takes the mobilizer's own axis onto the joint axis
+      switch (joint.type) {
+        case urdf::Joint::REVOLUTE:
+        case urdf::Joint::CONTINUOUS:
+          b.mobilizer = MobilizerType::Pin;
+          R = rotationTaking(Vec3d::unit(2), jointAxis(joint), 0);
+          break;
+        case urdf::Joint::PRISMATIC:
+          b.mobilizer = MobilizerType::Slider;
+          R = rotationTaking(Vec3d::unit(0), jointAxis(joint), 2);
+          break;
+        case urdf::Joint::PLANAR:
+          b.mobilizer = MobilizerType::Planar;
+          R = rotationTaking(Vec3d::unit(2), jointAxis(joint), 0);
+          break;
+        case urdf::Joint::FLOATING: b.mobilizer = MobilizerType::Free; break;
+        default: fail(where + ": type: unsupported joint type");
+      }
+      b.X_PF = X_BJ * Transformd{R, Vec3d::zero()};
+      b.X_BM = Transformd{R, Vec3d::zero()};
+      const int nu = mobilizerNu(b.mobilizer);
+      if (joint.dynamics) {
+        checkFinite(joint.dynamics->damping, where, "damping");
+        if (joint.dynamics->damping < 0)
+          fail(where + ": damping: must be >= 0 (got " + formatNumber(joint.dynamics->damping) + ")");
+        if (joint.dynamics->damping > 0) b.damping.assign(nu, joint.dynamics->damping);
+      }
+      if (joint.limits) {
+        checkFinite(joint.limits->effort, where, "limit effort");
+        if (joint.limits->effort < 0)
+          fail(where + ": limit effort: must be >= 0 (got " + formatNumber(joint.limits->effort) + ")");
+        if (joint.limits->effort > 0) b.effortLimit.assign(nu, joint.limits->effort);
+      }
+      b.mass = linkMassProperties(*child);
+      out_.links[child->name] = {child->name, Transformd::identity()};
+      out_.bodies.push_back(b);
+      addChildren(*child, out_.bodies.size() - 1);
+    }
+  }
+
+  std::string source_;
+  UrdfOptions options_;
+  UrdfImport out_;
+};
+
+}  // namespace
+
+std::shared_ptr<const Model> UrdfImport::buildModel() const {
+  ModelBuilder mb;
+  mb.setGravity(gravity);
+  for (const BodyDesc& b : bodies) mb.addBody(b);
+  return mb.build();
+}
+
+UrdfImport importUrdf(const std::string& xml, const std::string& source, const UrdfOptions& options) {
+  return Importer(source, options).run(xml);
+}
+
+UrdfImport importUrdfFile(const std::string& path, const UrdfOptions& options) {
+  return importUrdf(io::readTextFile(path), path, options);
+}
+
+MassProperties reexpressMassProperties(const Transformd& X_BC, const MassProperties& inC) {
+  MassProperties inB;
+  inB.mass = inC.mass;
+  inB.com = X_BC * inC.com;
+  inB.inertia = reexpressSym(X_BC.R.R, inC.inertia);
+  return inB;
+}
+
+MassProperties combineMassProperties(const MassProperties& a, const MassProperties& b) {
+  MassProperties c;
+  c.mass = a.mass + b.mass;
+  c.inertia = a.inertia + b.inertia;
+  if (!(c.mass > 0)) return c;
+  c.com = (a.mass / c.mass) * a.com + (b.mass / c.mass) * b.com;
+  // Parallel axis: a part of mass m whose center is at d from the common center adds
+  // m (|d|^2 1 - d d^T).
+  for (const MassProperties* part : {&a, &b}) {
+    const Vec3d d = part->com - c.com;
+    const double m = part->mass;
+    c.inertia += SymMat33d{m * (d[1] * d[1] + d[2] * d[2]), m * (d[0] * d[0] + d[2] * d[2]),
+                           m * (d[0] * d[0] + d[1] * d[1]), -m * d[0] * d[1], -m * d[0] * d[2], -m * d[1] * d[2]};
+  }
+  return c;
+}
+
+SymMat33d nearestValidInertia(const SymMat33d& I) {
+  Eigen::Matrix3d E;
+  E << I.xx, I.xy, I.xz, I.xy, I.yy, I.yz, I.xz, I.yz, I.zz;
+  const Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d> eig(E);
+  const Eigen::Vector3d p = eig.eigenvalues();  // ascending
+  // The valid principal moments form the convex cone {A p >= 0}: p_i >= 0 and p_i + p_j - p_k >= 0.
+  Eigen::Matrix<double, 6, 3> A;
+  A << 1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, -1, 1, -1, 1, -1, 1, 1;
+  auto feasible = [&](const Eigen::Vector3d& x) { return ((A * x).array() >= -1e-14 * x.cwiseAbs().maxCoeff()).all(); };
+  if (feasible(p)) return I;
+  // The projection lies in the relative interior of some face of the cone: project p onto the
+  // null space of every subset of constraints and keep the nearest feasible result.
+  Eigen::Vector3d best = Eigen::Vector3d::Zero();
+  double bestDistance = (p - best).norm();  // the apex, always feasible
+  for (int subset = 1; subset < 64; ++subset) {
+    Eigen::MatrixXd As(0, 3);
+    for (int k = 0; k < 6; ++k) {
+      if (!(subset & (1 << k))) continue;
+      As.conservativeResize(As.rows() + 1, Eigen::NoChange);
+      As.row(As.rows() - 1) = A.row(k);
+    }
+    // p minus its component in the row space of As.
+    const Eigen::Vector3d x = p - As.transpose() * (As * As.transpose()).completeOrthogonalDecomposition().solve(As * p);
+    if (feasible(x) && (p - x).norm() < bestDistance) {
+      best = x;
+      bestDistance = (p - x).norm();
+    }
+  }
+  const Eigen::Matrix3d V = eig.eigenvectors();
+  const Eigen::Matrix3d R = V * best.asDiagonal() * V.transpose();
+  return {R(0, 0), R(1, 1), R(2, 2), 0.5 * (R(0, 1) + R(1, 0)), 0.5 * (R(0, 2) + R(2, 0)), 0.5 * (R(1, 2) + R(2, 1))};
+}
+
+}  // namespace lockstep

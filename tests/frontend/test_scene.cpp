@@ -1,0 +1,401 @@
+// Scene files: the shipped scenes against the models built in code, the chain-7 check value, the
+// format's features (poses, inertias, initial states, per-world overrides, URDF includes), and one
+// clear error for each kind of bad input.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lockstep/batch.h"
+#include "lockstep/builtin_scenes.h"
+#include "lockstep/scene.h"
+#include "lockstep/urdf.h"
+#include "bad_inputs.h"
+
+namespace lockstep::test {
+namespace {
+
+const std::string kRoot = LOCKSTEP_SOURCE_DIR;
+
+Scene load(const std::string& relative) { return loadSceneFile(kRoot + "/" + relative); }
+Scene parse(const std::string& json) { return parseScene(json, "inline.json", kRoot + "/scenes"); }
+
+// The message of the InputError that `f` throws, or a failure when it throws none.
+template <class F>
+std::string errorOf(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no InputError was thrown";
+  return "";
+}
+
+void expectSameTransform(const Transformd& a, const Transformd& b, double tol, const std::string& what) {
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(a.p[i], b.p[i], tol) << what;
+    for (int j = 0; j < 3; ++j) EXPECT_NEAR(a.R(i, j), b.R(i, j), tol) << what;
+  }
+}
+
+void expectSameMass(const MassProperties& a, const MassProperties& b, double tol, const std::string& what) {
+  EXPECT_NEAR(a.mass, b.mass, tol) << what;
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(a.com[i], b.com[i], tol) << what;
+  const SymMat33d& I = a.inertia;
+  const SymMat33d& J = b.inertia;
+  for (auto [x, y] : {std::pair{I.xx, J.xx}, {I.yy, J.yy}, {I.zz, J.zz}, {I.xy, J.xy}, {I.xz, J.xz}, {I.yz, J.yz}})
+    EXPECT_NEAR(x, y, tol) << what;
+}
+
+// Two models with the same bodies, parameters, coordinates and elements, to `tol` (0: exactly).
+void expectSameModel(const Model& a, const Model& b, double tol) {
+  ASSERT_EQ(a.numBodies(), b.numBodies());
+  ASSERT_EQ(a.nq(), b.nq());
+  ASSERT_EQ(a.nu(), b.nu());
+  ASSERT_EQ(a.nz(), b.nz());
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(a.gravity()[i], b.gravity()[i]);
+  for (int k = 0; k < a.numBodies(); ++k) {
+    const Body &x = a.body(k), &y = b.body(k);
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.jointName, y.jointName);
+    EXPECT_EQ(x.mobilizer, y.mobilizer);
+    EXPECT_EQ(x.parent, y.parent);
+    expectSameTransform(x.X_PF, y.X_PF, tol, x.name + " X_PF");
+    expectSameTransform(x.X_BM, y.X_BM, tol, x.name + " X_BM");
+    expectSameMass(x.mass, y.mass, tol, x.name);
+  }
+  EXPECT_EQ(a.damping(), b.damping());
+  EXPECT_EQ(a.effortLimit(), b.effortLimit());
+  EXPECT_EQ(a.qNames(), b.qNames());
+  EXPECT_EQ(a.uNames(), b.uNames());
+  EXPECT_EQ(a.zNames(), b.zNames());
+  ASSERT_EQ(a.bushings().size(), b.bushings().size());
+  for (std::size_t i = 0; i < a.bushings().size(); ++i) {
+    const LinearBushing &x = a.bushings()[i], &y = b.bushings()[i];
+    EXPECT_EQ(x.desc.name, y.desc.name);
+    EXPECT_EQ(x.body1, y.body1);
+    EXPECT_EQ(x.body2, y.body2);
+    expectSameTransform(x.desc.X_B1F, y.desc.X_B1F, tol, x.desc.name);
+    expectSameTransform(x.desc.X_B2M, y.desc.X_B2M, tol, x.desc.name);
+    EXPECT_EQ(x.desc.stiffness, y.desc.stiffness);
+    EXPECT_EQ(x.desc.damping, y.desc.damping);
+  }
+  ASSERT_EQ(a.springs().size(), b.springs().size());
+  for (std::size_t i = 0; i < a.springs().size(); ++i) {
+    const SpringDamper &x = a.springs()[i], &y = b.springs()[i];
+    EXPECT_EQ(x.desc.name, y.desc.name);
+    EXPECT_EQ(x.bodyA, y.bodyA);
+    EXPECT_EQ(x.bodyB, y.bodyB);
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(x.desc.p_AP[k], y.desc.p_AP[k]);
+      EXPECT_EQ(x.desc.p_BQ[k], y.desc.p_BQ[k]);
+    }
+    EXPECT_EQ(x.desc.freeLength, y.desc.freeLength);
+    EXPECT_EQ(x.desc.stiffness, y.desc.stiffness);
+    EXPECT_EQ(x.desc.damping, y.desc.damping);
+  }
+  ASSERT_EQ(a.contacts().size(), b.contacts().size());
+  for (std::size_t i = 0; i < a.contacts().size(); ++i) {
+    const SphereContact &x = a.contacts()[i], &y = b.contacts()[i];
+    EXPECT_EQ(x.desc.name, y.desc.name);
+    EXPECT_EQ(x.bodyF, y.bodyF);
+    EXPECT_EQ(x.bodyB, y.bodyB);
+    for (int k = 0; k < 3; ++k) {
+      EXPECT_EQ(x.desc.centerOnF[k], y.desc.centerOnF[k]);
+      EXPECT_EQ(x.desc.centerOnB[k], y.desc.centerOnB[k]);
+    }
+    EXPECT_EQ(x.desc.radiusOnF, y.desc.radiusOnF);
+    EXPECT_EQ(x.desc.radiusOnB, y.desc.radiusOnB);
+    EXPECT_EQ(x.desc.enforceRolling, y.desc.enforceRolling);
+    EXPECT_EQ(x.desc.enabledByDefault, y.desc.enabledByDefault);
+  }
+}
+
+// ---- the shipped scenes ------------------------------------------------------------------------
+
+TEST(ShippedScenes, EveryOneLoadsAndEvaluates) {
+  int count = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kRoot + "/scenes")) {
+    if (entry.path().extension() != ".json") continue;
+    SCOPED_TRACE(entry.path().string());
+    const Scene scene = loadSceneFile(entry.path().string());
+    ++count;
+    EXPECT_EQ(scene.name, entry.path().stem().string());
+    EXPECT_FALSE(scene.description.empty());
+    ASSERT_EQ(static_cast<int>(scene.q0.size()), scene.model->nq());
+    ASSERT_EQ(static_cast<int>(scene.u0.size()), scene.model->nu());
+    Batch<double> batch(scene.model, 2);
+    applyScene(scene, batch);
+    batch.evaluate();
+    for (int w = 0; w < 2; ++w) {
+      EXPECT_EQ(batch.status(w), kStatusOk) << describeStatus(batch.status(w));
+      for (double a : batch.udot(w)) EXPECT_TRUE(std::isfinite(a));
+    }
+  }
+  EXPECT_EQ(count, 9);  // scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots
+}
+
+TEST(ShippedScenes, ChainsAreTheModelsOfMakeChain) {
+  for (int n : {7, 32}) {
+    const Scene scene = load("scenes/chain-" + std::to_string(n) + ".json");
+    expectSameModel(*scene.model, *makeChain(n), 0.0);
+    EXPECT_EQ(scene.q0, chainInitialQ(n));
+    EXPECT_EQ(scene.u0, std::vector<double>(n, 0.0));
+    EXPECT_EQ(scene.simulation.dt, 1e-3);
+    EXPECT_EQ(scene.simulation.integrator, Integrator::RK4);
+  }
+}
+
+TEST(ShippedScenes, Chain7CheckValue) {
+  // scenes.md: summing udot[0] over q0 = 0.3 + 1e-9 k, k = 0..199999 (other q = 0.3, u = 0) gives
+  // 2.11259e+06 in Simbody 3.7 and MuJoCo 2.2.2.
+  const Scene scene = load("scenes/chain-7.json");
+  const int n = 200000;
+  Batch<double> batch(scene.model, n);
+  applyScene(scene, batch);
+  for (int k = 0; k < n; ++k) {
+    std::vector<double> q = scene.q0;
+    q[0] += 1e-9 * k;
+    batch.setQ(k, q);
+  }
+  batch.evaluate();
+  double sum = 0;
+  for (int k = 0; k < n; ++k) sum += batch.udot(k)[0];
+  EXPECT_NEAR(sum, 2.11259e+06, 0.000005e+06);
+}
+
+TEST(ShippedScenes, Chain7SeedIsTheModelOfMakeChain7Seed) {
+  const Scene scene = load("scenes/chain-7-seed.json");
+  expectSameModel(*scene.model, *makeChain7Seed(), 0.0);
+  EXPECT_EQ(scene.q0, chainInitialQ(7));
+}
+
+TEST(ShippedScenes, FreeBushingGridsAreTheModelsOfMakeFreeBushingGrid) {
+  for (int n : {4, 16}) {
+    SCOPED_TRACE(n);
+    const Scene scene = load("scenes/free-bushing-grid-" + std::to_string(n) + ".json");
+    // The file gives the inertia about the center of mass computed by scenes/generate.py; the
+    // builder computes it in C++: they agree to rounding.
+    expectSameModel(*scene.model, *makeFreeBushingGrid(n), 1e-15);
+    const std::vector<double> q = freeBushingGridInitialQ(n);
+    ASSERT_EQ(scene.q0.size(), q.size());
+    for (std::size_t i = 0; i < q.size(); ++i) EXPECT_NEAR(scene.q0[i], q[i], 1e-15) << i;
+  }
+}
+
+TEST(ShippedScenes, BuiltinSceneIsTheShippedChain7Seed) {
+  std::ifstream in(kRoot + "/scenes/chain-7-seed.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(builtinSceneJson(), text.str());
+  const Scene scene = loadBuiltinScene();
+  EXPECT_EQ(scene.name, "chain-7-seed");
+  expectSameModel(*scene.model, *load("scenes/chain-7-seed.json").model, 0.0);
+  EXPECT_EQ(scene.simulation.worlds, 4096);
+}
+
+TEST(ShippedScenes, RobotScenesUseTheRobotsInModels) {
+  const Scene solo = load("scenes/solo12.json");
+  EXPECT_EQ(solo.model->body(0).mobilizer, MobilizerType::Free);
+  EXPECT_EQ(solo.model->nq(), 19);
+  EXPECT_EQ(solo.q0[6], 0.35);  // the root starts 0.35 m up
+  const Scene panda = load("scenes/panda.json");
+  EXPECT_EQ(panda.model->body(0).mobilizer, MobilizerType::Weld);
+  EXPECT_EQ(panda.model->nq(), 9);
+}
+
+// ---- format features ---------------------------------------------------------------------------
+
+// A one-body scene whose body has the given extra keys.
+std::string oneBody(const std::string& extra) {
+  return R"({"bodies": [{"name": "b", "mobilizer": "free", "mass": 2, "inertia": [1, 1, 1, 0, 0, 0])" +
+         (extra.empty() ? "" : ", " + extra) + "}]}";
+}
+
+TEST(SceneFormat, QuaternionAndXyzAnglesDescribeTheSameRotation) {
+  const Vec3d angles = {{0.3, -0.7, 1.1}};
+  double q[4];
+  Rotationd::bodyFixedXYZ(angles).toQuaternion(q);
+  std::ostringstream a, b;
+  a.precision(17);
+  b.precision(17);
+  a << R"("X_PF": {"position": [1, 2, 3], "xyz_angles": [)" << angles[0] << ", " << angles[1] << ", " << angles[2] << "]}";
+  b << R"("X_PF": {"position": [1, 2, 3], "quaternion": [)" << q[0] << ", " << q[1] << ", " << q[2] << ", " << q[3] << "]}";
+  const Transformd Xa = parse(oneBody(a.str())).model->body(0).X_PF;
+  const Transformd Xb = parse(oneBody(b.str())).model->body(0).X_PF;
+  expectSameTransform(Xa, Xb, 1e-15, "pose");
+  EXPECT_EQ(Xa.p[2], 3.0);
+}
+
+TEST(SceneFormat, NearlyUnitQuaternionsAreNormalized) {
+  const Transformd X = parse(oneBody(R"("X_BM": {"quaternion": [1.0000005, 0, 0, 0]})")).model->body(0).X_BM;
+  EXPECT_EQ(X.R(0, 0), 1.0);
+  EXPECT_NE(errorOf([] { parse(oneBody(R"("X_BM": {"quaternion": [1.00001, 0, 0, 0]})")); }).find("unit quaternion"),
+            std::string::npos);
+}
+
+TEST(SceneFormat, InertiaFormsAreEquivalent) {
+  auto inertia = [](const std::string& form) {
+    return parseScene(R"({"bodies": [{"name": "b", "mobilizer": "pin", "mass": 1, "inertia": )" + form + "}]}",
+                      "inline.json", ".")
+        .model->body(0)
+        .mass.inertia;
+  };
+  for (const std::string& form : {std::string(R"({"xx": 2, "yy": 3, "zz": 4, "xy": 0.1, "xz": 0.2, "yz": 0.3})"),
+                                  std::string("[[2, 0.1, 0.2], [0.1, 3, 0.3], [0.2, 0.3, 4]]")}) {
+    const SymMat33d I = inertia(form), J = inertia("[2, 3, 4, 0.1, 0.2, 0.3]");
+    EXPECT_EQ(I.xx, J.xx);
+    EXPECT_EQ(I.yy, J.yy);
+    EXPECT_EQ(I.zz, J.zz);
+    EXPECT_EQ(I.xy, J.xy);
+    EXPECT_EQ(I.xz, J.xz);
+    EXPECT_EQ(I.yz, J.yz);
+  }
+  EXPECT_NE(errorOf([&] { inertia("[[2, 0.1, 0.2], [0.2, 3, 0.3], [0.2, 0.3, 4]]"); }).find("must be symmetric"),
+            std::string::npos);
+}
+
+TEST(SceneFormat, InitialStateJointsOverrideTheFullVector) {
+  const Scene s = parse(R"({
+    "bodies": [
+      {"name": "a", "mobilizer": "pin", "mass": 1, "inertia": [1, 1, 1, 0, 0, 0]},
+      {"name": "b", "parent": "a", "mobilizer": "free", "joint": "j", "mass": 1, "inertia": [1, 1, 1, 0, 0, 0]}
+    ],
+    "initial_state": {"q": [0.1, 1, 0, 0, 0, 4, 5, 6], "u": [1, 2, 3, 4, 5, 6, 7],
+                      "joints": {"a": {"q": 0.5}, "j": {"u": [0, 0, 0, 9, 9, 9]}}}})");
+  EXPECT_EQ(s.q0, (std::vector<double>{0.5, 1, 0, 0, 0, 4, 5, 6}));
+  EXPECT_EQ(s.u0, (std::vector<double>{1, 0, 0, 0, 9, 9, 9}));
+  EXPECT_EQ(s.model->qNames()[1], "j.qw");
+}
+
+TEST(SceneFormat, DampingAndEffortLimitsAsScalarsOrPerSpeed) {
+  const Scene s = parse(oneBody(R"("damping": 0.5, "effort_limit": [1, 2, 3, 4, 5, 6])"));
+  EXPECT_EQ(s.model->damping(), std::vector<double>(6, 0.5));
+  EXPECT_EQ(s.model->effortLimit(), (std::vector<double>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST(SceneFormat, SimulationDefaults) {
+  const Scene s = parse(R"({"bodies": [], "simulation": {"dt": 0.002, "steps": 7, "integrator": "euler", "worlds": 33}})");
+  EXPECT_EQ(s.simulation.dt, 0.002);
+  EXPECT_EQ(s.simulation.steps, 7);
+  EXPECT_EQ(s.simulation.integrator, Integrator::SemiImplicitEuler);
+  EXPECT_EQ(s.simulation.worlds, 33);
+}
+
+TEST(SceneFormat, PerWorldOverridesReachTheBatch) {
+  std::ifstream in(kRoot + "/scenes/chain-7-seed.json");
+  std::stringstream text;
+  text << in.rdbuf();
+  std::string json = text.str();
+  // Append a per_world list to chain-7-seed.
+  json = json.substr(0, json.rfind('}')) + R"(,
+    "per_world": [
+      {"worlds": [1, 2], "gravity": [0, -1.62, 0], "mass_properties": {"link3": {"mass": 2.5}},
+       "damping": {"joint2": 0.25}, "initial_state": {"joints": {"joint1": {"q": -0.4, "u": 1.5}}},
+       "linear_bushings": {"bushing": {"stiffness": [1, 2, 3, 4, 5, 6], "frame_on_body2": {"position": [0, -0.4, 0]}}},
+       "spring_dampers": {"spring": {"free_length": 0.9, "p_AP": [0.6, 0, 0]}},
+       "sphere_contacts": {"contact": {"radius_on_B": 0.15, "enabled": false}}},
+      {"worlds": 2, "gravity": [0, 0, -9.81]}
+    ]})";
+  const Scene s = parseScene(json, "inline.json", ".");
+  Batch<double> batch(s.model, 3);
+  applyScene(s, batch);
+  const Model& m = *s.model;
+  // World 0 keeps every default.
+  EXPECT_EQ(batch.gravity(0)[1], -9.81);
+  EXPECT_EQ(batch.massProperties(0, 2).mass, 1.0);
+  EXPECT_EQ(batch.damping(0), m.damping());
+  EXPECT_EQ(batch.q(0), s.q0);
+  EXPECT_EQ(batch.bushingStiffness(0, 0), m.bushings()[0].desc.stiffness);
+  EXPECT_TRUE(batch.contactEnabled(0, 0));
+  for (int w : {1, 2}) {
+    SCOPED_TRACE(w);
+    const MassProperties mp = batch.massProperties(w, 2);
+    EXPECT_EQ(mp.mass, 2.5);
+    EXPECT_EQ(mp.com[1], -0.25);  // the other fields keep the model's values
+    EXPECT_EQ(mp.inertia.yy, 0.005);
+    EXPECT_EQ(batch.damping(w)[1], 0.25);
+    EXPECT_EQ(batch.damping(w)[0], 0.0);
+    EXPECT_EQ(batch.q(w)[0], -0.4);
+    EXPECT_EQ(batch.q(w)[1], 0.3);
+    EXPECT_EQ(batch.u(w)[0], 1.5);
+    EXPECT_EQ(batch.bushingStiffness(w, 0), (std::array<double, 6>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(batch.bushingDamping(w, 0), m.bushings()[0].desc.damping);
+    EXPECT_EQ(batch.bushingFrameOnBody2(w, 0).p[1], -0.4);
+    EXPECT_EQ(batch.bushingFrameOnBody1(w, 0).p[0], 0.1);
+    EXPECT_EQ(batch.springParameters(w, 0), (std::array<double, 3>{0.9, 200, 2}));
+    EXPECT_EQ(batch.springPoints(w, 0)[0][0], 0.6);
+    EXPECT_EQ(batch.springPoints(w, 0)[1][1], -0.5);
+    EXPECT_EQ(batch.sphereRadii(w, 0), (std::array<double, 2>{0.2, 0.15}));
+    EXPECT_FALSE(batch.contactEnabled(w, 0));
+  }
+  // A later entry wins.
+  EXPECT_EQ(batch.gravity(1)[1], -1.62);
+  EXPECT_EQ(batch.gravity(2)[2], -9.81);
+  EXPECT_EQ(batch.gravity(2)[1], 0.0);
+
+  Batch<double> small(s.model, 2);
+  const std::string message = errorOf([&] { applyScene(s, small); });
+  EXPECT_NE(message.find("per_world[0].worlds: world 2 is outside the batch of 2 worlds; run at least 3 worlds"),
+            std::string::npos)
+      << message;
+}
+
+TEST(SceneFormat, UrdfLinksWeldedIntoBodiesCanBeReferenced) {
+  // In the UR5, tool0 is welded into wrist_3_link by a fixed joint: a body hung from tool0 and a
+  // spring attached to it land on wrist_3_link, at tool0's frame.
+  const Scene s = parse(R"({
+    "urdf": {"path": "../models/ur5_robot.urdf"},
+    "bodies": [{"name": "payload", "parent": "tool0", "mobilizer": "weld", "X_PF": {"position": [0, 0, 0.1]},
+                "mass": 0.5, "inertia": [0.001, 0.001, 0.001, 0, 0, 0]}],
+    "spring_dampers": [{"bodyA": "ground", "p_AP": [0, 0, 1], "bodyB": "tool0", "p_BQ": [0, 0, 0.2],
+                        "free_length": 0.5, "stiffness": 10}]})");
+  const UrdfImport ur5 = importUrdfFile(kRoot + "/models/ur5_robot.urdf");
+  const UrdfLinkPlacement tool0 = ur5.links.at("tool0");
+  EXPECT_EQ(tool0.body, "wrist_3_link");
+  const Model& m = *s.model;
+  const Body& payload = m.body(m.bodyIndex("payload"));
+  EXPECT_EQ(m.body(payload.parent).name, "wrist_3_link");
+  expectSameTransform(payload.X_PF, tool0.X_BL * Transformd::translation({{0, 0, 0.1}}), 1e-15, "payload X_PF");
+  const Vec3d p_BQ = tool0.X_BL * Vec3d{{0, 0, 0.2}};
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(m.springs()[0].desc.p_BQ[k], p_BQ[k], 1e-15);
+  EXPECT_EQ(m.gravity()[2], -9.81);  // URDF gravity unless the scene gives its own
+  // Overriding the mass of a welded link names the body to override instead.
+  const std::string message = errorOf([] {
+    parse(R"({"urdf": {"path": "../models/ur5_robot.urdf"},
+              "per_world": [{"worlds": 0, "mass_properties": {"tool0": {"mass": 1}}}]})");
+  });
+  EXPECT_NE(message.find("per_world[0].mass_properties.tool0: URDF link 'tool0' was welded into body 'wrist_3_link'"),
+            std::string::npos)
+      << message;
+}
+
+// ---- bad input: one clear message each ----------------------------------------------------------
+
+TEST(BadScenes, EachIsRejectedWithOneClearMessage) {
+  for (const BadScene& bad : kBadScenes) {
+    const std::string path = kRoot + "/tests/data/bad/" + bad.file;
+    const std::string message = errorOf([&] { loadSceneFile(path); });
+    EXPECT_EQ(message.rfind(path + ": " + bad.message, 0), 0u) << "got: " << message << "\nexpected: " << path << ": " << bad.message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+  }
+  // Every file of tests/data/bad is in the table.
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(kRoot + "/tests/data/bad")) files += entry.is_regular_file();
+  EXPECT_EQ(files, kBadScenes.size());
+}
+
+TEST(BadScenes, RepairInertiaOptionLoadsTheTriangleViolation) {
+  SceneOptions options;
+  options.repairInertia = true;
+  const Scene s = loadSceneFile(kRoot + "/tests/data/bad/bad_urdf_include.json", options);
+  ASSERT_EQ(s.warnings.size(), 1u);
+  EXPECT_NE(s.warnings[0].find("link 'arm': inertia repaired"), std::string::npos) << s.warnings[0];
+  EXPECT_NO_THROW(validateMassProperties(s.model->body(1).mass, "repaired"));
+}
+
+}  // namespace
+}  // namespace lockstep::test

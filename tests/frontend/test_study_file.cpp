@@ -1,0 +1,135 @@
+// Study files and `lockstep study`: the shipped study loads, the command's statistics equal the
+// same study run in process, and malformed studies are answered with the file, path and reason.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "lockstep/study_file.h"
+
+namespace lockstep::test {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kRoot = LOCKSTEP_SOURCE_DIR;
+
+class StudyFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("lockstep_study_" + std::to_string(getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p) << text;
+    return p.string();
+  }
+  static std::string read(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+  }
+  int run(const std::string& args, std::string* err = nullptr) {
+    const std::string errFile = (dir_ / "stderr.txt").string();
+    const int raw = std::system((std::string(LOCKSTEP_CLI) + " " + args + " >/dev/null 2>" + errFile).c_str());
+    if (err) *err = read(errFile);
+    return WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+  }
+  std::string loadError(const std::string& path) {
+    try {
+      loadStudyFile(path);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  }
+  fs::path dir_;
+};
+
+TEST_F(StudyFiles, TheShippedStudyLoads) {
+  const StudyFile f = loadStudyFile(kRoot + "/studies/chain-7-seed-stiffness.json");
+  EXPECT_EQ(f.scene.name, "chain-7-seed");
+  EXPECT_EQ(f.spec.worlds, 4096);
+  EXPECT_EQ(f.spec.vary.size(), 3u);
+  EXPECT_EQ(f.spec.vary[0].distribution, Distribution::LogNormal);
+  EXPECT_EQ(f.spec.vary[2].max, 1.5);
+  EXPECT_EQ(f.spec.outputs.front(), "q.joint7");
+  EXPECT_EQ(f.precision, "double");
+}
+
+TEST_F(StudyFiles, CommandStatisticsEqualTheSameStudyInProcess) {
+  const std::string study = write("s.json", R"({
+    "scene": ")" + kRoot + R"(/scenes/chain-7.json", "worlds": 64, "steps": 30, "seed": 5,
+    "vary": [{"parameter": "q.joint1", "distribution": "uniform", "low": 0.1, "high": 0.5},
+             {"parameter": "body.link7.mass", "distribution": "lognormal", "mu": 0.0, "sigma": 0.2}],
+    "outputs": ["q.joint7", "energy.kinetic"], "quantiles": [0.5], "histogram_bins": 8})");
+  const std::string prefix = (dir_ / "out").string();
+  ASSERT_EQ(run("study " + study + " --device cpu --out " + prefix), 0);
+  const StudyFile f = loadStudyFile(study);
+  const StudyResult r = runStudy<double>(f.scene.model, f.spec, Backend::Cpu, {},
+                                         [&](Batch<double>& b) { applyScene(f.scene, b); });
+  std::istringstream csv(read(prefix + ".csv"));
+  std::string line;
+  std::getline(csv, line);
+  EXPECT_EQ(line, "output,count,mean,stddev,min,max,q0.5");
+  for (const OutputStats& s : r.outputs) {
+    std::getline(csv, line);
+    std::istringstream row(line);
+    std::string name, cell;
+    std::getline(row, name, ',');
+    EXPECT_EQ(name, s.name);
+    std::vector<double> v;
+    while (std::getline(row, cell, ',')) v.push_back(std::stod(cell));
+    ASSERT_EQ(v.size(), 6u);
+    EXPECT_EQ(v[0], double(s.count));
+    EXPECT_EQ(v[1], s.mean);  // written with 17 digits: the same double
+    EXPECT_EQ(v[2], s.stddev);
+    EXPECT_EQ(v[3], s.min);
+    EXPECT_EQ(v[4], s.max);
+    EXPECT_EQ(v[5], s.quantiles[0]);
+  }
+  EXPECT_NE(read(prefix + ".json").find("\"flagged_worlds\": 0"), std::string::npos);
+  EXPECT_EQ(read(prefix + ".png").substr(1, 3), "PNG");
+}
+
+TEST_F(StudyFiles, ASceneFileMayCarryItsStudy) {
+  std::string scene = read(kRoot + "/scenes/chain-7.json");
+  scene.insert(scene.rfind('}'), R"(, "study": {"worlds": 8, "steps": 5, "outputs": ["time"]})");
+  const StudyFile f = loadStudyFile(write("scene-with-study.json", scene));
+  EXPECT_EQ(f.spec.worlds, 8);
+  EXPECT_EQ(f.spec.outputs, std::vector<std::string>{"time"});
+  EXPECT_EQ(f.scene.model->numBodies(), 7);
+}
+
+TEST_F(StudyFiles, MalformedStudiesAreAnsweredWithFilePathAndReason) {
+  const std::string scene = "\"scene\": \"" + kRoot + "/scenes/chain-7.json\"";
+  std::string e = loadError(write("a.json", "{" + scene + R"(, "vary": [{"parameter": "body.link9.mass",
+      "distribution": "uniform", "low": 1, "high": 2}], "outputs": ["time"]})"));
+  EXPECT_NE(e.find("a.json: vary[0].parameter:"), std::string::npos) << e;
+  EXPECT_NE(e.find("body.link9.mass"), std::string::npos) << e;
+  e = loadError(write("b.json", "{" + scene + R"(, "vary": [{"parameter": "q.joint1", "distribution": "gauss",
+      "mean": 0, "sd": 1}], "outputs": ["time"]})"));
+  EXPECT_NE(e.find("b.json: vary[0].distribution: unknown distribution 'gauss'"), std::string::npos) << e;
+  e = loadError(write("c.json", "{" + scene + R"(, "outputs": ["q.joint99"]})"));
+  EXPECT_NE(e.find("c.json: outputs[0]:"), std::string::npos) << e;
+  e = loadError(write("d.json", "{" + scene + R"(, "vary": [{"parameter": "q.joint1", "distribution": "uniform",
+      "low": 2, "high": 1}], "outputs": ["time"]})"));
+  EXPECT_NE(e.find("d.json: vary[0].high: must be >= low"), std::string::npos) << e;
+  e = loadError(write("e.json", "{" + scene + R"(})"));
+  EXPECT_NE(e.find("e.json: top level: missing required key 'outputs'"), std::string::npos) << e;
+  e = loadError(write("f.json", R"({"scene": "missing.json", "outputs": ["time"]})"));
+  EXPECT_NE(e.find("missing.json"), std::string::npos) << e;
+  std::string err;
+  EXPECT_EQ(run("study " + (dir_ / "a.json").string(), &err), 1);
+  EXPECT_NE(err.find("lockstep: error: "), std::string::npos) << err;
+  EXPECT_NE(err.find("vary[0].parameter"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace lockstep::test
