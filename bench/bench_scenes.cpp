@@ -1,10 +1,22 @@
 #include "bench_scenes.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 
 #include "lockstep/builtin_scenes.h"
+#include "lockstep/scene.h"
 
 namespace lockstep::bench {
+
+namespace {
+
+std::string scenesDirectory() {
+  const char* dir = std::getenv("LOCKSTEP_SCENES_DIR");
+  return dir ? dir : LOCKSTEP_SOURCE_SCENES_DIR;
+}
+
+}  // namespace
 
 const std::vector<BenchScene>& benchScenes() {
   static const std::vector<BenchScene> scenes = [] {
@@ -15,6 +27,15 @@ const std::vector<BenchScene>& benchScenes() {
       s.push_back(
           {"free-bushing-grid-" + std::to_string(n), makeFreeBushingGrid(n), freeBushingGridInitialQ(n), {}, false});
     for (BenchScene& scene : s) scene.u0.assign(scene.model->nu(), 0.0);
+    for (const char* robot : {"panda", "ur5", "solo12"}) {
+      const std::string path = scenesDirectory() + "/" + robot + ".json";
+      try {
+        const Scene scene = loadSceneFile(path);
+        s.push_back({robot, scene.model, scene.q0, scene.u0, !scene.model->contacts().empty()});
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "lockstep bench: %s left out: %s\n", robot, e.what());
+      }
+    }
     return s;
   }();
   return scenes;

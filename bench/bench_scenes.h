@@ -17,8 +17,10 @@ struct BenchScene {
   bool assemble = false;
 };
 
-// chain-7, chain-32, chain-7-seed, free-bushing-grid-4, free-bushing-grid-16, in that order.
-// Models are built on first use and kept.
+// chain-7, chain-32, chain-7-seed, free-bushing-grid-4, free-bushing-grid-16 (built in code), then
+// the robots panda, ur5 and solo12 read from scenes/*.json (their URDFs in models/). The scene
+// files are looked up in $LOCKSTEP_SCENES_DIR, else in the source tree this was built from; a robot
+// whose file cannot be read is left out, with a note on stderr. Built on first use and kept.
 const std::vector<BenchScene>& benchScenes();
 const BenchScene& benchScene(const std::string& name);
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Packs lockstep_bench and lockstep_opcount, built here for sm_90, with the shared libraries the
-# device machine lacks (Google Benchmark, OpenMP) into .bench-carry/ at the repository root, for the
+# device machine lacks (Google Benchmark, OpenMP, urdfdom, ...) into .bench-carry/ at the repository root, for the
 # device tool's `run` with carry [".bench-carry"] (bench/README.md, "GPU figures").
 #   bench/gpu_carry.sh [build-dir]      default: build
 set -euo pipefail
@@ -14,5 +14,11 @@ grep -q "CMAKE_CUDA_ARCHITECTURES:STRING=.*90" "$build/CMakeCache.txt" ||
 rm -rf .bench-carry
 mkdir -p .bench-carry
 cp "$build/lockstep_bench" "$build/lockstep_opcount" bench/gpu_run.sh .bench-carry/
-for lib in $(ldd "$build/lockstep_bench" | awk '/libbenchmark|libgomp/ {print $3}'); do cp -L "$lib" .bench-carry/; done
+# Every shared library but the C and C++ runtimes, which the device machine has (newer).
+for lib in $(ldd "$build/lockstep_bench" "$build/lockstep_opcount" | awk '$3 ~ /^\// {print $3}' | sort -u); do
+  case "$(basename "$lib")" in
+    libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux* | libstdc++.so* | libgcc_s.so*) ;;
+    *) cp -L "$lib" .bench-carry/ ;;
+  esac
+done
 du -sh .bench-carry

@@ -8,6 +8,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=${OUT:-$here/results}
 mkdir -p "$out"
 export LD_LIBRARY_PATH="$here${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+# The robots' scene files, from the copy of the repository the command runs in.
+[ -d "$here/../scenes" ] && export LOCKSTEP_SCENES_DIR="$(cd "$here/../scenes" && pwd)"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv > "$out/gpu.csv" 2>&1 || true
 "$here/lockstep_bench" --benchmark_filter="${1:-^step/.*/cuda/}" --benchmark_repetitions=5 \

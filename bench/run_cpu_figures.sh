@@ -17,7 +17,7 @@ bench=$build/lockstep_bench
 reps=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true)
 "$bench" --benchmark_filter='^cpu1/' --benchmark_min_time=0.2 "${reps[@]}" \
   --benchmark_out="$out/cpu1.json" --benchmark_out_format=json > "$out/cpu1.txt" 2>&1
-LOCKSTEP_BENCH_CPU_THREADS=1 "$bench" --benchmark_filter='^step/(chain-7|chain-32|chain-7-seed)/cpu/' \
+LOCKSTEP_BENCH_CPU_THREADS=1 "$bench" --benchmark_filter='^step/(chain-7|chain-32|chain-7-seed|panda|ur5|solo12)/cpu/' \
   --benchmark_min_time=0.2 --benchmark_out="$out/step_1thread.json" --benchmark_out_format=json \
   > "$out/step_1thread.txt" 2>&1
 "$bench" --benchmark_filter='^step/[^/]*/cpu/' --benchmark_min_time=0.2 \

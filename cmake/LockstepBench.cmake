@@ -12,7 +12,9 @@ add_executable(lockstep_bench
   bench/bench_throughput.cpp
   bench/bench_cpu_single.cpp
 )
-target_link_libraries(lockstep_bench PRIVATE lockstep benchmark::benchmark)
+target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark)
+# The robots' scene files (bench_scenes.cpp); LOCKSTEP_SCENES_DIR overrides it at run time.
+target_compile_definitions(lockstep_bench PRIVATE LOCKSTEP_SOURCE_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
 # The one-thread benchmarks instantiate the per-world templates themselves: compile them with the
 # engine library's own options (warnings, and -march=native where LOCKSTEP_NATIVE_CPU is on), so
 # that they measure the code the CPU backend runs.
@@ -46,7 +48,8 @@ endif()
 # Arithmetic and memory accesses of one world's evaluation and RK4 step, stage by stage, counted by
 # running the engine's per-world templates on a counting scalar (bench/README.md, "Counting").
 add_executable(lockstep_opcount bench/op_count.cpp bench/bench_scenes.cpp)
-target_link_libraries(lockstep_opcount PRIVATE lockstep)
+target_link_libraries(lockstep_opcount PRIVATE lockstep lockstep_io)
+target_compile_definitions(lockstep_opcount PRIVATE LOCKSTEP_SOURCE_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
 target_compile_options(lockstep_opcount PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 if(LOCKSTEP_BUILD_TESTS)
   add_test(NAME bench_opcount COMMAND lockstep_opcount chain-7 chain-7-seed free-bushing-grid-4)
