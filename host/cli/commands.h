@@ -18,6 +18,8 @@ struct Command {
 Command addSimulateCommand(CLI::App& parent);
 // `lockstep info SCENE`: describes a scene's model.
 Command addInfoCommand(CLI::App& parent);
+// `lockstep bench [SCENE]`: the throughput table of a scene on this machine.
+Command addBenchCommand(CLI::App& parent);
 // `lockstep study FILE`: a Monte Carlo parameter study with statistics and a histogram.
 Command addStudyCommand(CLI::App& parent);
 

@@ -14,6 +14,7 @@ Command (*const kCommands[])(CLI::App&) = {
     lockstep::cli::addSimulateCommand,
     lockstep::cli::addInfoCommand,
     lockstep::cli::addStudyCommand,
+    lockstep::cli::addBenchCommand,
 };
 
 }  // namespace

@@ -61,12 +61,12 @@ class Cli : public ::testing::Test {
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 TEST_F(Cli, HelpOnEverySubcommand) {
-  for (const char* args : {"--help", "simulate --help", "info --help"}) {
+  for (const char* args : {"--help", "simulate --help", "info --help", "study --help", "bench --help"}) {
     const CliResult r = run(args);
     EXPECT_EQ(r.status, 0) << args;
     EXPECT_TRUE(contains(r.out, "Usage:")) << args << "\n" << r.out;
   }
-  EXPECT_TRUE(contains(run("--help").out, "simulate"));
+  for (const char* sub : {"simulate", "info", "study", "bench"}) EXPECT_TRUE(contains(run("--help").out, sub)) << sub;
   EXPECT_TRUE(contains(run("simulate --help").out, "--record-every"));
 }
 
@@ -268,6 +268,24 @@ TEST_F(Cli, RepairInertiaFlagLoadsAnInvalidUrdfWithAWarning) {
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_TRUE(contains(r.err, "lockstep: warning: " + urdf + ": link 'arm': inertia repaired")) << r.err;
   EXPECT_TRUE(contains(r.out, "nq 1")) << r.out;
+}
+
+}  // namespace
+}  // namespace lockstep::test
+
+namespace lockstep::test {
+namespace {
+
+TEST_F(Cli, BenchPrintsTheThroughputTable) {
+  const CliResult r = run("bench " + kRoot + "/scenes/chain-7.json --worlds 2,8 --precision float --repetitions 1 "
+                          "--device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("world-steps/s"), std::string::npos) << r.out;
+  int rows = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) rows += line.rfind("chain-7 ", 0) == 0;
+  EXPECT_EQ(rows, 2) << r.out;
+  EXPECT_EQ(run("bench --worlds two").status, 1);
 }
 
 }  // namespace
