@@ -10,6 +10,7 @@
 namespace lockstep::bench {
 void registerStepBenchmarks();
 void registerCpuSingleThreadBenchmarks();
+void registerRolloutBenchmarks();
 }  // namespace lockstep::bench
 
 namespace {
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("LOCKSTEP_BENCH_FULL", full ? full : "unset");
   lockstep::bench::registerStepBenchmarks();
   lockstep::bench::registerCpuSingleThreadBenchmarks();
+  lockstep::bench::registerRolloutBenchmarks();
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();

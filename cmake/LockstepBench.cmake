@@ -11,8 +11,9 @@ add_executable(lockstep_bench
   bench/bench_scenes.cpp
   bench/bench_throughput.cpp
   bench/bench_cpu_single.cpp
+  bench/bench_rollout.cpp
 )
-target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark)
+target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark CUDA::cudart_static)
 # The robots' scene files (bench_scenes.cpp); LOCKSTEP_SCENES_DIR overrides it at run time.
 target_compile_definitions(lockstep_bench PRIVATE LOCKSTEP_SOURCE_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
 # The one-thread benchmarks instantiate the per-world templates themselves: compile them with the

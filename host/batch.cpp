@@ -123,7 +123,16 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
   sizes_.nz = m.nz();
   sizes_.nd = 0;
   for (const Body& b : m.bodies()) {
-    topology_.push_back({b.mobilizer, b.parent, b.qOffset, b.uOffset, b.nq, b.nu, sizes_.nd});
+    auto isIdentity = [](const Mat33<double>& R) {
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j)
+          if (R(i, j) != (i == j ? 1.0 : 0.0)) return false;
+      return true;
+    };
+    const bool pfTranslation = isIdentity(b.X_PF.R.R);
+    const bool mbIdentity = isIdentity(b.X_BM.R.R) && b.X_BM.p[0] == 0 && b.X_BM.p[1] == 0 && b.X_BM.p[2] == 0;
+    topology_.push_back({b.mobilizer, b.parent, b.qOffset, b.uOffset, b.nq, b.nu, sizes_.nd,
+                         (pfTranslation ? kPFTranslationOnly : 0) | (mbIdentity ? kMBIdentity : 0)});
     sizes_.nd += b.nu * b.nu;
     X_PF_.push_back(castTransform<T>(b.X_PF));
     X_MB_.push_back(castTransform<T>(b.X_BM.inverse()));

@@ -3,6 +3,8 @@
 // results do not depend on the number of threads or on which thread ran which world.
 #include <omp.h>
 
+#include <algorithm>
+
 #include "lockstep/backend.h"
 
 namespace lockstep {
@@ -13,7 +15,8 @@ int gCpuThreads = 0;
 // Runs f(world view, workspace) for every world index i in [0, count), world = index(i).
 template <class T, class Index, class F>
 void forWorlds(const BackendContext<T>& ctx, std::int64_t count, Index index, F f) {
-  const int threads = cpuThreads();
+  // No more threads than worlds: a parallel region waits for its slowest thread.
+  const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(count, 1)));
 #pragma omp parallel num_threads(threads)
   {
     const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(omp_get_thread_num()) * ctx.layout.total, 1}};

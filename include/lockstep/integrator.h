@@ -116,11 +116,13 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
 }
 
 // Observations of one world at its current q, u: body poses and velocities, bushing
-// coordinates and forces, contact separations.
+// coordinates and forces, contact separations. kinematicsCurrent: the workspace already holds the
+// poses and velocities of this q, u.
 template <class T>
-LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                              bool kinematicsCurrent = false) {
   const Sizes& s = model.sizes;
-  computeKinematics<T>(model, w.params, w.q, w.u, ws);
+  if (!kinematicsCurrent) computeKinematics<T>(model, w.params, w.q, w.u, ws, /*full=*/false);
   for (int b = 0; b < s.nb; ++b) {
     const Transform<T> X_GB = loadTransform<T>(ws.at(ws.L.X_GB + 12 * b));
     T quat[4];
@@ -200,7 +202,7 @@ LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w,
   computeEnergy<T>(model, w.params, ws, &ke, &pe);
   w.energy[0] = ke;
   w.energy[1] = pe + f.elementPotential;
-  observeWorld(model, w, ws);
+  observeWorld(model, w, ws, /*kinematicsCurrent=*/true);
 }
 
 }  // namespace lockstep

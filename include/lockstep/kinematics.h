@@ -20,9 +20,11 @@ LOCKSTEP_HD_INLINE SpatialInertia<T> bodyInertiaFromParams(const WorldParams<T>&
   return I_B.reexpress(R_GB);
 }
 
+// With full == false only the poses and velocities are computed (for observations); the sweep
+// needs full == true.
 template <class T>
 LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<T>& params, Strided<const T> q,
-                                   Strided<const T> u, const Workspace<T>& ws) {
+                                   Strided<const T> u, const Workspace<T>& ws, bool full = true) {
   const WorkspaceLayout& L = ws.L;
   for (int b = 0; b < model.sizes.nb; ++b) {
     const BodyTopology topo = model.body[b];
@@ -36,15 +38,20 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
       X_GP = loadTransform<T>(ws.at(L.X_GB + 12 * topo.parent));
       V_GP = loadSpatialVec<T>(ws.at(L.V_GB + 6 * topo.parent));
     }
-    const Transform<T> X_GF = X_GP * model.X_PF[b];
+    // Frames whose rotation is the identity (common: chains, URDF joints on axis) skip the product.
+    const Transform<T> X_GF = (topo.frames & kPFTranslationOnly)
+                                  ? Transform<T>{X_GP.R, X_GP.p + X_GP.R * model.X_PF[b].p}
+                                  : X_GP * model.X_PF[b];
     const Transform<T> X_GM = X_GF * mobilizerX_FM<T>(topo.mobilizer, qb);
-    const Transform<T> X_GB = X_GM * model.X_MB[b];
+    const Transform<T> X_GB = (topo.frames & kMBIdentity) ? X_GM : X_GM * model.X_MB[b];
     storeTransform(ws.at(L.X_GB + 12 * b), X_GB);
-    const SpatialInertia<T> I_G = bodyInertiaFromParams(params, b, X_GB.R);
-    const Strided<T> inertia = ws.at(L.I_G + 10 * b);
-    inertia[0] = I_G.m;
-    storeVec3(inertia + 1, I_G.c);
-    storeSymMat33(inertia + 4, I_G.J);
+    if (full) {
+      const SpatialInertia<T> I_G = bodyInertiaFromParams(params, b, X_GB.R);
+      const Strided<T> inertia = ws.at(L.I_G + 10 * b);
+      inertia[0] = I_G.m;
+      storeVec3(inertia + 1, I_G.c);
+      storeSymMat33(inertia + 4, I_G.J);
+    }
 
     // H columns, moved from Mo (in F) to Bo (in G): w_j = R_GF Hw_j, v_j = R_GF Hv_j + w_j x r.
     const Vec3<T> r = X_GB.p - X_GM.p;  // p_MoBo, in G
@@ -54,7 +61,7 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
     for (int j = 0; j < topo.nu; ++j) {
       const Vec3<T> w = X_GF.R * H_FM[j].ang;
       const SpatialVec<T> Hj = {w, X_GF.R * H_FM[j].lin + cross(w, r)};
-      storeSpatialVec(ws.at(L.H + 6 * (topo.uOffset + j)), Hj);
+      if (full) storeSpatialVec(ws.at(L.H + 6 * (topo.uOffset + j)), Hj);
       V_rel += ub[j] * Hj;
     }
 
@@ -63,15 +70,18 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
     const Vec3<T>& w_GP = V_GP.ang;
     const SpatialVec<T> V_GB = {w_GP + V_rel.ang, V_GP.lin + cross(w_GP, l) + V_rel.lin};
     storeSpatialVec(ws.at(L.V_GB + 6 * b), V_GB);
+    if (!full) continue;
 
     // Velocity-dependent acceleration: transport terms of the moving parent frame, plus the
-    // mobilizer's own bias HdotU moved from Mo to Bo.
-    const SpatialVec<T> HdotU = mobilizerHdotU_FM<T>(topo.mobilizer, qb, ub);
-    const Vec3<T> bh = X_GF.R * HdotU.ang;
-    const Vec3<T> ah = X_GF.R * HdotU.lin;
-    const SpatialVec<T> c = {cross(w_GP, V_rel.ang) + bh,
-                             cross(w_GP, cross(w_GP, l) + T(2) * V_rel.lin) + ah + cross(bh, r) +
-                                 cross(V_rel.ang, cross(V_rel.ang, r))};
+    // mobilizer's own bias HdotU moved from Mo to Bo (zero unless H depends on q).
+    SpatialVec<T> c = {cross(w_GP, V_rel.ang),
+                       cross(w_GP, cross(w_GP, l) + T(2) * V_rel.lin) + cross(V_rel.ang, cross(V_rel.ang, r))};
+    if (mobilizerHasHdot(topo.mobilizer)) {
+      const SpatialVec<T> HdotU = mobilizerHdotU_FM<T>(topo.mobilizer, qb, ub);
+      const Vec3<T> bh = X_GF.R * HdotU.ang;
+      c.ang += bh;
+      c.lin += X_GF.R * HdotU.lin + cross(bh, r);
+    }
     storeSpatialVec(ws.at(L.c + 6 * b), c);
   }
 }

@@ -235,10 +235,13 @@ LOCKSTEP_HD_INLINE Vec3<T> operator*(const SymMat33<T>& s, const Vec3<T>& v) {
   return {{s.xx * v[0] + s.xy * v[1] + s.xz * v[2], s.xy * v[0] + s.yy * v[1] + s.yz * v[2],
            s.xz * v[0] + s.yz * v[1] + s.zz * v[2]}};
 }
-// R*S*~R, re-expressing a symmetric tensor given in B into A when R = R_AB.
+// R*S*~R, re-expressing a symmetric tensor given in B into A when R = R_AB: A = R*S, then only
+// the six independent entries of A*~R (75 flops instead of 90 for the full product).
 template <class T>
 LOCKSTEP_HD_INLINE SymMat33<T> reexpressSym(const Mat33<T>& R, const SymMat33<T>& s) {
-  return SymMat33<T>::fromLower(R * (s.toMat33() * transpose(R)));
+  const Mat33<T> A = R * s.toMat33();
+  auto entry = [&](int i, int j) { return A.m[i][0] * R.m[j][0] + A.m[i][1] * R.m[j][1] + A.m[i][2] * R.m[j][2]; };
+  return {entry(0, 0), entry(1, 1), entry(2, 2), entry(1, 0), entry(2, 0), entry(2, 1)};
 }
 
 // ------------------------------------------------------------------------------------------------

@@ -153,6 +153,11 @@ LOCKSTEP_HD void mobilizerH_FM(MobilizerType t, const Q& q, SpatialVec<T>* H) {
   }
 }
 
+// Whether H_FM depends on q, so that HdotU_FM can be nonzero.
+LOCKSTEP_HD_INLINE bool mobilizerHasHdot(MobilizerType t) {
+  return t == MobilizerType::Universal || t == MobilizerType::Gimbal;
+}
+
 // HdotU_FM = (d/dt H_FM) * u, at Mo in F: nonzero only where H depends on q (Universal, Gimbal).
 template <class T, class Q, class U>
 LOCKSTEP_HD SpatialVec<T> mobilizerHdotU_FM(MobilizerType t, const Q& q, const U& u) {

@@ -6,8 +6,9 @@
 namespace lockstep {
 
 // Inverts the symmetric positive-definite n x n matrix A (row-major, n <= 6) into Ainv by
-// Cholesky factorization. Returns false, leaving Ainv unspecified, when a pivot is not positive
-// relative to the largest diagonal entry (a singular or indefinite joint inertia). ~n^3 flops.
+// Cholesky factorization (n divisions). Returns false, leaving Ainv unspecified, when a pivot is
+// not positive relative to the largest diagonal entry (a singular or indefinite joint inertia).
+// ~n^3 flops.
 template <class T>
 LOCKSTEP_HD bool invertSymmetricPositiveDefinite(const T* A, int n, T* Ainv) {
   if (n == 1) {
@@ -15,7 +16,7 @@ LOCKSTEP_HD bool invertSymmetricPositiveDefinite(const T* A, int n, T* Ainv) {
     Ainv[0] = T(1) / A[0];
     return true;
   }
-  T L[36];
+  T L[36], invDiag[6];
   T maxDiag = T(0);
   for (int i = 0; i < n; ++i) maxDiag = A[i * n + i] > maxDiag ? A[i * n + i] : maxDiag;
   const T tiny = maxDiag * T(sizeof(T) == 4 ? 1e-6 : 1e-13);
@@ -25,10 +26,11 @@ LOCKSTEP_HD bool invertSymmetricPositiveDefinite(const T* A, int n, T* Ainv) {
     if (!(d > tiny) || !isFiniteT(d)) return false;
     const T ljj = sqrtT(d);
     L[j * 6 + j] = ljj;
+    invDiag[j] = T(1) / ljj;
     for (int i = j + 1; i < n; ++i) {
       T s = A[i * n + j];
       for (int k = 0; k < j; ++k) s -= L[i * 6 + k] * L[j * 6 + k];
-      L[i * 6 + j] = s / ljj;
+      L[i * 6 + j] = s * invDiag[j];
     }
   }
   // Ainv = L^-T L^-1, column by column: solve L y = e_c, then L^T x = y.
@@ -37,12 +39,12 @@ LOCKSTEP_HD bool invertSymmetricPositiveDefinite(const T* A, int n, T* Ainv) {
     for (int i = 0; i < n; ++i) {
       T s = (i == c) ? T(1) : T(0);
       for (int k = 0; k < i; ++k) s -= L[i * 6 + k] * y[k];
-      y[i] = s / L[i * 6 + i];
+      y[i] = s * invDiag[i];
     }
     for (int i = n - 1; i >= 0; --i) {
       T s = y[i];
       for (int k = i + 1; k < n; ++k) s -= L[k * 6 + i] * Ainv[k * n + c];
-      Ainv[i * n + c] = s / L[i * 6 + i];
+      Ainv[i * n + c] = s * invDiag[i];
     }
   }
   return true;

@@ -81,11 +81,16 @@ enum StatusFlag : std::int32_t {
 };
 
 // Topology of one body, as kernels read it.
+enum FrameFlag : std::int32_t {
+  kPFTranslationOnly = 1,  // X_PF has the identity rotation
+  kMBIdentity = 2,         // X_BM is the identity
+};
 struct BodyTopology {
   MobilizerType mobilizer;
   std::int32_t parent;   // -1: Ground
   std::int32_t qOffset, uOffset, nq, nu;
   std::int32_t dOffset;  // first entry of this body's D^-1 in the workspace
+  std::int32_t frames;   // FrameFlag bits
 };
 
 // The two bodies an element connects (-1: Ground), and its flags.
