@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <vector>
 
@@ -39,11 +40,14 @@ void runRollout(benchmark::State& state, const BenchScene& scene, Backend backen
     state.SkipWithError(("skipped: " + queryDevice().reason).c_str());
     return;
   }
+  // LOCKSTEP_BENCH_CPU_THREADS=n: n CPU threads (steadier on a shared machine), as bench_throughput.
+  if (const char* v = std::getenv("LOCKSTEP_BENCH_CPU_THREADS")) setCpuThreads(std::max(0, std::atoi(v)));
   Batch<T> batch(scene.model, worlds, backend);
   std::vector<double> u0 = scene.u0.empty() ? std::vector<double>(scene.model->nu(), 0.0) : scene.u0;
   batch.setAllStates(scene.q0, u0);
   batch.upload();
   if (scene.assemble) batch.assemble();
+  batch.captureInitialState();  // resets return to the assembled state
   batch.setObserveAfterStep(control);
   // The policy's actions and the reset mask, where a learning framework would hold them.
   const FieldView tau = batch.field("tau", MemorySpace::Backend);

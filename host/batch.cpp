@@ -527,6 +527,24 @@ void Batch<T>::setParam(ParamStorage& p, std::int64_t w, std::int64_t c, double 
 }
 
 template <class T>
+void Batch<T>::setVec3Param(ParamStorage& p, std::int64_t w, std::int64_t offset, const Vec3d& v) {
+  for (int k = 0; k < 3; ++k) setParam(p, w, offset + k, v[k]);
+}
+
+template <class T>
+Vec3d Batch<T>::vec3Param(const ParamStorage& p, std::int64_t w, std::int64_t offset) const {
+  return {{double(paramValue(p, w, offset)), double(paramValue(p, w, offset + 1)), double(paramValue(p, w, offset + 2))}};
+}
+
+template <class T>
+Transformd Batch<T>::transformParam(const ParamStorage& p, std::int64_t w, std::int64_t offset) const {
+  Transformd X;
+  for (int k = 0; k < 9; ++k) X.R.R.m[k / 3][k % 3] = double(paramValue(p, w, offset + k));
+  X.p = vec3Param(p, w, offset + 9);
+  return X;
+}
+
+template <class T>
 void Batch<T>::checkElement(int i, int count, const char* kind) const {
   if (i < 0 || i >= count)
     throw std::out_of_range(std::string(kind) + " index " + std::to_string(i) + " out of range [0, " +
@@ -547,9 +565,8 @@ void Batch<T>::setBushingFrames(std::int64_t w, int i, const Transformd& X_B1F, 
   touchHost();
   for (int f = 0; f < 2; ++f) {
     const Transformd& X = f == 0 ? X_B1F : X_B2M;
-    for (int r = 0; r < 3; ++r)
-      for (int c = 0; c < 3; ++c) setParam(bushingFrames_, w, 24 * i + 12 * f + 3 * r + c, X.R(r, c));
-    for (int r = 0; r < 3; ++r) setParam(bushingFrames_, w, 24 * i + 12 * f + 9 + r, X.p[r]);
+    for (int k = 0; k < 9; ++k) setParam(bushingFrames_, w, 24 * i + 12 * f + k, X.R(k / 3, k % 3));
+    setVec3Param(bushingFrames_, w, 24 * i + 12 * f + 9, X.p);
   }
 }
 
@@ -575,24 +592,14 @@ template <class T>
 Transformd Batch<T>::bushingFrameOnBody1(std::int64_t w, int i) const {
   checkWorld(w);
   checkElement(i, sizes_.nBushings, "bushing");
-  Transformd X;
-  for (int k = 0; k < 12; ++k) {
-    const double v = double(paramValue(bushingFrames_, w, 24 * i + k));
-    if (k < 9) X.R.R.m[k / 3][k % 3] = v; else X.p[k - 9] = v;
-  }
-  return X;
+  return transformParam(bushingFrames_, w, 24 * i);
 }
 
 template <class T>
 Transformd Batch<T>::bushingFrameOnBody2(std::int64_t w, int i) const {
   checkWorld(w);
   checkElement(i, sizes_.nBushings, "bushing");
-  Transformd X;
-  for (int k = 0; k < 12; ++k) {
-    const double v = double(paramValue(bushingFrames_, w, 24 * i + 12 + k));
-    if (k < 9) X.R.R.m[k / 3][k % 3] = v; else X.p[k - 9] = v;
-  }
-  return X;
+  return transformParam(bushingFrames_, w, 24 * i + 12);
 }
 
 template <class T>
@@ -635,10 +642,8 @@ void Batch<T>::setSpringPoints(std::int64_t w, int i, const Vec3d& p_AP, const V
     validateFinite(p_BQ[k], where, "p_BQ");
   }
   touchHost();
-  for (int k = 0; k < 3; ++k) {
-    setParam(springPoints_, w, 6 * i + k, p_AP[k]);
-    setParam(springPoints_, w, 6 * i + 3 + k, p_BQ[k]);
-  }
+  setVec3Param(springPoints_, w, 6 * i, p_AP);
+  setVec3Param(springPoints_, w, 6 * i + 3, p_BQ);
 }
 
 template <class T>
@@ -653,12 +658,7 @@ template <class T>
 std::array<Vec3d, 2> Batch<T>::springPoints(std::int64_t w, int i) const {
   checkWorld(w);
   checkElement(i, sizes_.nSprings, "spring-damper");
-  std::array<Vec3d, 2> p;
-  for (int k = 0; k < 3; ++k) {
-    p[0][k] = double(paramValue(springPoints_, w, 6 * i + k));
-    p[1][k] = double(paramValue(springPoints_, w, 6 * i + 3 + k));
-  }
-  return p;
+  return {vec3Param(springPoints_, w, 6 * i), vec3Param(springPoints_, w, 6 * i + 3)};
 }
 
 template <class T>
@@ -671,10 +671,8 @@ void Batch<T>::setSphereCenters(std::int64_t w, int i, const Vec3d& centerOnF, c
     validateFinite(centerOnB[k], where, "center on B");
   }
   touchHost();
-  for (int k = 0; k < 3; ++k) {
-    setParam(sphereCenters_, w, 6 * i + k, centerOnF[k]);
-    setParam(sphereCenters_, w, 6 * i + 3 + k, centerOnB[k]);
-  }
+  setVec3Param(sphereCenters_, w, 6 * i, centerOnF);
+  setVec3Param(sphereCenters_, w, 6 * i + 3, centerOnB);
 }
 
 template <class T>
@@ -699,12 +697,7 @@ template <class T>
 std::array<Vec3d, 2> Batch<T>::sphereCenters(std::int64_t w, int i) const {
   checkWorld(w);
   checkElement(i, sizes_.nContacts, "sphere contact");
-  std::array<Vec3d, 2> c;
-  for (int k = 0; k < 3; ++k) {
-    c[0][k] = double(paramValue(sphereCenters_, w, 6 * i + k));
-    c[1][k] = double(paramValue(sphereCenters_, w, 6 * i + 3 + k));
-  }
-  return c;
+  return {vec3Param(sphereCenters_, w, 6 * i), vec3Param(sphereCenters_, w, 6 * i + 3)};
 }
 
 template <class T>
@@ -972,6 +965,23 @@ const void* Batch<T>::toBackend(const void* data, std::size_t bytes, MemorySpace
   if (buf.size() < bytes) buf.resize(bytes);
   checkCuda(cudaMemcpyAsync(buf.get(), data, bytes, cudaMemcpyHostToDevice, asStream(stream_)), "staging to device");
   return buf.get();
+}
+
+template <class T>
+void Batch<T>::captureInitialState() {
+  if (backend_ == Backend::Cuda) {
+    const BackendContext<T> ctx = context();
+    const cudaStream_t stream = asStream(stream_);
+    checkCuda(cudaMemcpyAsync(ctx.batch.initialQ, ctx.batch.q, sizeof(T) * sizes_.nq * nWorlds_,
+                              cudaMemcpyDeviceToDevice, stream), "capturing the initial q");
+    checkCuda(cudaMemcpyAsync(ctx.batch.initialU, ctx.batch.u, sizeof(T) * sizes_.nu * nWorlds_,
+                              cudaMemcpyDeviceToDevice, stream), "capturing the initial u");
+    afterBackendWrite();
+  } else {
+    checkReadable();
+    initialQ_ = q_;
+    initialU_ = u_;
+  }
 }
 
 template <class T>

@@ -32,20 +32,7 @@ std::vector<double> chainInitialQ(int links) { return std::vector<double>(links,
 namespace lockstep {
 
 std::shared_ptr<const Model> makeChain7Seed(SeedElements elements) {
-  const auto chain = makeChain(7);
-  ModelBuilder mb;
-  mb.setGravity(chain->gravity());
-  for (const Body& b : chain->bodies()) {
-    BodyDesc d;
-    d.name = b.name;
-    d.jointName = b.jointName;
-    d.parent = b.parent < 0 ? "ground" : chain->body(b.parent).name;
-    d.mobilizer = b.mobilizer;
-    d.X_PF = b.X_PF;
-    d.X_BM = b.X_BM;
-    d.mass = b.mass;
-    mb.addBody(d);
-  }
+  ModelBuilder mb = ModelBuilder::fromModel(*makeChain(7));
   if (elements.bushing) {
     LinearBushingDesc bushing;
     bushing.name = "bushing";

@@ -192,6 +192,28 @@ ModelBuilder& ModelBuilder::addSphereContact(const SphereContactDesc& contact) {
   return *this;
 }
 
+ModelBuilder ModelBuilder::fromModel(const Model& m) {
+  ModelBuilder mb;
+  mb.setGravity(m.gravity());
+  for (const Body& b : m.bodies()) {
+    BodyDesc d;
+    d.name = b.name;
+    d.parent = b.parent < 0 ? "ground" : m.body(b.parent).name;
+    d.mobilizer = b.mobilizer;
+    d.jointName = b.jointName;
+    d.X_PF = b.X_PF;
+    d.X_BM = b.X_BM;
+    d.mass = b.mass;
+    d.damping.assign(m.damping().begin() + b.uOffset, m.damping().begin() + b.uOffset + b.nu);
+    d.effortLimit.assign(m.effortLimit().begin() + b.uOffset, m.effortLimit().begin() + b.uOffset + b.nu);
+    mb.addBody(d);
+  }
+  for (const LinearBushing& e : m.bushings()) mb.addLinearBushing(e.desc);
+  for (const SpringDamper& e : m.springs()) mb.addSpringDamper(e.desc);
+  for (const SphereContact& e : m.contacts()) mb.addSphereContact(e.desc);
+  return mb;
+}
+
 std::shared_ptr<const Model> ModelBuilder::build() const {
   for (int i = 0; i < 3; ++i) validateFinite(gravity_[i], "model", "gravity");
 

@@ -170,15 +170,10 @@ TEST(LinearBushing, PerWorldParametersMatchARebuiltModel) {
   EXPECT_EQ(batch.bushingStiffness(0, 0)[0], 1.0);
   batch.evaluate();
 
+  ModelBuilder source = ModelBuilder::fromModel(*c.model);
   ModelBuilder mb;
-  for (const Body& b : c.model->bodies()) {
-    BodyDesc d;
-    d.name = b.name;
-    d.mobilizer = b.mobilizer;
-    d.mass = b.mass;
-    mb.addBody(d);
-  }
-  LinearBushingDesc d = c.model->bushings()[0].desc;
+  for (const BodyDesc& b : source.bodies()) mb.addBody(b);
+  LinearBushingDesc d = source.bushings()[0];
   d.stiffness = k2;
   d.damping = c2;
   d.X_B1F = X1;

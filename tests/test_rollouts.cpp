@@ -84,6 +84,22 @@ TEST(Rollouts, ObservationsAreCurrentAfterResetsAndSteps) {
   }
 }
 
+TEST(Rollouts, ResetsReturnToTheCapturedAssembledState) {
+  const auto model = makeChain7Seed();
+  Batch<double> b(model, 3);
+  b.setAllStates(chainInitialQ(7), std::vector<double>(7, 0.0));
+  b.assemble();
+  const std::vector<double> assembled = b.q(1);
+  EXPECT_NE(assembled, b.initialQ(1));
+  b.captureInitialState();
+  EXPECT_EQ(b.initialQ(1), assembled);
+  b.step(1e-3, 20);
+  b.resetWorld(1);
+  EXPECT_EQ(b.q(1), assembled);
+  EXPECT_LT(b.constraintError(1), 1e-10);
+  EXPECT_NE(b.q(0), assembled);
+}
+
 TEST(Rollouts, SetStatesWritesGivenStates) {
   const auto model = makeChain(3);
   Batch<double> a(model, 5);

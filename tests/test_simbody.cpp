@@ -32,19 +32,7 @@ TEST(SimbodyOracle, RandomTreesGiveTheSameAccelerationsAndEnergies) {
 // Random trees plus random bushings and spring-dampers between random bodies (or Ground).
 RandomCase randomTreeWithElements(Random& rnd, int nBodies, int nBushings, int nSprings) {
   RandomCase base = randomTree(rnd, nBodies);
-  ModelBuilder mb;
-  mb.setGravity(base.model->gravity());
-  for (const Body& b : base.model->bodies()) {
-    BodyDesc d;
-    d.name = b.name;
-    d.parent = b.parent < 0 ? "ground" : base.model->body(b.parent).name;
-    d.mobilizer = b.mobilizer;
-    d.X_PF = b.X_PF;
-    d.X_BM = b.X_BM;
-    d.mass = b.mass;
-    d.damping.assign(base.model->damping().begin() + b.uOffset, base.model->damping().begin() + b.uOffset + b.nu);
-    mb.addBody(d);
-  }
+  ModelBuilder mb = ModelBuilder::fromModel(*base.model);
   auto pickPair = [&](std::string& a, std::string& b) {
     const int i = rnd.integer(-1, nBodies - 1);
     int j = rnd.integer(0, nBodies - 1);
@@ -106,19 +94,7 @@ TEST(SimbodyOracle, BushingsAndSpringDampersGiveTheSameBodyForcesAndAcceleration
 // Random trees with one to three sphere contacts, rolling or not, between random bodies or Ground.
 RandomCase randomTreeWithContacts(Random& rnd, int nBodies, int nContacts) {
   RandomCase base = randomTreeWithElements(rnd, nBodies, 0, 0);
-  ModelBuilder mb;
-  mb.setGravity(base.model->gravity());
-  for (const Body& b : base.model->bodies()) {
-    BodyDesc d;
-    d.name = b.name;
-    d.parent = b.parent < 0 ? "ground" : base.model->body(b.parent).name;
-    d.mobilizer = b.mobilizer;
-    d.X_PF = b.X_PF;
-    d.X_BM = b.X_BM;
-    d.mass = b.mass;
-    d.damping.assign(base.model->damping().begin() + b.uOffset, base.model->damping().begin() + b.uOffset + b.nu);
-    mb.addBody(d);
-  }
+  ModelBuilder mb = ModelBuilder::fromModel(*base.model);
   // Two bodies can move relative to each other unless only Welds lie on the tree path between
   // them; a contact between rigidly joined bodies has no meaningful multipliers.
   const Model& m = *base.model;

@@ -114,6 +114,9 @@ class Batch {
   void setInitialState(std::int64_t w, const std::vector<double>& q, const std::vector<double>& u);
   std::vector<double> initialQ(std::int64_t w) const { return getField(initialQ_, sizes_.nq, w); }
   std::vector<double> initialU(std::int64_t w) const { return getField(initialU_, sizes_.nu, w); }
+  // Makes every world's current q and u its initial state, on the backend: after assemble(), so
+  // that resets return to states on the constraint manifold.
+  void captureInitialState();
   void clearStatus(std::int64_t w);
 
   // ---- resets, on the backend (no host round trip; observations refreshed) ----
@@ -255,6 +258,9 @@ class Batch {
   ParamArray<T> paramView(const ParamStorage& p, const T* data) const;
   // Sets component c of a parameter for world w, or for all worlds when w == kAllWorlds.
   void setParam(ParamStorage& p, std::int64_t w, std::int64_t c, double value);
+  void setVec3Param(ParamStorage& p, std::int64_t w, std::int64_t offset, const Vec3d& v);
+  Vec3d vec3Param(const ParamStorage& p, std::int64_t w, std::int64_t offset) const;
+  Transformd transformParam(const ParamStorage& p, std::int64_t w, std::int64_t offset) const;  // R row-major, p
   void checkElement(int i, int count, const char* kind) const;
   BatchView<T> readOnlyHostView() const;
   // Runs the kinematics stage for world w of the host copy into a fresh workspace.

@@ -112,6 +112,16 @@ LOCKSTEP_HD_INLINE ContactKinematics<T> contactKinematicsOfWorld(const ModelView
                            params.sphereRadii[2 * i], params.sphereRadii[2 * i + 1]);
 }
 
+// The signed separation of contact i alone (positions only): what observations need.
+template <class T>
+LOCKSTEP_HD_INLINE T contactSeparationOfWorld(const ModelView<T>& model, const WorldParams<T>& params,
+                                              const Workspace<T>& ws, int i) {
+  const ElementTopology e = model.contact[i];
+  const Strided<const T> c = params.sphereCenters + 6 * i;
+  const Vec3<T> Sf = bodyPose(ws, e.bodyA) * loadVec3<T>(c), Sb = bodyPose(ws, e.bodyB) * loadVec3<T>(c + 3);
+  return norm(Sb - Sf) - (params.sphereRadii[2 * i] + params.sphereRadii[2 * i + 1]);
+}
+
 LOCKSTEP_HD_INLINE int contactEquationCount(const ElementTopology& e) { return (e.flags & kContactRolling) ? 3 : 1; }
 // Axis (0 x, 1 y, 2 z) of equation r of a contact.
 LOCKSTEP_HD_INLINE int contactEquationAxis(const ElementTopology& e, int r) {

@@ -140,7 +140,7 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
     }
   }
   for (int i = 0; i < s.nContacts; ++i)
-    w.contactError[i] = contactKinematicsOfWorld(model, w.params, ws, i).positionError;
+    w.contactError[i] = contactSeparationOfWorld(model, w.params, ws, i);
 }
 
 // Puts a world back to its initial state (time 0, no dissipated energy, healthy) and observes it.

@@ -161,6 +161,8 @@ class ModelBuilder {
   ModelBuilder& addSphereContact(const SphereContactDesc& contact);
   // Validates and freezes the model. Throws ModelError on the first problem found.
   std::shared_ptr<const Model> build() const;
+  // A builder holding everything of a built model (to extend or change it and build again).
+  static ModelBuilder fromModel(const Model& model);
 
   const std::vector<BodyDesc>& bodies() const { return bodies_; }
   const std::vector<LinearBushingDesc>& bushings() const { return bushings_; }
