@@ -50,7 +50,17 @@ LOCKSTEP_HD int factorArticulatedInertias(const ModelView<T>& model, const World
     const BodyTopology topo = model.body[b];
     const int n = topo.nu;
     ArticulatedInertia<T> Ia = loadArticulatedInertia<T>(ws.at(L.IA + 21 * b));
-    if (n > 0) {
+    if (n == 1) {  // one-dof joints (pins, sliders): scalar D
+      const SpatialVec<T> H = loadSpatialVec<T>(ws.at(L.H + 6 * topo.uOffset));
+      const SpatialVec<T> U = Ia * H;
+      storeSpatialVec(ws.at(L.U + 6 * topo.uOffset), U);
+      const T D = dot(H, U);
+      if (!(D > T(0)) || !isFiniteT(D)) return isFiniteT(D) ? kStatusSingularMassMatrix : kStatusNonFinite;
+      const T Dinv = T(1) / D;
+      ws.at(L.Dinv)[topo.dOffset] = Dinv;
+      subtractOuter(Ia, Dinv * U, U);
+      storeArticulatedInertia(ws.at(L.IA + 21 * b), Ia);
+    } else if (n > 1) {
       SpatialVec<T> U[kMaxMobilizerU];
       T D[kMaxMobilizerU * kMaxMobilizerU], Dinv[kMaxMobilizerU * kMaxMobilizerU];
       for (int j = 0; j < n; ++j) {

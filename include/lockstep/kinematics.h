@@ -42,7 +42,7 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
     const Transform<T> X_GF = (topo.frames & kPFTranslationOnly)
                                   ? Transform<T>{X_GP.R, X_GP.p + X_GP.R * model.X_PF[b].p}
                                   : X_GP * model.X_PF[b];
-    const Transform<T> X_GM = X_GF * mobilizerX_FM<T>(topo.mobilizer, qb);
+    const Transform<T> X_GM = composeMobilizer(X_GF, topo.mobilizer, qb);
     const Transform<T> X_GB = (topo.frames & kMBIdentity) ? X_GM : X_GM * model.X_MB[b];
     storeTransform(ws.at(L.X_GB + 12 * b), X_GB);
     if (full) {
@@ -59,8 +59,14 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
     mobilizerH_FM<T>(topo.mobilizer, qb, H_FM);
     SpatialVec<T> V_rel = SpatialVec<T>::zero();  // velocity of B in P, at Bo, in G
     for (int j = 0; j < topo.nu; ++j) {
-      const Vec3<T> w = X_GF.R * H_FM[j].ang;
-      const SpatialVec<T> Hj = {w, X_GF.R * H_FM[j].lin + cross(w, r)};
+      // Pins turn about Fz, sliders move along Fx: their columns are columns of R_GF.
+      const Vec3<T> w = topo.mobilizer == MobilizerType::Pin      ? X_GF.R.R.col(2)
+                        : topo.mobilizer == MobilizerType::Slider ? Vec3<T>::zero()
+                                                                  : X_GF.R * H_FM[j].ang;
+      const Vec3<T> v = topo.mobilizer == MobilizerType::Pin      ? Vec3<T>::zero()
+                        : topo.mobilizer == MobilizerType::Slider ? X_GF.R.R.col(0)
+                                                                  : X_GF.R * H_FM[j].lin;
+      const SpatialVec<T> Hj = {w, v + cross(w, r)};
       if (full) storeSpatialVec(ws.at(L.H + 6 * (topo.uOffset + j)), Hj);
       V_rel += ub[j] * Hj;
     }

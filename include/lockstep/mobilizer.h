@@ -102,6 +102,27 @@ LOCKSTEP_HD Transform<T> mobilizerX_FM(MobilizerType t, const Q& q) {
   return X;
 }
 
+// X_GF * X_FM(q), without forming X_FM where its structure allows (Weld, Pin, Slider: the most
+// common mobilizers of chains and robot arms).
+template <class T, class Q>
+LOCKSTEP_HD_INLINE Transform<T> composeMobilizer(const Transform<T>& X_GF, MobilizerType t, const Q& q) {
+  switch (t) {
+    case MobilizerType::Weld: return X_GF;
+    case MobilizerType::Pin: {  // R_GF * Rz(q): columns c*x + s*y, -s*x + c*y, z
+      const T c = cosT(q[0]), s = sinT(q[0]);
+      Transform<T> X = X_GF;
+      for (int i = 0; i < 3; ++i) {
+        const T x = X_GF.R.R.m[i][0], y = X_GF.R.R.m[i][1];
+        X.R.R.m[i][0] = c * x + s * y;
+        X.R.R.m[i][1] = c * y - s * x;
+      }
+      return X;
+    }
+    case MobilizerType::Slider: return {X_GF.R, X_GF.p + q[0] * X_GF.R.R.col(0)};
+    default: return X_GF * mobilizerX_FM<T>(t, q);
+  }
+}
+
 // The columns of H_FM(q): H[j] is the spatial velocity (at Mo, in F) per unit u_j.
 template <class T, class Q>
 LOCKSTEP_HD void mobilizerH_FM(MobilizerType t, const Q& q, SpatialVec<T>* H) {
