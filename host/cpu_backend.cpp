@@ -35,8 +35,15 @@ int cpuThreads() { return gCpuThreads > 0 ? gCpuThreads : omp_get_max_threads();
 
 template <class T>
 void cpuAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
-  forWorlds(ctx, ctx.batch.nWorlds, identity,
-            [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { advanceWorld(ctx.model, w, ws, settings); });
+  if (ctx.model.sizes.nc > 0) {
+    forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
+      advanceWorld<T, true>(ctx.model, w, ws, settings);
+    });
+  } else {
+    forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
+      advanceWorld<T, false>(ctx.model, w, ws, settings);
+    });
+  }
 }
 
 template <class T>

@@ -22,16 +22,19 @@ __device__ __forceinline__ Workspace<T> worldWorkspace(const BackendContext<T>& 
   return {ctx.layout, {ctx.scratch + w, ctx.batch.nWorlds}};
 }
 
-template <class T>
+// kConstraints: one kernel per model kind, so that models without sphere contacts run a kernel
+// without the constraint solver's registers and stack.
+template <class T, bool kConstraints>
 __global__ void advanceKernel(BackendContext<T> ctx, StepSettings<T> settings) {
   const std::int64_t w = threadIndex();
-  if (w < ctx.batch.nWorlds) advanceWorld(ctx.model, ctx.batch.world(w), worldWorkspace(ctx, w), settings);
+  if (w < ctx.batch.nWorlds)
+    advanceWorld<T, kConstraints>(ctx.model, ctx.batch.world(w), worldWorkspace(ctx, w), settings);
 }
 
-template <class T>
+template <class T, bool kConstraints>
 __global__ void evaluateKernel(BackendContext<T> ctx) {
   const std::int64_t w = threadIndex();
-  if (w < ctx.batch.nWorlds) evaluateWorld(ctx.model, ctx.batch.world(w), worldWorkspace(ctx, w));
+  if (w < ctx.batch.nWorlds) evaluateWorld<T, kConstraints>(ctx.model, ctx.batch.world(w), worldWorkspace(ctx, w));
 }
 
 template <class T>
@@ -75,13 +78,19 @@ cudaStream_t streamOf(const void* s) { return static_cast<cudaStream_t>(const_ca
 
 template <class T>
 void cudaAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
-  advanceKernel<T><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(ctx, settings);
+  if (ctx.model.sizes.nc > 0)
+    advanceKernel<T, true><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(ctx, settings);
+  else
+    advanceKernel<T, false><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(ctx, settings);
   checkCuda(cudaGetLastError(), "advanceKernel launch");
 }
 
 template <class T>
 void cudaEvaluate(const BackendContext<T>& ctx) {
-  evaluateKernel<T><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(ctx);
+  if (ctx.model.sizes.nc > 0)
+    evaluateKernel<T, true><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(ctx);
+  else
+    evaluateKernel<T, false><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(ctx);
   checkCuda(cudaGetLastError(), "evaluateKernel launch");
 }
 

@@ -29,7 +29,9 @@ LOCKSTEP_HD_INLINE T& stateRef(const WorldView<T>& w, const Sizes& s, int i) {
 }
 
 // ydot = f(t, y) for the world's current q, u, z into the workspace's ydot. Returns StatusFlag bits.
-template <class T>
+// kConstraints false compiles the constraint solve out, for models without sphere contacts (the
+// GPU kernel then needs far fewer registers and far less stack).
+template <class T, bool kConstraints = true>
 LOCKSTEP_HD int computeStateDerivative(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   const Sizes& s = model.sizes;
   const WorkspaceLayout& L = ws.L;
@@ -38,7 +40,9 @@ LOCKSTEP_HD int computeStateDerivative(const ModelView<T>& model, const WorldVie
   const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ydot + (s.nq + s.nu));
   if (f.status) return f.status;
   int status = computeArticulatedAccelerations<T>(model, w.params, ws, ydot + s.nq);
-  if (!status) status = solveConstraints<T>(model, w.params, ws, ydot + s.nq, ws.at(L.lambda));
+  if constexpr (kConstraints) {
+    if (!status) status = solveConstraints<T>(model, w.params, ws, ydot + s.nq, ws.at(L.lambda));
+  }
   if (status) return status;
   for (int b = 0; b < s.nb; ++b) {
     const BodyTopology topo = model.body[b];
@@ -58,7 +62,7 @@ LOCKSTEP_HD_INLINE void normalizeQuaternions(const ModelView<T>& model, const Wo
 }
 
 // One step of size dt. Returns StatusFlag bits; on failure the state is as it was before the step.
-template <class T>
+template <class T, bool kConstraints = true>
 LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                           const StepSettings<T>& settings) {
   const Sizes& s = model.sizes;
@@ -72,7 +76,7 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
   int status = kStatusOk;
   if (integrator == Integrator::SemiImplicitEuler) {
     // u and z advance with the derivative at the start; q then advances with the new u.
-    status = computeStateDerivative(model, w, ws);
+    status = computeStateDerivative<T, kConstraints>(model, w, ws);
     if (!status) {
       for (int i = s.nq; i < ny; ++i) stateRef(w, s, i) = y0[i] + dt * ydot[i];
       for (int b = 0; b < s.nb; ++b) {
@@ -88,7 +92,7 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
     const T stageStep[3] = {half, half, dt};
     const T weight[4] = {T(1), T(2), T(2), T(1)};
     for (int k = 0; k < 4 && !status; ++k) {
-      status = computeStateDerivative(model, w, ws);
+      status = computeStateDerivative<T, kConstraints>(model, w, ws);
       if (status) break;
       for (int i = 0; i < ny; ++i) acc[i] = (k == 0 ? T(0) : acc[i]) + weight[k] * ydot[i];
       if (k < 3) {
@@ -102,8 +106,10 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
   }
   if (!status) {
     normalizeQuaternions(model, w);
-    if (s.nc > 0)
-      status = projectConstraints<T>(model, w, ws, settings.constraintTolerance, settings.maxProjectionIterations);
+    if constexpr (kConstraints) {
+      if (s.nc > 0)
+        status = projectConstraints<T>(model, w, ws, settings.constraintTolerance, settings.maxProjectionIterations);
+    }
     for (int i = 0; i < ny; ++i)
       if (!isFiniteT(stateRef(w, s, i))) status |= kStatusNonFinite;
   }
@@ -157,12 +163,12 @@ LOCKSTEP_HD void resetWorldState(const ModelView<T>& model, const WorldView<T>& 
 
 // Advances one world by nSteps steps, unless it is already flagged. A failure is recorded in
 // status; with autoReset the world instead goes back to its initial state, recording the reason.
-template <class T>
+template <class T, bool kConstraints = true>
 LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                               const StepSettings<T>& settings) {
   if (w.status[0] != kStatusOk) return;
   for (int k = 0; k < settings.nSteps; ++k) {
-    const int status = stepWorld(model, w, ws, settings);
+    const int status = stepWorld<T, kConstraints>(model, w, ws, settings);
     if (status) {
       if (settings.autoReset) {
         w.lastFailure[0] = status;
@@ -187,13 +193,15 @@ LOCKSTEP_HD void assembleWorld(const ModelView<T>& model, const WorldView<T>& w,
 }
 
 // Outputs at the world's current state: udot and the kinetic and potential energies.
-template <class T>
+template <class T, bool kConstraints = true>
 LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   computeKinematics<T>(model, w.params, w.q, w.u, ws);
   const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ws.at(ws.L.ydot + model.sizes.nq + model.sizes.nu));
   int status = f.status;
   if (!status) status = computeArticulatedAccelerations<T>(model, w.params, ws, w.udot);
-  if (!status) status = solveConstraints<T>(model, w.params, ws, w.udot, w.multipliers);
+  if constexpr (kConstraints) {
+    if (!status) status = solveConstraints<T>(model, w.params, ws, w.udot, w.multipliers);
+  }
   if (status) {
     for (int i = 0; i < model.sizes.nu; ++i) w.udot[i] = T(0) / T(0);  // NaN: no accelerations exist
     w.status[0] |= status;
