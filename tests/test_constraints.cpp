@@ -263,11 +263,7 @@ TEST(SphereOnSphereContact, RedundantContactsAreSolved) {
 
 TEST(SphereOnSphereContact, ValidationAndLimits) {
   ModelBuilder mb;
-  BodyDesc b;
-  b.name = "link";
-  b.mass.mass = 1;
-  b.mass.inertia = SymMat33d::diagonal(1, 1, 1);
-  mb.addBody(b);
+  mb.addBody(simpleBody("link"));
   SphereContactDesc c;
   c.name = "touch";
   c.bodyB = "link";

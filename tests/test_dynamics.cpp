@@ -264,15 +264,6 @@ std::string buildError(const std::vector<BodyDesc>& bodies) {
   return "";
 }
 
-BodyDesc simpleBody(const std::string& name, const std::string& parent = "ground") {
-  BodyDesc b;
-  b.name = name;
-  b.parent = parent;
-  b.mass.mass = 1;
-  b.mass.inertia = SymMat33d::diagonal(1, 1, 1);
-  return b;
-}
-
 TEST(ModelValidation, ClearErrors) {
   BodyDesc neg = simpleBody("a");
   neg.mass.mass = -2;

@@ -197,11 +197,7 @@ TEST(LinearBushing, RejectsNegativeParameters) {
   EXPECT_THROW(batch.setBushingDamping(0, 0, {1, 1, 1, 1, NAN, 1}), ModelError);
   EXPECT_THROW(batch.setBushingStiffness(0, 1, {1, 1, 1, 1, 1, 1}), std::out_of_range);
   ModelBuilder mb;
-  BodyDesc b;
-  b.name = "b";
-  b.mass.mass = 1;
-  b.mass.inertia = SymMat33d::diagonal(1, 1, 1);
-  mb.addBody(b);
+  mb.addBody(simpleBody("b"));
   LinearBushingDesc d;
   d.name = "mount";
   d.body2 = "b";
@@ -280,11 +276,7 @@ TEST(LinearSpringDamper, DrakeCases) {
 TEST(LinearSpringDamper, ConstructorChecks) {
   auto attempt = [](double l0, double k, double c) -> std::string {
     ModelBuilder mb;
-    BodyDesc b;
-    b.name = "B";
-    b.mass.mass = 1;
-    b.mass.inertia = SymMat33d::diagonal(1, 1, 1);
-    mb.addBody(b);
+    mb.addBody(simpleBody("B"));
     SpringDamperDesc s;
     s.name = "s";
     s.bodyB = "B";

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <random>
 
-#include "lockstep/inertia.h"
+#include "lockstep/model.h"
 
 namespace lockstep::test {
 
@@ -94,6 +94,16 @@ inline Eigen::Matrix3d skew(const Eigen::Vector3d& v) {
   Eigen::Matrix3d r;
   r << 0, -v.z(), v.y(), v.z(), 0, -v.x(), -v.y(), v.x(), 0;
   return r;
+}
+
+// A 1 kg body with unit central inertia on a Pin (BodyDesc's default) to `parent`.
+inline BodyDesc simpleBody(const std::string& name, const std::string& parent = "ground") {
+  BodyDesc b;
+  b.name = name;
+  b.parent = parent;
+  b.mass.mass = 1;
+  b.mass.inertia = SymMat33d::diagonal(1, 1, 1);
+  return b;
 }
 
 // |a - b| <= tol * max(1, |b|), elementwise on the infinity norm: the relative tolerance used by
