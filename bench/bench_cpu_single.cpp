@@ -5,6 +5,9 @@
 //   cpu1/fd/<scene>/<precision>             computeStateDerivative of one world (kinematics, forces,
 //                                           articulated-body sweep, constraints, qdot): what each
 //                                           RK4 stage costs; the same world again and again
+//   cpu1/fd-lanes/<scene>/<precision>       the same on a SIMD pack of worlds (lanes.h; 4 in double,
+//                                           8 in float), as the CPU backend steps models without
+//                                           contacts; per world
 //   cpu1/stage/<stage>/<scene>/<precision>  one stage of it alone (kinematics, forces, factor, solve)
 //   cpu1/evaluate/<scene>/<precision>/<n>   Batch::evaluate over n worlds (adds the energies and the
 //                                           OpenMP dispatch), per world
@@ -17,6 +20,7 @@
 
 #include "bench_scenes.h"
 #include "lockstep/integrator.h"
+#include "lockstep/lanes.h"
 
 namespace lockstep::bench {
 namespace {
@@ -62,6 +66,24 @@ void forwardDynamics(benchmark::State& state, const BenchScene& scene) {
   }
   if (status) state.SkipWithError(("the evaluation failed: " + describeStatus(status)).c_str());
   state.SetItemsProcessed(state.iterations());
+}
+
+// One pack of copies of the world: the per-world cost when worlds share the SIMD lanes.
+template <class T>
+void forwardDynamicsLanes(benchmark::State& state, const BenchScene& scene) {
+  OneWorld<T> one(scene);
+  const LaneModel<T> model(one.model);
+  LaneWorlds<T> pack(one.batch.hostView(), one.model.sizes, one.layout);
+  pack.gather(0, 1);
+  PackBits<T> status = kStatusOk;
+  for (auto _ : state) {
+    status |= computeStateDerivative<Pack<T>, false>(model.view, pack.view(), pack.workspace());
+    benchmark::ClobberMemory();
+  }
+  if (anyLane(failed(status))) state.SkipWithError(("the evaluation failed: " + describeStatus(status.lane(0))).c_str());
+  state.SetItemsProcessed(state.iterations() * Pack<T>::kWidth);
+  state.counters["s_per_world"] = benchmark::Counter(double(state.iterations() * Pack<T>::kWidth),
+                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 enum class Stage { Kinematics, Forces, Factor, Solve };
@@ -149,6 +171,10 @@ void registerFor(const BenchScene& scene, const std::string& precision) {
   benchmark::RegisterBenchmark(("cpu1/fd/" + tail).c_str(), [&scene](benchmark::State& st) {
     forwardDynamics<T>(st, scene);
   })->ComputeStatistics("min", fastest);
+  if (scene.model->contacts().empty())
+    benchmark::RegisterBenchmark(("cpu1/fd-lanes/" + tail).c_str(), [&scene](benchmark::State& st) {
+      forwardDynamicsLanes<T>(st, scene);
+    })->ComputeStatistics("min", fastest);
   for (Stage stage : {Stage::Kinematics, Stage::Forces, Stage::Factor, Stage::Solve})
     benchmark::RegisterBenchmark(("cpu1/stage/" + std::string(stageName(stage)) + "/" + tail).c_str(),
                                  [&scene, stage](benchmark::State& st) { oneStage<T>(st, scene, stage); })

@@ -59,4 +59,40 @@ inline RandomCase randomTree(Random& rnd, int nBodies, bool withDamping = true) 
   return c;
 }
 
+// Random trees plus random bushings and spring-dampers between random bodies (or Ground).
+inline RandomCase randomTreeWithElements(Random& rnd, int nBodies, int nBushings, int nSprings) {
+  RandomCase base = randomTree(rnd, nBodies);
+  ModelBuilder mb = ModelBuilder::fromModel(*base.model);
+  auto pickPair = [&](std::string& a, std::string& b) {
+    const int i = rnd.integer(-1, nBodies - 1);
+    int j = rnd.integer(0, nBodies - 1);
+    if (j == i) j = (j + 1) % nBodies;
+    a = i < 0 ? "ground" : base.model->body(i).name;
+    b = base.model->body(j).name;
+  };
+  for (int k = 0; k < nBushings; ++k) {
+    LinearBushingDesc d;
+    pickPair(d.body1, d.body2);
+    d.X_B1F = rnd.transform(0.3);
+    d.X_B2M = rnd.transform(0.3);
+    for (int i = 0; i < 6; ++i) {
+      d.stiffness[i] = rnd.uniform(0, 20);
+      d.damping[i] = rnd.uniform(0, 2);
+    }
+    mb.addLinearBushing(d);
+  }
+  for (int k = 0; k < nSprings; ++k) {
+    SpringDamperDesc d;
+    pickPair(d.bodyA, d.bodyB);
+    d.p_AP = rnd.vec3(0.5);
+    d.p_BQ = rnd.vec3(0.5);
+    d.freeLength = rnd.uniform(0.1, 1.0);
+    d.stiffness = rnd.uniform(0, 50);
+    d.damping = rnd.uniform(0, 3);
+    mb.addSpringDamper(d);
+  }
+  base.model = mb.build();
+  return base;
+}
+
 }  // namespace lockstep::test

@@ -40,10 +40,11 @@ LOCKSTEP_HD_INLINE Vec3<T> parentToChild(const Workspace<T>& ws, int b, int pare
 // computeKinematics. Leaves Ia_i (after the joint's projection) in the IA slots. Returns StatusFlag
 // bits (kStatusSingularMassMatrix when some D_i is singular).
 template <class T>
-LOCKSTEP_HD int factorArticulatedInertias(const ModelView<T>& model, const WorldParams<T>& params,
-                                          const Workspace<T>& ws) {
+LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, const WorldParams<T>& params,
+                                                  const Workspace<T>& ws) {
   const WorkspaceLayout& L = ws.L;
   const int nb = model.sizes.nb;
+  StatusOf<T> status = StatusOf<T>(kStatusOk);
   for (int b = 0; b < nb; ++b)
     storeArticulatedInertia(ws.at(L.IA + 21 * b), ArticulatedInertia<T>::fromRigid(bodyInertiaInG(ws, b)));
   for (int b = nb - 1; b >= 0; --b) {
@@ -55,7 +56,13 @@ LOCKSTEP_HD int factorArticulatedInertias(const ModelView<T>& model, const World
       const SpatialVec<T> U = Ia * H;
       storeSpatialVec(ws.at(L.U + 6 * topo.uOffset), U);
       const T D = dot(H, U);
-      if (!(D > T(0)) || !isFiniteT(D)) return isFiniteT(D) ? kStatusSingularMassMatrix : kStatusNonFinite;
+      const MaskOf<T> finite = isFiniteT(D);
+      const MaskOf<T> positive = D > T(0);
+      if (!allLanes(positive & finite)) {
+        status = firstFailure(status, flagIf(!finite, kStatusNonFinite) |
+                                          flagIf(finite & !positive, kStatusSingularMassMatrix));
+        if (allLanes(failed(status))) return status;
+      }
       const T Dinv = T(1) / D;
       ws.at(L.Dinv)[topo.dOffset] = Dinv;
       subtractOuter(Ia, Dinv * U, U);
@@ -69,10 +76,13 @@ LOCKSTEP_HD int factorArticulatedInertias(const ModelView<T>& model, const World
         for (int i = 0; i <= j; ++i)
           D[i * n + j] = D[j * n + i] = dot(loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + i))), U[j]);
       }
-      if (!invertSymmetricPositiveDefinite(D, n, Dinv)) {
-        for (int k = 0; k < n * n; ++k)
-          if (!isFiniteT(D[k])) return kStatusNonFinite;  // a non-finite state reached the sweep
-        return kStatusSingularMassMatrix;
+      const MaskOf<T> ok = invertSymmetricPositiveDefinite(D, n, Dinv);
+      if (!allLanes(ok)) {
+        MaskOf<T> finite = MaskOf<T>(true);  // false: a non-finite state reached the sweep
+        for (int k = 0; k < n * n; ++k) finite = finite & isFiniteT(D[k]);
+        status = firstFailure(status, flagIf((!ok) & (!finite), kStatusNonFinite) |
+                                          flagIf((!ok) & finite, kStatusSingularMassMatrix));
+        if (allLanes(failed(status))) return status;
       }
       for (int k = 0; k < n * n; ++k) ws.at(L.Dinv)[topo.dOffset + k] = Dinv[k];
       // Ia = IA - U D^-1 ~U, a sum of outer products G_i ~U_i with G_i column i of U D^-1.
@@ -88,7 +98,7 @@ LOCKSTEP_HD int factorArticulatedInertias(const ModelView<T>& model, const World
       storeArticulatedInertia(IAp, loadArticulatedInertia<T>(IAp) + Ia.shift(parentToChild(ws, b, topo.parent)));
     }
   }
-  return kStatusOk;
+  return status;
 }
 
 // The force-dependent half of pass 2 and pass 3, after factorArticulatedInertias:
@@ -151,12 +161,12 @@ LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const WorldParams<T
 // Unconstrained forward dynamics after computeKinematics and computeForces: udot and the body
 // accelerations A_GB (workspace). Returns StatusFlag bits.
 template <class T>
-LOCKSTEP_HD int computeArticulatedAccelerations(const ModelView<T>& model, const WorldParams<T>& params,
-                                                const Workspace<T>& ws, Strided<T> udot) {
-  const int status = factorArticulatedInertias(model, params, ws);
-  if (status) return status;
+LOCKSTEP_HD StatusOf<T> computeArticulatedAccelerations(const ModelView<T>& model, const WorldParams<T>& params,
+                                                        const Workspace<T>& ws, Strided<T> udot) {
+  const StatusOf<T> status = factorArticulatedInertias(model, params, ws);
+  if (allLanes(failed(status))) return status;
   solveArticulated<T>(model, params, ws, ws.at(ws.L.Fb), ws.at(ws.L.tauTotal), true, udot, ws.at(ws.L.A_GB));
-  return kStatusOk;
+  return status;
 }
 
 }  // namespace lockstep

@@ -20,14 +20,14 @@ struct BushingQuantities {
   SpatialVec<T> F_GM;        // force on body 2 at OM, in G
   T potentialEnergy;         // sum k_i q_i^2 / 2
   T powerDissipation;        // sum c_i qdot_i^2
-  bool singular;             // |cos q1| too small: the angle rates are undefined
+  MaskOf<T> singular;            // |cos q1| too small: the angle rates are undefined
 };
 
 // |cos(q1)| below which a bushing is singular: 16 sqrt(eps) of the precision (2.4e-7 rad from
 // +/-90 degrees in double, 5.5e-3 in float), where the angle rates lose half their digits.
 template <class T>
 LOCKSTEP_HD_INLINE T bushingSingularCos() {
-  return sizeof(T) == 4 ? T(5.5e-3) : T(2.4e-7);
+  return sizeof(ScalarOf<T>) == 4 ? T(5.5e-3) : T(2.4e-7);
 }
 
 // X_GB1, V_GB1 (at Bo1, in G) and the same for body 2; X_B1F, X_B2M the bushing frames.
@@ -84,12 +84,12 @@ struct SpringDamperQuantities {
   T potentialEnergy;   // k (l - l0)^2 / 2
   T conservativePower;     // -k (l - l0) ldot
   T nonConservativePower;  // -c ldot^2
-  bool lengthNearlyZero;   // l^2 < (eps l0)^2: no direction exists
+  MaskOf<T> lengthNearlyZero;  // l^2 < (eps l0)^2: no direction exists
 };
 
 template <class T>
 LOCKSTEP_HD_INLINE T machineEpsilon() {
-  return sizeof(T) == 4 ? T(1.1920929e-07) : T(2.220446049250313e-16);
+  return sizeof(ScalarOf<T>) == 4 ? T(1.1920929e-07) : T(2.220446049250313e-16);
 }
 
 template <class T>
@@ -104,15 +104,14 @@ LOCKSTEP_HD SpringDamperQuantities<T> evaluateSpringDamper(const Transform<T>& X
   const T l2 = normSqr(p_PQ);
   const T eps = machineEpsilon<T>();
   r.lengthNearlyZero = l2 < square(eps * freeLength);
-  if (r.lengthNearlyZero) {
-    r.length = sqrtT(l2);
+  r.length = sqrtT(l2);
+  if (allLanes(r.lengthNearlyZero)) {
     r.lengthDot = T(0);
     r.f_AP = Vec3<T>::zero();
     r.potentialEnergy = T(0.5) * stiffness * square(r.length - freeLength);
     r.conservativePower = r.nonConservativePower = T(0);
     return r;
   }
-  r.length = sqrtT(l2);
   const Vec3<T> rhat = p_PQ / r.length;
   const Vec3<T> v_WP = V_GA.lin + cross(V_GA.ang, r.p_WP - X_GA.p);
   const Vec3<T> v_WQ = V_GB.lin + cross(V_GB.ang, r.p_WQ - X_GB.p);
@@ -122,6 +121,14 @@ LOCKSTEP_HD SpringDamperQuantities<T> evaluateSpringDamper(const Transform<T>& X
   r.potentialEnergy = T(0.5) * stiffness * stretch * stretch;
   r.conservativePower = -stiffness * stretch * r.lengthDot;
   r.nonConservativePower = -damping * r.lengthDot * r.lengthDot;
+  if (anyLane(r.lengthNearlyZero)) {  // some lanes of a pack of worlds: as above, lane by lane
+    const MaskOf<T> z = r.lengthNearlyZero;
+    r.lengthDot = selectT(z, T(0), r.lengthDot);
+    for (int i = 0; i < 3; ++i) r.f_AP[i] = selectT(z, T(0), r.f_AP[i]);
+    r.potentialEnergy = selectT(z, T(0.5) * stiffness * square(r.length - freeLength), r.potentialEnergy);
+    r.conservativePower = selectT(z, T(0), r.conservativePower);
+    r.nonConservativePower = selectT(z, T(0), r.nonConservativePower);
+  }
   return r;
 }
 

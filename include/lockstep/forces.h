@@ -14,7 +14,7 @@ namespace lockstep {
 template <class T>
 struct ForceSummary {
   T elementPotential;  // potential energy of the bushings and springs
-  int status;          // StatusFlag bits raised while evaluating forces
+  StatusOf<T> status;  // StatusFlag bits raised while evaluating forces
 };
 
 // Adds the spatial force F (applied at the point p_G, in G) to body b's total at Bo; Ground (b < 0)
@@ -58,7 +58,7 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
                                           const Workspace<T>& ws, Strided<T> zdot) {
   const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
-  ForceSummary<T> out{T(0), kStatusOk};
+  ForceSummary<T> out{T(0), StatusOf<T>(kStatusOk)};
   T otherDissipation = T(0);
 
   // Mobility forces: actions within their effort limits, minus viscous joint damping.
@@ -66,7 +66,7 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
   for (int i = 0; i < s.nu; ++i) {
     const T limit = w.params.effortLimit[i];
     T tau = w.tau[i];
-    tau = tau > limit ? limit : (tau < -limit ? -limit : tau);
+    tau = selectT(tau > limit, limit, selectT(tau < -limit, -limit, tau));
     const T c = w.params.damping[i];
     tauTotal[i] = tau - c * u[i];
     otherDissipation += c * u[i] * u[i];
@@ -84,7 +84,7 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
 
   for (int i = 0; i < s.nBushings; ++i) {
     const BushingQuantities<T> r = evaluateBushingOfWorld(model, w.params, ws, i);
-    if (r.singular) out.status |= kStatusBushingSingular;
+    out.status |= flagIf(r.singular, kStatusBushingSingular);
     applyForceAtPoint(ws, model.bushing[i].bodyA, r.F_GF, r.X_GF.p);
     applyForceAtPoint(ws, model.bushing[i].bodyB, r.F_GM, r.X_GM.p);
     out.elementPotential += r.potentialEnergy;
@@ -93,7 +93,7 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
 
   for (int i = 0; i < s.nSprings; ++i) {
     const SpringDamperQuantities<T> r = evaluateSpringOfWorld(model, w.params, ws, i);
-    if (r.lengthNearlyZero) out.status |= kStatusSpringLengthZero;
+    out.status |= flagIf(r.lengthNearlyZero, kStatusSpringLengthZero);
     applyForceAtPoint(ws, model.spring[i].bodyA, SpatialVec<T>{Vec3<T>::zero(), r.f_AP}, r.p_WP);
     applyForceAtPoint(ws, model.spring[i].bodyB, SpatialVec<T>{Vec3<T>::zero(), -r.f_AP}, r.p_WQ);
     out.elementPotential += r.potentialEnergy;

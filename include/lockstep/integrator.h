@@ -28,28 +28,30 @@ LOCKSTEP_HD_INLINE T& stateRef(const WorldView<T>& w, const Sizes& s, int i) {
   return i < s.nq ? w.q[i] : (i < s.nq + s.nu ? w.u[i - s.nq] : w.z[i - s.nq - s.nu]);
 }
 
-// ydot = f(t, y) for the world's current q, u, z into the workspace's ydot. Returns StatusFlag bits.
-// kConstraints false compiles the constraint solve out, for models without sphere contacts (the
-// GPU kernel then needs far fewer registers and far less stack).
+// ydot = f(t, y) for the world's current q, u, z into the workspace's ydot. Returns StatusFlag bits
+// (per lane, for a pack of worlds). kConstraints false compiles the constraint solve out, for
+// models without sphere contacts (the GPU kernel then needs far fewer registers and far less
+// stack, and the CPU backend runs such models on packs of worlds).
 template <class T, bool kConstraints = true>
-LOCKSTEP_HD int computeStateDerivative(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+LOCKSTEP_HD StatusOf<T> computeStateDerivative(const ModelView<T>& model, const WorldView<T>& w,
+                                               const Workspace<T>& ws) {
   const Sizes& s = model.sizes;
   const WorkspaceLayout& L = ws.L;
   computeKinematics<T>(model, w.params, w.q, w.u, ws);
   const Strided<T> ydot = ws.at(L.ydot);
   const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ydot + (s.nq + s.nu));
-  if (f.status) return f.status;
-  int status = computeArticulatedAccelerations<T>(model, w.params, ws, ydot + s.nq);
+  if (allLanes(failed(f.status))) return f.status;
+  StatusOf<T> status = firstFailure(f.status, computeArticulatedAccelerations<T>(model, w.params, ws, ydot + s.nq));
   if constexpr (kConstraints) {
     if (!status) status = solveConstraints<T>(model, w.params, ws, ydot + s.nq, ws.at(L.lambda));
   }
-  if (status) return status;
+  if (allLanes(failed(status))) return status;
   for (int b = 0; b < s.nb; ++b) {
     const BodyTopology topo = model.body[b];
     Strided<T> qdot = ydot + topo.qOffset;
     mobilizerQdot<T>(topo.mobilizer, Strided<const T>(w.q + topo.qOffset), Strided<const T>(w.u + topo.uOffset), qdot);
   }
-  return kStatusOk;
+  return status;
 }
 
 template <class T>
@@ -62,8 +64,9 @@ LOCKSTEP_HD_INLINE void normalizeQuaternions(const ModelView<T>& model, const Wo
 }
 
 // One step of size dt. Returns StatusFlag bits; on failure the state is as it was before the step.
+// On a pack of worlds each lane fails or advances on its own.
 template <class T, bool kConstraints = true>
-LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                           const StepSettings<T>& settings) {
   const Sizes& s = model.sizes;
   const T dt = settings.dt;
@@ -73,11 +76,11 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
   const Strided<T> y0 = ws.at(L.y0), acc = ws.at(L.acc), ydot = ws.at(L.ydot);
   for (int i = 0; i < ny; ++i) y0[i] = stateRef(w, s, i);
 
-  int status = kStatusOk;
+  StatusOf<T> status = StatusOf<T>(kStatusOk);
   if (integrator == Integrator::SemiImplicitEuler) {
     // u and z advance with the derivative at the start; q then advances with the new u.
     status = computeStateDerivative<T, kConstraints>(model, w, ws);
-    if (!status) {
+    if (!allLanes(failed(status))) {
       for (int i = s.nq; i < ny; ++i) stateRef(w, s, i) = y0[i] + dt * ydot[i];
       for (int b = 0; b < s.nb; ++b) {
         const BodyTopology topo = model.body[b];
@@ -91,34 +94,39 @@ LOCKSTEP_HD int stepWorld(const ModelView<T>& model, const WorldView<T>& w, cons
     const T half = T(0.5) * dt;
     const T stageStep[3] = {half, half, dt};
     const T weight[4] = {T(1), T(2), T(2), T(1)};
-    for (int k = 0; k < 4 && !status; ++k) {
-      status = computeStateDerivative<T, kConstraints>(model, w, ws);
-      if (status) break;
+    for (int k = 0; k < 4; ++k) {
+      status = firstFailure(status, computeStateDerivative<T, kConstraints>(model, w, ws));
+      if (allLanes(failed(status))) break;
       for (int i = 0; i < ny; ++i) acc[i] = (k == 0 ? T(0) : acc[i]) + weight[k] * ydot[i];
       if (k < 3) {
         for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i] + stageStep[k] * ydot[i];
       }
     }
-    if (!status) {
+    if (!allLanes(failed(status))) {
       const T sixth = dt / T(6);
       for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i] + sixth * acc[i];
     }
   }
-  if (!status) {
+  if (!allLanes(failed(status))) {
+    const MaskOf<T> healthy = !failed(status);
     normalizeQuaternions(model, w);
     if constexpr (kConstraints) {
       if (s.nc > 0)
         status = projectConstraints<T>(model, w, ws, settings.constraintTolerance, settings.maxProjectionIterations);
     }
-    for (int i = 0; i < ny; ++i)
-      if (!isFiniteT(stateRef(w, s, i))) status |= kStatusNonFinite;
+    MaskOf<T> nonFinite = MaskOf<T>(false);
+    for (int i = 0; i < ny; ++i) nonFinite = nonFinite | !isFiniteT(stateRef(w, s, i));
+    status |= flagIf(nonFinite & healthy, kStatusNonFinite);
   }
-  if (status) {
-    for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i];
+  if (anyLane(failed(status))) {
+    const MaskOf<T> back = failed(status);
+    for (int i = 0; i < ny; ++i) stateRef(w, s, i) = selectT(back, y0[i], stateRef(w, s, i));
+    if (allLanes(back)) return status;
+    w.time[0] += selectT(back, T(0), dt);
     return status;
   }
   w.time[0] += dt;
-  return kStatusOk;
+  return status;
 }
 
 // Observations of one world at its current q, u: body poses and velocities, bushing

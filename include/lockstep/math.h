@@ -32,6 +32,36 @@ LOCKSTEP_HD_INLINE bool isFiniteT(double x) { return std::isfinite(x); }
 template <class T>
 LOCKSTEP_HD_INLINE T square(T x) { return x * x; }
 
+// ---- lanes --------------------------------------------------------------------------------------
+// The per-world code is also instantiated on packs of worlds (the CPU backend's SIMD lanes,
+// lockstep/lanes.h). A comparison of packs gives a mask, one truth value per lane, and a status
+// holds one set of StatusFlag bits per lane. For a plain scalar the mask is a bool and the status an
+// int, and the helpers below are the ordinary branches: the scalar code is unchanged by them.
+template <class T>
+struct LaneTraits {
+  using Scalar = T;
+  using Mask = bool;
+  using Status = int;
+};
+template <class T>
+using ScalarOf = typename LaneTraits<T>::Scalar;
+template <class T>
+using MaskOf = typename LaneTraits<T>::Mask;
+template <class T>
+using StatusOf = typename LaneTraits<T>::Status;
+
+// m ? a : b, lane by lane.
+template <class T>
+LOCKSTEP_HD_INLINE T selectT(bool m, const T& a, const T& b) { return m ? a : b; }
+LOCKSTEP_HD_INLINE bool anyLane(bool m) { return m; }
+LOCKSTEP_HD_INLINE bool allLanes(bool m) { return m; }
+// Status bits where m holds, 0 elsewhere.
+LOCKSTEP_HD_INLINE int flagIf(bool m, int bits) { return m ? bits : 0; }
+// The lanes whose status has some bit set.
+LOCKSTEP_HD_INLINE bool failed(int status) { return status != 0; }
+// A lane keeps the status of its first failure: a where a is set, else b.
+LOCKSTEP_HD_INLINE int firstFailure(int a, int b) { return a ? a : b; }
+
 // ------------------------------------------------------------------------------------------------
 // Vec3
 template <class T>
@@ -294,10 +324,14 @@ struct Rotation {
     const Mat33<T>& m = R;
     const T rsum = sqrtT((square(m.m[0][0]) + square(m.m[0][1]) + square(m.m[1][2]) + square(m.m[2][2])) / T(2));
     const T a1 = atan2T(m.m[0][2], rsum);
-    if (rsum > T(16) * epsilonOf(T(0))) return {{atan2T(-m.m[1][2], m.m[2][2]), a1, atan2T(-m.m[0][1], m.m[0][0])}};
+    const MaskOf<T> regular = rsum > T(16) * T(epsilonOf(ScalarOf<T>(0)));
+    if (allLanes(regular)) return {{atan2T(-m.m[1][2], m.m[2][2]), a1, atan2T(-m.m[0][1], m.m[0][0])}};
     // Gimbal lock: only a0 + a2 (a1 = pi/2) or a0 - a2 (a1 = -pi/2) is defined; with a2 = 0 both
     // are atan2(R21, R11).
-    return {{atan2T(m.m[2][1], m.m[1][1]), a1, T(0)}};
+    const Vec3<T> locked = {{atan2T(m.m[2][1], m.m[1][1]), a1, T(0)}};
+    if (!anyLane(regular)) return locked;
+    return {{selectT(regular, atan2T(-m.m[1][2], m.m[2][2]), locked[0]), a1,
+             selectT(regular, atan2T(-m.m[0][1], m.m[0][0]), locked[2])}};
   }
   // Unit quaternion (w, x, y, z), scalar first, to rotation.
   LOCKSTEP_HD static Rotation fromQuaternion(T w, T x, T y, T z) {

@@ -226,10 +226,10 @@ template <class T, class Q>
 LOCKSTEP_HD_INLINE void mobilizerNormalizeQ(MobilizerType t, Q& q) {
   if (mobilizerQuaternionIndex(t) < 0) return;
   const T n = sqrtT(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
-  if (n > T(0)) {
-    const T s = T(1) / n;
-    for (int i = 0; i < 4; ++i) q[i] = q[i] * s;
-  }
+  const MaskOf<T> positive = n > T(0);
+  if (!anyLane(positive)) return;
+  const T s = T(1) / n;
+  for (int i = 0; i < 4; ++i) q[i] = selectT(positive, q[i] * s, q[i]);
 }
 
 }  // namespace lockstep

@@ -6,24 +6,27 @@
 namespace lockstep {
 
 // Inverts the symmetric positive-definite n x n matrix A (row-major, n <= 6) into Ainv by
-// Cholesky factorization (n divisions). Returns false, leaving Ainv unspecified, when a pivot is
-// not positive relative to the largest diagonal entry (a singular or indefinite joint inertia).
-// ~n^3 flops.
+// Cholesky factorization (n divisions). Returns false (per lane), leaving Ainv unspecified there,
+// when a pivot is not positive relative to the largest diagonal entry (a singular or indefinite
+// joint inertia). ~n^3 flops.
 template <class T>
-LOCKSTEP_HD bool invertSymmetricPositiveDefinite(const T* A, int n, T* Ainv) {
+LOCKSTEP_HD MaskOf<T> invertSymmetricPositiveDefinite(const T* A, int n, T* Ainv) {
   if (n == 1) {
-    if (!(A[0] > T(0)) || !isFiniteT(A[0])) return false;
+    const MaskOf<T> ok = (A[0] > T(0)) & isFiniteT(A[0]);
+    if (!anyLane(ok)) return ok;
     Ainv[0] = T(1) / A[0];
-    return true;
+    return ok;
   }
   T L[36], invDiag[6];
   T maxDiag = T(0);
-  for (int i = 0; i < n; ++i) maxDiag = A[i * n + i] > maxDiag ? A[i * n + i] : maxDiag;
-  const T tiny = maxDiag * T(sizeof(T) == 4 ? 1e-6 : 1e-13);
+  for (int i = 0; i < n; ++i) maxDiag = selectT(A[i * n + i] > maxDiag, A[i * n + i], maxDiag);
+  const T tiny = maxDiag * T(sizeof(ScalarOf<T>) == 4 ? 1e-6 : 1e-13);
+  MaskOf<T> ok = MaskOf<T>(true);
   for (int j = 0; j < n; ++j) {
     T d = A[j * n + j];
     for (int k = 0; k < j; ++k) d -= L[j * 6 + k] * L[j * 6 + k];
-    if (!(d > tiny) || !isFiniteT(d)) return false;
+    ok = ok & (d > tiny) & isFiniteT(d);
+    if (!anyLane(ok)) return ok;
     const T ljj = sqrtT(d);
     L[j * 6 + j] = ljj;
     invDiag[j] = T(1) / ljj;
@@ -47,7 +50,7 @@ LOCKSTEP_HD bool invertSymmetricPositiveDefinite(const T* A, int n, T* Ainv) {
       Ainv[i * n + c] = s * invDiag[i];
     }
   }
-  return true;
+  return ok;
 }
 
 }  // namespace lockstep
