@@ -2,12 +2,12 @@
 // (stride 1); worlds are independent and scheduled statically, so results do not depend on the
 // number of threads or on which thread ran which world.
 //
-// Models without sphere contacts are advanced a pack of worlds at a time (lanes.h): worlds
-// [k W, (k+1) W) share every instruction, W = 4 in double and 8 in float with AVX2. A pack
-// gathers its worlds' state and per-world parameters into lane order, steps, and scatters the state
-// back; a world that fails in a step leaves the pack there (its state restored, flagged or reset
-// exactly as advanceWorld does) while the others go on. Models with contacts, whose constraint
-// solver branches on values, run a world at a time.
+// Steps are taken a pack of worlds at a time (lanes.h): worlds [k W, (k+1) W) share every
+// instruction, W = 4 in double and 8 in float with AVX2. A pack gathers its worlds' state and
+// per-world parameters into lane order, steps, and scatters the state back; a world that fails in a
+// step leaves the pack there (its state restored, flagged or reset exactly as advanceWorld does)
+// while the others go on. Where the physics branches on values (the constraint solver's
+// iterations, line searches), each lane follows its own branch under a mask.
 #include <omp.h>
 
 #include <algorithm>
@@ -46,8 +46,8 @@ bool cpuLanes() { return gCpuLanes; }
 
 // ---- packs of worlds ----------------------------------------------------------------------------
 
-// advanceWorld for the worlds of each pack (models without contacts).
-template <class T>
+// advanceWorld for the worlds of each pack.
+template <class T, bool kConstraints>
 void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   constexpr int W = Pack<T>::kWidth;
   const BatchView<T>& batch = ctx.batch;
@@ -74,7 +74,7 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
       if (nActive == 0) continue;
       pack.gather(w0, lanes);
       for (int step = 0; step < settings.nSteps && nActive > 0; ++step) {
-        const PackBits<T> status = stepWorld<Pack<T>, false>(model.view, pack.view(), pack.workspace(), laneSettings);
+        const PackBits<T> status = stepWorld<Pack<T>, kConstraints>(model.view, pack.view(), pack.workspace(), laneSettings);
         if (!anyLane(failed(status))) continue;
         for (int l = 0; l < W; ++l) {
           if (!active[l] || status.lane(l) == kStatusOk) continue;
@@ -103,12 +103,16 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
 
 template <class T>
 void cpuAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
-  if (ctx.model.sizes.nc > 0) {
+  const bool constraints = ctx.model.sizes.nc > 0;
+  if (cpuLanes()) {
+    if (constraints)
+      advanceLanes<T, true>(ctx, settings);
+    else
+      advanceLanes<T, false>(ctx, settings);
+  } else if (constraints) {
     forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
       advanceWorld<T, true>(ctx.model, w, ws, settings);
     });
-  } else if (cpuLanes()) {
-    advanceLanes(ctx, settings);
   } else {
     forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
       advanceWorld<T, false>(ctx.model, w, ws, settings);

@@ -196,6 +196,79 @@ TEST(Lanes, PacksOfWorldsMatchOneWorldAtATimeFloat) {
   expectPacksMatchOneWorldAtATime<float>(Integrator::SemiImplicitEuler);
 }
 
+// The same with sphere contacts: the constraint solve, its Jacobi iterations (rolling: three
+// equations) and the projection's Gauss-Newton iterations and line search, lane by lane.
+std::shared_ptr<const Model> rollingBallModel() {
+  ModelBuilder mb;
+  mb.setGravity({{0, 0, -9.81}});
+  BodyDesc ball;
+  ball.name = "ball";
+  ball.mobilizer = MobilizerType::Free;
+  ball.mass.mass = 1.0;
+  ball.mass.inertia = SymMat33d::diagonal(0.016, 0.016, 0.016);
+  mb.addBody(ball);
+  SphereContactDesc c;
+  c.bodyF = "ground";
+  c.radiusOnF = 0.5;
+  c.bodyB = "ball";
+  c.radiusOnB = 0.2;
+  c.enforceRolling = true;
+  mb.addSphereContact(c);
+  return mb.build();
+}
+
+template <class T>
+void expectConstrainedPacksMatchOneWorldAtATime() {
+  const int n = 11;
+  for (int scene = 0; scene < 2; ++scene) {
+    const auto model = scene == 0 ? makeChain7Seed() : rollingBallModel();
+    auto setUp = [&](Batch<T>& b) {
+      for (int w = 0; w < n; ++w) {
+        if (scene == 0) {
+          std::vector<double> u(7);
+          for (int i = 0; i < 7; ++i) u[i] = 0.2 * std::sin(1.0 + i + 0.3 * w);
+          b.setQ(w, chainInitialQ(7));
+          b.setU(w, u);
+        } else {
+          const double a = 0.1 + 0.02 * w;
+          const Vec3d nrm{{std::sin(a), 0, std::cos(a)}}, om{{0.1 * w, 1.5, 0.3}};
+          const Vec3d v = cross(om, 0.2 * nrm);
+          b.setQ(w, {1, 0, 0, 0, 0.7 * nrm[0], 0, 0.7 * nrm[2]});
+          b.setU(w, {om[0], om[1], om[2], v[0], v[1], v[2]});
+        }
+      }
+      b.setContactEnabled(2, 0, false);
+      b.assemble();
+      b.setU(5, std::vector<double>(model->nu(), 1e200));  // fails in its first step
+    };
+    Batch<T> packs(model, n), single(model, n);
+    setUp(packs);
+    setCpuLanes(false);
+    setUp(single);
+    single.step(T(1e-3), 100, Integrator::RK4);
+    setCpuLanes(true);
+    packs.step(T(1e-3), 100, Integrator::RK4);
+    for (int w = 0; w < n; ++w) {
+      SCOPED_TRACE("scene " + std::to_string(scene) + ", world " + std::to_string(w));
+      EXPECT_EQ(packs.status(w), single.status(w));
+      EXPECT_EQ(packs.time(w), single.time(w));
+      const std::vector<double> qp = packs.q(w), qs = single.q(w), up = packs.u(w), us = single.u(w);
+      if (w == 5) {
+        EXPECT_EQ(qp, qs);
+        EXPECT_EQ(up, us);
+        continue;
+      }
+      for (std::size_t i = 0; i < qp.size(); ++i) EXPECT_NEAR(qp[i], qs[i], sizeof(T) == 4 ? 1e-4 : 1e-11);
+      for (std::size_t i = 0; i < up.size(); ++i) EXPECT_NEAR(up[i], us[i], sizeof(T) == 4 ? 1e-3 : 1e-10);
+      EXPECT_LT(std::abs(packs.constraintError(w)), sizeof(T) == 4 ? 1e-5 : 1e-10);
+    }
+    EXPECT_NE(packs.status(5), kStatusOk);
+  }
+}
+
+TEST(Lanes, ConstrainedPacksMatchOneWorldAtATimeDouble) { expectConstrainedPacksMatchOneWorldAtATime<double>(); }
+TEST(Lanes, ConstrainedPacksMatchOneWorldAtATimeFloat) { expectConstrainedPacksMatchOneWorldAtATime<float>(); }
+
 TEST(Batch, NonFiniteWorldIsFlaggedAndTheOthersGoOn) {
   const auto model = makeChain(4);
   const int n = 8;

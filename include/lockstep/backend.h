@@ -42,8 +42,8 @@ LOCKSTEP_BACKEND_FUNCTIONS(cuda)
 // Threads the CPU backend uses (OpenMP); 0 restores the default (all cores).
 void setCpuThreads(int n);
 int cpuThreads();
-// Whether the CPU backend advances models without contacts a SIMD pack of worlds at a time
-// (lanes.h; the default) or one world at a time (for comparisons).
+// Whether the CPU backend steps a SIMD pack of worlds at a time (lanes.h; the default) or one
+// world at a time (for comparisons).
 void setCpuLanes(bool on);
 bool cpuLanes();
 

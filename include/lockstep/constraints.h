@@ -30,7 +30,7 @@ struct ContactKinematics {
   Vec3<T> p_SfSb;         // center to center
   T distance;             // |p_SfSb|
   T positionError;        // distance - (rf + rb): the signed separation
-  bool coincident;        // the centers coincide: Cz is taken as body F's z axis
+  MaskOf<T> coincident;   // the centers coincide: Cz is taken as body F's z axis
   // Velocity-dependent terms.
   Vec3<T> pd_SfSb;        // d/dt p_SfSb
   Vec3<T> vF_BCo;         // velocity of B's material point at Co, measured in F
@@ -41,7 +41,7 @@ struct ContactKinematics {
 
 template <class T>
 LOCKSTEP_HD_INLINE T tinyLength() {
-  return sizeof(T) == 4 ? T(2.2e-9) : T(2.5e-20);  // eps^(5/4)
+  return sizeof(ScalarOf<T>) == 4 ? T(2.2e-9) : T(2.5e-20);  // eps^(5/4)
 }
 
 // R_GA: orientation of the contact's ancestor frame A, whose axes fix the tangent directions.
@@ -58,15 +58,16 @@ LOCKSTEP_HD ContactKinematics<T> contactKinematics(const Transform<T>& X_GF, con
   k.distance = norm(k.p_SfSb);
   k.positionError = k.distance - (rf + rb);
   k.coincident = k.distance < tinyLength<T>();
-  const Vec3<T> Cz = k.coincident ? X_GF.R.R.col(2) : k.p_SfSb / k.distance;
+  const Vec3<T> Cz = selectVec3(k.coincident, X_GF.R.R.col(2), k.p_SfSb / k.distance);
   // Cx = unit(Cz x e_m), with e_m the axis of the ancestor frame A along which Cz has its smallest
   // component (the lowest index on ties); Cy = Cz x Cx. As in Simbody, A is the nearest common
   // ancestor of F and B in the tree, Ground when either is Ground.
   const Vec3<T> Cz_A = R_GA.invTimes(Cz);
-  int m = 0;
-  for (int i = 1; i < 3; ++i)
-    if (absT(Cz_A[i]) < absT(Cz_A[m])) m = i;
-  Vec3<T> Cx = cross(Cz, R_GA.R.col(m));
+  const T a0 = absT(Cz_A[0]), a1 = absT(Cz_A[1]), a2 = absT(Cz_A[2]);
+  const MaskOf<T> pick1 = a1 < a0;
+  const MaskOf<T> pick2 = a2 < selectT(pick1, a1, a0);
+  const Vec3<T> e_m = selectVec3(pick2, R_GA.R.col(2), selectVec3(pick1, R_GA.R.col(1), R_GA.R.col(0)));
+  Vec3<T> Cx = cross(Cz, e_m);
   Cx = Cx / norm(Cx);
   const Vec3<T> Cy = cross(Cz, Cx);
   for (int i = 0; i < 3; ++i) {
@@ -92,7 +93,7 @@ LOCKSTEP_HD ContactKinematics<T> contactKinematics(const Transform<T>& X_GF, con
   k.wXpd_FCo = cross(w_F, pd_FCo);
   k.wXpd_BCo = cross(w_B, pd_BCo);
   k.velocityError[2] = dot(k.pd_SfSb, Cz);
-  k.Czd = k.coincident ? cross(w_F, Cz) : (k.pd_SfSb - k.velocityError[2] * Cz) / k.distance;
+  k.Czd = selectVec3(k.coincident, cross(w_F, Cz), (k.pd_SfSb - k.velocityError[2] * Cz) / k.distance);
   // Cx, Cy turn with Cz but not about it (relative to F): d/dt_F Cx = -CzdF x Cy, d/dt_F Cy = CzdF x Cx.
   const Vec3<T> CzdF = k.Czd - cross(w_F, Cz);
   k.Cxd = cross(Cy, CzdF) + cross(w_F, Cx);
@@ -168,74 +169,76 @@ LOCKSTEP_HD_INLINE SpatialVec<T> bodyAcceleration(Strided<const T> A_GB, int b) 
 // eigendecomposition K = V diag(d) ~V into the n x n V. Eigenvalues below relTol times the largest
 // (or than relTol times scale, the magnitude of K's terms before cancellation) are taken as zero:
 // redundant equations share their multiplier (minimum norm), and an
-// inconsistent redundant set is satisfied in the least-squares sense, as Simbody does. Returns the
-// rank. About 6 n^3 flops per sweep, a handful of sweeps; n = 1 is a division.
+// inconsistent redundant set is satisfied in the least-squares sense, as Simbody does. About 6 n^3
+// flops per sweep, a handful of sweeps; n = 1 is a division. On a pack of worlds each lane stops
+// sweeping when its own K has converged.
 template <class T>
-LOCKSTEP_HD int solveSymmetricPseudoInverse(Strided<T> K, int n, Strided<const T> rhs, Strided<T> x, Strided<T> V,
-                                            T relTol, T scale) {
+LOCKSTEP_HD void solveSymmetricPseudoInverse(Strided<T> K, int n, Strided<const T> rhs, Strided<T> x, Strided<T> V,
+                                             T relTol, T scale) {
   if (n == 1) {
-    const bool full = K[0] > relTol * scale && isFiniteT(K[0]);
-    x[0] = full ? rhs[0] / K[0] : T(0);
-    return full ? 1 : 0;
+    const MaskOf<T> full = (K[0] > relTol * scale) & isFiniteT(K[0]);
+    x[0] = selectT(full, rhs[0] / K[0], T(0));
+    return;
   }
   for (int i = 0; i < n; ++i)
     for (int j = 0; j < n; ++j) V[i * n + j] = T(i == j ? 1 : 0);
   T frobenius2 = T(0);
   for (int i = 0; i < n * n; ++i) frobenius2 += K[i] * K[i];
-  const T eps = sizeof(T) == 4 ? T(1e-14) : T(1e-30);
+  const T eps = sizeof(ScalarOf<T>) == 4 ? T(1e-14) : T(1e-30);
+  MaskOf<T> sweeping = MaskOf<T>(true);
   for (int sweep = 0; sweep < 60; ++sweep) {
     T off = T(0);
     for (int p = 0; p < n; ++p)
       for (int q = p + 1; q < n; ++q) off += K[p * n + q] * K[p * n + q];
-    if (off <= eps * frobenius2) break;
+    sweeping = sweeping & !(off <= eps * frobenius2);
+    if (!anyLane(sweeping)) break;
     for (int p = 0; p < n; ++p) {
       for (int q = p + 1; q < n; ++q) {
         const T kpq = K[p * n + q];
-        if (kpq == T(0)) continue;
+        const MaskOf<T> rotate = sweeping & (kpq != T(0));  // elsewhere the identity rotation
+        if (!anyLane(rotate)) continue;
         const T theta = (K[q * n + q] - K[p * n + p]) / (T(2) * kpq);
-        const T t = (theta >= T(0) ? T(1) : T(-1)) / (absT(theta) + sqrtT(theta * theta + T(1)));
-        const T c = T(1) / sqrtT(t * t + T(1)), sn = t * c;
+        const T t = selectT(theta >= T(0), T(1), T(-1)) / (absT(theta) + sqrtT(theta * theta + T(1)));
+        const T c0 = T(1) / sqrtT(t * t + T(1));
+        const T c = selectT(rotate, c0, T(1)), sn = selectT(rotate, t * c0, T(0));
         for (int k = 0; k < n; ++k) {  // K <- K J (columns p, q)
           const T kp = K[k * n + p], kq = K[k * n + q];
-          K[k * n + p] = c * kp - sn * kq;
-          K[k * n + q] = sn * kp + c * kq;
+          K[k * n + p] = selectT(rotate, c * kp - sn * kq, kp);
+          K[k * n + q] = selectT(rotate, sn * kp + c * kq, kq);
         }
         for (int k = 0; k < n; ++k) {  // K <- ~J K (rows p, q)
           const T kp = K[p * n + k], kq = K[q * n + k];
-          K[p * n + k] = c * kp - sn * kq;
-          K[q * n + k] = sn * kp + c * kq;
+          K[p * n + k] = selectT(rotate, c * kp - sn * kq, kp);
+          K[q * n + k] = selectT(rotate, sn * kp + c * kq, kq);
         }
         for (int k = 0; k < n; ++k) {  // V <- V J
           const T vp = V[k * n + p], vq = V[k * n + q];
-          V[k * n + p] = c * vp - sn * vq;
-          V[k * n + q] = sn * vp + c * vq;
+          V[k * n + p] = selectT(rotate, c * vp - sn * vq, vp);
+          V[k * n + q] = selectT(rotate, sn * vp + c * vq, vq);
         }
       }
     }
   }
   T dmax = scale;
-  for (int i = 0; i < n; ++i) dmax = K[i * n + i] > dmax ? K[i * n + i] : dmax;
-  int rank = 0;
+  for (int i = 0; i < n; ++i) dmax = selectT(K[i * n + i] > dmax, K[i * n + i], dmax);
   for (int i = 0; i < n; ++i) x[i] = T(0);
   for (int e = 0; e < n; ++e) {
     const T d = K[e * n + e];
-    if (!(d > relTol * dmax)) continue;
-    ++rank;
+    const MaskOf<T> kept = d > relTol * dmax;
+    if (!anyLane(kept)) continue;
     T proj = T(0);  // component of rhs along eigenvector e
     for (int i = 0; i < n; ++i) proj += V[i * n + e] * rhs[i];
-    proj /= d;
-    for (int i = 0; i < n; ++i) x[i] += proj * V[i * n + e];
+    proj = selectT(kept, proj / d, T(0));
+    for (int i = 0; i < n; ++i) x[i] = selectT(kept, x[i] + proj * V[i * n + e], x[i]);
   }
-  return rank;
 }
 
 // Which equations take part in a solve: all enabled ones, or only the normal (holonomic) ones.
 enum class EquationSet { All, Holonomic };
 
 template <class T>
-LOCKSTEP_HD_INLINE bool equationActive(const WorldParams<T>& params, const ElementTopology& e, int contact, int axis,
-                                       EquationSet set) {
-  return params.contactEnabled[contact] != T(0) && (set == EquationSet::All || axis == 2);
+LOCKSTEP_HD_INLINE MaskOf<T> equationActive(const WorldParams<T>& params, int contact, int axis, EquationSet set) {
+  return (params.contactEnabled[contact] != T(0)) & MaskOf<T>(set == EquationSet::All || axis == 2);
 }
 
 // Builds K = G M^-1 ~G over the active equations (inactive ones get an identity row and column)
@@ -257,9 +260,10 @@ LOCKSTEP_HD T buildConstraintMatrix(const ModelView<T>& model, const WorldParams
     const ContactKinematics<T> kc = contactKinematicsOfWorld(model, params, ws, ci);
     for (int r = 0; r < contactEquationCount(e); ++r, ++col) {
       const int axis = contactEquationAxis(e, r);
-      if (!equationActive(params, e, ci, axis, set)) {
-        for (int i = 0; i < nc; ++i) K[i * nc + col] = K[col * nc + i] = T(i == col ? 1 : 0);
-        continue;
+      const MaskOf<T> active = equationActive(params, ci, axis, set);
+      if (!allLanes(active)) {  // an inactive equation gets an identity row and column
+        for (int i = 0; i < nc; ++i) K[i * nc + col] = K[col * nc + i] = selectT(active, K[i * nc + col], T(i == col ? 1 : 0));
+        if (!anyLane(active)) continue;
       }
       // Response to the force pattern of a unit multiplier: dudot = M^-1 (-~G e_col). The zeroed
       // dudot doubles as the (zero) mobility-force input, read before it is written.
@@ -269,7 +273,7 @@ LOCKSTEP_HD T buildConstraintMatrix(const ModelView<T>& model, const WorldParams
       solveArticulated<T>(model, params, ws, Fc, dudot, false, dudot, dA);
       const SpatialVec<T> AF = bodyAcceleration<T>(dA, e.bodyA), AB = bodyAcceleration<T>(dA, e.bodyB);
       const T pointScale = norm(AF.lin) + norm(AF.ang) * norm(kc.p_FCo) + norm(AB.lin) + norm(AB.ang) * norm(kc.p_BCo);
-      scale = pointScale > scale ? pointScale : scale;
+      scale = selectT(active & (pointScale > scale), pointScale, scale);
       // Column col of K = -G dA.
       int row = 0;
       for (int cj = 0; cj < s.nContacts; ++cj) {
@@ -277,10 +281,11 @@ LOCKSTEP_HD T buildConstraintMatrix(const ModelView<T>& model, const WorldParams
         const ContactKinematics<T> kr = cj == ci ? kc : contactKinematicsOfWorld(model, params, ws, cj);
         for (int rr = 0; rr < contactEquationCount(f); ++rr, ++row) {
           const int ax = contactEquationAxis(f, rr);
-          K[row * nc + col] = equationActive(params, f, cj, ax, set)
-                                  ? -contactAccelerationLinear(kr, ax, bodyAcceleration<T>(dA, f.bodyA),
-                                                               bodyAcceleration<T>(dA, f.bodyB))
-                                  : T(row == col ? 1 : 0);
+          const T entry = selectT(equationActive(params, cj, ax, set),
+                                  -contactAccelerationLinear(kr, ax, bodyAcceleration<T>(dA, f.bodyA),
+                                                             bodyAcceleration<T>(dA, f.bodyB)),
+                                  T(row == col ? 1 : 0));
+          K[row * nc + col] = selectT(active, entry, K[row * nc + col]);
         }
       }
     }
@@ -290,7 +295,7 @@ LOCKSTEP_HD T buildConstraintMatrix(const ModelView<T>& model, const WorldParams
 
 template <class T>
 LOCKSTEP_HD_INLINE T constraintRankTolerance() {
-  return sizeof(T) == 4 ? T(1e-6) : T(1e-12);
+  return sizeof(ScalarOf<T>) == 4 ? T(1e-6) : T(1e-12);
 }
 
 // The response dudot = M^-1 (-~G lambda) and dA to multipliers lambda on all equations.
@@ -315,40 +320,44 @@ LOCKSTEP_HD void applyMultipliers(const ModelView<T>& model, const WorldParams<T
 // Constrained accelerations: after computeArticulatedAccelerations wrote the unconstrained udot
 // and A_GB, solves for the multipliers (into lambda, nc of them) and corrects udot and A_GB.
 template <class T>
-LOCKSTEP_HD int solveConstraints(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
+LOCKSTEP_HD StatusOf<T> solveConstraints(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
                                  Strided<T> udot, Strided<T> lambda) {
   const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
-  if (s.nc == 0) return kStatusOk;
+  if (s.nc == 0) return StatusOf<T>(kStatusOk);
   const Strided<T> rhs = ws.at(L.rhs), A_GB = ws.at(L.A_GB);
   // Acceleration errors of the unconstrained motion.
   int row = 0;
-  bool any = false;
+  MaskOf<T> any = MaskOf<T>(false);
   for (int ci = 0; ci < s.nContacts; ++ci) {
     const ElementTopology e = model.contact[ci];
     const ContactKinematics<T> kc = contactKinematicsOfWorld(model, params, ws, ci);
-    const bool enabled = params.contactEnabled[ci] != T(0);
-    any |= enabled;
+    const MaskOf<T> enabled = params.contactEnabled[ci] != T(0);
+    any = any | enabled;
     for (int r = 0; r < contactEquationCount(e); ++r, ++row) {
       const int axis = contactEquationAxis(e, r);
-      rhs[row] = enabled ? contactAccelerationLinear(kc, axis, bodyAcceleration<T>(A_GB, e.bodyA),
-                                                     bodyAcceleration<T>(A_GB, e.bodyB)) +
-                               contactAccelerationBias(kc, axis)
-                         : T(0);
+      rhs[row] = selectT(enabled,
+                         contactAccelerationLinear(kc, axis, bodyAcceleration<T>(A_GB, e.bodyA),
+                                                   bodyAcceleration<T>(A_GB, e.bodyB)) +
+                             contactAccelerationBias(kc, axis),
+                         T(0));
     }
   }
-  if (!any) {
+  // (Where no contact is enabled, K is the identity and rhs 0: the multipliers come out 0.)
+  if (!anyLane(any)) {
     for (int i = 0; i < s.nc; ++i) lambda[i] = T(0);
-    return kStatusOk;
+    return StatusOf<T>(kStatusOk);
   }
   const T scale = buildConstraintMatrix(model, params, ws, EquationSet::All);
   solveSymmetricPseudoInverse<T>(ws.at(L.K), s.nc, rhs, lambda, ws.at(L.V), constraintRankTolerance<T>(), scale);
-  for (int i = 0; i < s.nc; ++i)
-    if (!isFiniteT(lambda[i])) return kStatusConstraintFailed;
+  MaskOf<T> finite = MaskOf<T>(true);
+  for (int i = 0; i < s.nc; ++i) finite = finite & isFiniteT(lambda[i]);
+  const StatusOf<T> status = flagIf(!finite, kStatusConstraintFailed);
+  if (allLanes(failed(status))) return status;
   applyMultipliers<T>(model, params, ws, lambda);
   for (int i = 0; i < s.nu; ++i) udot[i] += ws.at(L.dudot)[i];
   for (int i = 0; i < 6 * s.nb; ++i) A_GB[i] += ws.at(L.dA)[i];
-  return kStatusOk;
+  return status;
 }
 
 // Largest |error| over the active equations: positions (EquationSet::Holonomic) or velocities
@@ -363,11 +372,10 @@ LOCKSTEP_HD T constraintErrors(const ModelView<T>& model, const WorldParams<T>& 
     const ContactKinematics<T> kc = contactKinematicsOfWorld(model, params, ws, ci);
     for (int r = 0; r < contactEquationCount(e); ++r, ++row) {
       const int axis = contactEquationAxis(e, r);
-      T err = T(0);
-      if (equationActive(params, e, ci, axis, set))
-        err = set == EquationSet::Holonomic ? kc.positionError : kc.velocityError[axis];
+      const T err = selectT(equationActive(params, ci, axis, set),
+                            set == EquationSet::Holonomic ? kc.positionError : kc.velocityError[axis], T(0));
       rhs[row] = err;
-      worst = absT(err) > worst ? absT(err) : worst;
+      worst = selectT(absT(err) > worst, absT(err), worst);
     }
   }
   return worst;
@@ -379,27 +387,35 @@ LOCKSTEP_HD T constraintErrors(const ModelView<T>& model, const WorldParams<T>& 
 // from far away converges), until
 // every |perr| <= tol; then u += M^-1 ~G nu with K nu = verr (exact in one step: verr is linear in
 // u). Returns StatusFlag bits (kStatusConstraintFailed when q does not converge in maxIterations).
+// On a pack of worlds each lane iterates, and shortens its steps, on its own.
 template <class T>
-LOCKSTEP_HD int projectConstraints(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, T tol,
-                                   int maxIterations) {
+LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                                           T tol, int maxIterations) {
   const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
-  if (s.nc == 0) return kStatusOk;
+  StatusOf<T> status = StatusOf<T>(kStatusOk);
+  if (s.nc == 0) return status;
   const Strided<T> rhs = ws.at(L.rhs), nu = ws.at(L.lambda), dudot = ws.at(L.dudot), qSave = ws.at(L.qSave);
   computeKinematics<T>(model, w.params, w.q, w.u, ws);
   T err = constraintErrors(model, w.params, ws, EquationSet::Holonomic, rhs);
-  for (int iter = 0; err > tol; ++iter) {
-    if (iter == maxIterations) return kStatusConstraintFailed;
-    const int status = factorArticulatedInertias(model, w.params, ws);
-    if (status) return status;
+  MaskOf<T> going = err > tol;  // lanes still projecting q
+  for (int iter = 0; anyLane(going); ++iter) {
+    if (iter == maxIterations) {
+      status |= flagIf(going, kStatusConstraintFailed);
+      break;
+    }
+    status = firstFailure(status, statusIf(going, factorArticulatedInertias(model, w.params, ws)));
+    going = going & !failed(status);
+    if (!anyLane(going)) break;
     const T scale = buildConstraintMatrix(model, w.params, ws, EquationSet::Holonomic);
     solveSymmetricPseudoInverse<T>(ws.at(L.K), s.nc, rhs, nu, ws.at(L.V), constraintRankTolerance<T>(), scale);
     applyMultipliers<T>(model, w.params, ws, nu);  // G dudot = -K nu = -perr
     for (int i = 0; i < s.nq; ++i) qSave[i] = w.q[i];
     // Far from the manifold the linearization is poor: no coordinate moves more than 0.5 per try.
     T biggest = T(0);
-    for (int i = 0; i < s.nu; ++i) biggest = absT(dudot[i]) > biggest ? absT(dudot[i]) : biggest;
-    T alpha = biggest > T(0.5) ? T(0.5) / biggest : T(1);
+    for (int i = 0; i < s.nu; ++i) biggest = selectT(absT(dudot[i]) > biggest, absT(dudot[i]), biggest);
+    T alpha = selectT(biggest > T(0.5), T(0.5) / biggest, T(1));
+    MaskOf<T> searching = going;  // lanes still shortening this step
     for (int halvings = 0;; ++halvings) {
       for (int b = 0; b < s.nb; ++b) {
         const BodyTopology topo = model.body[b];
@@ -407,28 +423,33 @@ LOCKSTEP_HD int projectConstraints(const ModelView<T>& model, const WorldView<T>
         T* dqp = dq;
         mobilizerQdot<T>(topo.mobilizer, Strided<const T>(qSave + topo.qOffset), Strided<const T>(dudot + topo.uOffset),
                          dqp);
-        for (int k = 0; k < topo.nq; ++k) w.q[topo.qOffset + k] = qSave[topo.qOffset + k] + alpha * dq[k];
-        Strided<T> qb = w.q + topo.qOffset;
-        mobilizerNormalizeQ<T>(topo.mobilizer, qb);
+        for (int k = 0; k < topo.nq; ++k) dq[k] = qSave[topo.qOffset + k] + alpha * dq[k];
+        mobilizerNormalizeQ<T>(topo.mobilizer, dqp);
+        for (int k = 0; k < topo.nq; ++k) w.q[topo.qOffset + k] = selectT(searching, dq[k], w.q[topo.qOffset + k]);
       }
       computeKinematics<T>(model, w.params, w.q, w.u, ws);
       const T trial = constraintErrors(model, w.params, ws, EquationSet::Holonomic, rhs);
-      if (trial < err || halvings == 30) {
-        err = trial;
-        break;
-      }
-      alpha *= T(0.5);
+      const MaskOf<T> accept = searching & ((trial < err) | MaskOf<T>(halvings == 30));
+      err = selectT(accept, trial, err);
+      searching = searching & !accept;
+      if (!anyLane(searching)) break;
+      alpha = selectT(searching, alpha * T(0.5), alpha);
     }
+    going = going & (err > tol);
   }
-  if (constraintErrors(model, w.params, ws, EquationSet::All, rhs) > tol) {
-    const int status = factorArticulatedInertias(model, w.params, ws);
-    if (status) return status;
+  if (allLanes(failed(status))) return status;
+  // Velocities, at the projected q (the workspace's kinematics are of the current q of every lane).
+  const MaskOf<T> project = (constraintErrors(model, w.params, ws, EquationSet::All, rhs) > tol) & !failed(status);
+  if (anyLane(project)) {
+    status = firstFailure(status, statusIf(project, factorArticulatedInertias(model, w.params, ws)));
+    const MaskOf<T> ok = project & !failed(status);
+    if (!anyLane(ok)) return status;
     const T scale = buildConstraintMatrix(model, w.params, ws, EquationSet::All);
     solveSymmetricPseudoInverse<T>(ws.at(L.K), s.nc, rhs, nu, ws.at(L.V), constraintRankTolerance<T>(), scale);
     applyMultipliers<T>(model, w.params, ws, nu);
-    for (int i = 0; i < s.nu; ++i) w.u[i] += dudot[i];
+    for (int i = 0; i < s.nu; ++i) w.u[i] = selectT(ok, w.u[i] + dudot[i], w.u[i]);
   }
-  return kStatusOk;
+  return status;
 }
 
 }  // namespace lockstep

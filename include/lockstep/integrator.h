@@ -43,7 +43,8 @@ LOCKSTEP_HD StatusOf<T> computeStateDerivative(const ModelView<T>& model, const 
   if (allLanes(failed(f.status))) return f.status;
   StatusOf<T> status = firstFailure(f.status, computeArticulatedAccelerations<T>(model, w.params, ws, ydot + s.nq));
   if constexpr (kConstraints) {
-    if (!status) status = solveConstraints<T>(model, w.params, ws, ydot + s.nq, ws.at(L.lambda));
+    if (!allLanes(failed(status)))
+      status = firstFailure(status, solveConstraints<T>(model, w.params, ws, ydot + s.nq, ws.at(L.lambda)));
   }
   if (allLanes(failed(status))) return status;
   for (int b = 0; b < s.nb; ++b) {
@@ -112,7 +113,8 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
     normalizeQuaternions(model, w);
     if constexpr (kConstraints) {
       if (s.nc > 0)
-        status = projectConstraints<T>(model, w, ws, settings.constraintTolerance, settings.maxProjectionIterations);
+        status = firstFailure(status, projectConstraints<T>(model, w, ws, settings.constraintTolerance,
+                                                            settings.maxProjectionIterations));
     }
     MaskOf<T> nonFinite = MaskOf<T>(false);
     for (int i = 0; i < ny; ++i) nonFinite = nonFinite | !isFiniteT(stateRef(w, s, i));

@@ -97,6 +97,8 @@ struct Pack {
   friend PackMask<S> operator>(Pack a, Pack b) { return PackMask<S>(RawLanes{}, a.v > b.v); }
   friend PackMask<S> operator<=(Pack a, Pack b) { return PackMask<S>(RawLanes{}, a.v <= b.v); }
   friend PackMask<S> operator>=(Pack a, Pack b) { return PackMask<S>(RawLanes{}, a.v >= b.v); }
+  friend PackMask<S> operator==(Pack a, Pack b) { return PackMask<S>(RawLanes{}, a.v == b.v); }
+  friend PackMask<S> operator!=(Pack a, Pack b) { return PackMask<S>(RawLanes{}, a.v != b.v); }
 };
 
 template <class S>
@@ -168,6 +170,10 @@ inline PackBits<S> flagIf(PackMask<S> m, int bits) {
 template <class S>
 inline PackMask<S> failed(PackBits<S> status) {
   return PackMask<S>(RawLanes{}, status.v != 0);
+}
+template <class S>
+inline PackBits<S> statusIf(PackMask<S> m, PackBits<S> status) {
+  return PackBits<S>(RawLanes{}, m.v & status.v);
 }
 template <class S>
 inline PackBits<S> firstFailure(PackBits<S> a, PackBits<S> b) {

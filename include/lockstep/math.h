@@ -61,6 +61,8 @@ LOCKSTEP_HD_INLINE int flagIf(bool m, int bits) { return m ? bits : 0; }
 LOCKSTEP_HD_INLINE bool failed(int status) { return status != 0; }
 // A lane keeps the status of its first failure: a where a is set, else b.
 LOCKSTEP_HD_INLINE int firstFailure(int a, int b) { return a ? a : b; }
+// The status where m holds, 0 elsewhere.
+LOCKSTEP_HD_INLINE int statusIf(bool m, int status) { return m ? status : 0; }
 
 // ------------------------------------------------------------------------------------------------
 // Vec3
@@ -122,6 +124,11 @@ LOCKSTEP_HD_INLINE T norm(const Vec3<T>& a) { return sqrtT(dot(a, a)); }
 template <class T>
 LOCKSTEP_HD_INLINE bool isFinite(const Vec3<T>& a) {
   return isFiniteT(a[0]) && isFiniteT(a[1]) && isFiniteT(a[2]);
+}
+// m ? a : b, lane by lane (M: bool, or a mask of lanes).
+template <class M, class T>
+LOCKSTEP_HD_INLINE Vec3<T> selectVec3(const M& m, const Vec3<T>& a, const Vec3<T>& b) {
+  return {{selectT(m, a[0], b[0]), selectT(m, a[1], b[1]), selectT(m, a[2], b[2])}};
 }
 template <class To, class From>
 LOCKSTEP_HD_INLINE Vec3<To> castVec3(const Vec3<From>& a) {
