@@ -92,10 +92,11 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
           --nActive;
         }
       }
+      if (settings.observe && nActive > 0) observeWorld<Pack<T>>(model.view, pack.view(), pack.workspace());
       for (int l = 0; l < W; ++l) {
         if (!active[l]) continue;
         pack.scatterState(l);
-        if (settings.observe) observeWorld(ctx.model, batch.world(w0 + l), ws);
+        if (settings.observe) pack.scatterObservations(l);
       }
     }
   }

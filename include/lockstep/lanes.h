@@ -305,7 +305,8 @@ class LaneWorlds {
 #define LOCKSTEP_X(name, count, doc) n += (count);
     LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
 #undef LOCKSTEP_X
-    packs_.resize(static_cast<std::size_t>(n + s.nq + 2 * s.nu + s.nz + 1 + 6 * s.nb));
+    const std::int64_t nObservations = 13 * std::int64_t(s.nb) + 12 * s.nBushings + s.nContacts;
+    packs_.resize(static_cast<std::size_t>(n + s.nq + 2 * s.nu + s.nz + 1 + 6 * s.nb + nObservations));
     Pack<T>* p = packs_.data();
     // Parameters shared by all worlds are broadcast once; per-world ones are gathered per pack.
 #define LOCKSTEP_X(name, count, doc)                                                  \
@@ -319,17 +320,23 @@ class LaneWorlds {
     LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
 #undef LOCKSTEP_X
     // State and inputs: q, u, z, time, tau, bodyForce (the fields stepWorld touches).
-    const auto field = [&](Strided<Pack<T>>& v, T* data, std::int64_t count, bool written) {
+    enum Kind { kInput, kState, kOutput };
+    const auto field = [&](Strided<Pack<T>>& v, T* data, std::int64_t count, Kind kind) {
       v = {p, 1};
-      (written ? state_ : perWorld_).push_back({p, data, written ? data : nullptr, batch.nWorlds, 1, count});
+      const Field f{p, data, kind == kInput ? nullptr : data, batch.nWorlds, 1, count};
+      (kind == kInput ? perWorld_ : kind == kState ? state_ : observations_).push_back(f);
       p += count;
     };
-    field(view_.q, batch.q, s.nq, true);
-    field(view_.u, batch.u, s.nu, true);
-    field(view_.z, batch.z, s.nz, true);
-    field(view_.time, batch.time, 1, true);
-    field(view_.tau, batch.tau, s.nu, false);
-    field(view_.bodyForce, batch.bodyForce, 6 * s.nb, false);
+    field(view_.q, batch.q, s.nq, kState);
+    field(view_.u, batch.u, s.nu, kState);
+    field(view_.z, batch.z, s.nz, kState);
+    field(view_.time, batch.time, 1, kState);
+    field(view_.tau, batch.tau, s.nu, kInput);
+    field(view_.bodyForce, batch.bodyForce, 6 * s.nb, kInput);
+    field(view_.bodyPose, batch.bodyPose, 7 * s.nb, kOutput);
+    field(view_.bodyVelocity, batch.bodyVelocity, 6 * s.nb, kOutput);
+    field(view_.bushingState, batch.bushingState, 12 * s.nBushings, kOutput);
+    field(view_.contactError, batch.contactError, s.nContacts, kOutput);
   }
 
   LaneWorlds(const LaneWorlds&) = delete;  // the views point into this object
@@ -346,10 +353,9 @@ class LaneWorlds {
     for (const Field& f : state_) load(f);
   }
   // Writes lane l's q, u, z and time back to its world.
-  void scatterState(int l) const {
-    for (const Field& f : state_)
-      for (std::int64_t c = 0; c < f.count; ++c) f.out[c * f.compStride + (w0_ + l) * f.worldStride] = f.dst[c][l];
-  }
+  void scatterState(int l) const { scatter(state_, l); }
+  // Writes lane l's observations (observeWorld on the pack) back to its world.
+  void scatterObservations(int l) const { scatter(observations_, l); }
 
  private:
   struct Field {
@@ -358,6 +364,10 @@ class LaneWorlds {
     T* out;  // where a written field goes back (state), else null
     std::int64_t compStride, worldStride, count;
   };
+  void scatter(const std::vector<Field>& fields, int l) const {
+    for (const Field& f : fields)
+      for (std::int64_t c = 0; c < f.count; ++c) f.out[c * f.compStride + (w0_ + l) * f.worldStride] = f.dst[c][l];
+  }
   void load(const Field& f) {
     for (std::int64_t c = 0; c < f.count; ++c) {
       const T* row = f.src + c * f.compStride + w0_ * f.worldStride;
@@ -375,7 +385,7 @@ class LaneWorlds {
   std::vector<Pack<T>> packs_, scratch_;
   Workspace<Pack<T>> ws_;
   WorldView<Pack<T>> view_{};
-  std::vector<Field> perWorld_, state_;
+  std::vector<Field> perWorld_, state_, observations_;
   std::int64_t w0_ = 0;
   int lanes_ = 0;
 };

@@ -356,36 +356,29 @@ struct Rotation {
   }
   // The unit quaternion (w, x, y, z) of this rotation, with w >= 0 (Shepperd's method).
   LOCKSTEP_HD void toQuaternion(T q[4]) const {
+    // The largest of w, x, y, z is found from the diagonal and computed from its square root; the
+    // others are divided by it. Written with selects so that a pack of rotations takes each lane's
+    // own case.
     const Mat33<T>& a = R;
-    const T tr = a.m[0][0] + a.m[1][1] + a.m[2][2];
-    if (tr >= a.m[0][0] && tr >= a.m[1][1] && tr >= a.m[2][2]) {
-      const T s = sqrtT(T(1) + tr) * T(2);
-      q[0] = s / T(4);
-      q[1] = (a.m[2][1] - a.m[1][2]) / s;
-      q[2] = (a.m[0][2] - a.m[2][0]) / s;
-      q[3] = (a.m[1][0] - a.m[0][1]) / s;
-    } else if (a.m[0][0] >= a.m[1][1] && a.m[0][0] >= a.m[2][2]) {
-      const T s = sqrtT(T(1) + a.m[0][0] - a.m[1][1] - a.m[2][2]) * T(2);
-      q[0] = (a.m[2][1] - a.m[1][2]) / s;
-      q[1] = s / T(4);
-      q[2] = (a.m[0][1] + a.m[1][0]) / s;
-      q[3] = (a.m[0][2] + a.m[2][0]) / s;
-    } else if (a.m[1][1] >= a.m[2][2]) {
-      const T s = sqrtT(T(1) + a.m[1][1] - a.m[0][0] - a.m[2][2]) * T(2);
-      q[0] = (a.m[0][2] - a.m[2][0]) / s;
-      q[1] = (a.m[0][1] + a.m[1][0]) / s;
-      q[2] = s / T(4);
-      q[3] = (a.m[1][2] + a.m[2][1]) / s;
-    } else {
-      const T s = sqrtT(T(1) + a.m[2][2] - a.m[0][0] - a.m[1][1]) * T(2);
-      q[0] = (a.m[1][0] - a.m[0][1]) / s;
-      q[1] = (a.m[0][2] + a.m[2][0]) / s;
-      q[2] = (a.m[1][2] + a.m[2][1]) / s;
-      q[3] = s / T(4);
-    }
-    if (q[0] < T(0)) {
-      for (int i = 0; i < 4; ++i) q[i] = -q[i];
-    }
+    const T a00 = a.m[0][0], a11 = a.m[1][1], a22 = a.m[2][2];
+    const T tr = a00 + a11 + a22;
+    const MaskOf<T> cw = (tr >= a00) & (tr >= a11) & (tr >= a22);
+    const MaskOf<T> cx = (!cw) & (a00 >= a11) & (a00 >= a22);
+    const MaskOf<T> cy = (!cw) & (!cx) & (a11 >= a22);
+    const T radicand = selectT(cw, T(1) + tr,
+                               selectT(cx, T(1) + a00 - a11 - a22,
+                                       selectT(cy, T(1) + a11 - a00 - a22, T(1) + a22 - a00 - a11)));
+    const T s = sqrtT(radicand) * T(2);
+    const T quarter = s / T(4);
+    const T d21 = a.m[2][1] - a.m[1][2], d02 = a.m[0][2] - a.m[2][0], d10 = a.m[1][0] - a.m[0][1];
+    const T s01 = a.m[0][1] + a.m[1][0], s02 = a.m[0][2] + a.m[2][0], s12 = a.m[1][2] + a.m[2][1];
+    q[0] = selectT(cw, quarter, selectT(cx, d21, selectT(cy, d02, d10)) / s);
+    q[1] = selectT(cx, quarter, selectT(cw, d21, selectT(cy, s01, s02)) / s);
+    q[2] = selectT(cy, quarter, selectT(cw, d02, selectT(cx, s01, s12)) / s);
+    const MaskOf<T> cz = !(cw | cx | cy);
+    q[3] = selectT(cz, quarter, selectT(cw, d10, selectT(cx, s02, s12)) / s);
+    const MaskOf<T> negative = q[0] < T(0);
+    for (int i = 0; i < 4; ++i) q[i] = selectT(negative, -q[i], q[i]);
   }
 
  private:
