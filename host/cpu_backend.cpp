@@ -121,8 +121,41 @@ void cpuAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   }
 }
 
+// evaluateWorld for the worlds of each pack.
+template <class T, bool kConstraints>
+void evaluateLanes(const BackendContext<T>& ctx) {
+  constexpr int W = Pack<T>::kWidth;
+  const BatchView<T>& batch = ctx.batch;
+  const std::int64_t nPacks = (batch.nWorlds + W - 1) / W;
+  const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(nPacks, 1)));
+  const LaneModel<T> model(ctx.model);
+#pragma omp parallel num_threads(threads)
+  {
+    LaneWorlds<T> pack(batch, ctx.model.sizes, ctx.layout);
+#pragma omp for schedule(static)
+    for (std::int64_t k = 0; k < nPacks; ++k) {
+      const std::int64_t w0 = k * W;
+      const int lanes = static_cast<int>(std::min<std::int64_t>(W, batch.nWorlds - w0));
+      pack.gather(w0, lanes);
+      const PackBits<T> status = evaluateOutputs<Pack<T>, kConstraints>(model.view, pack.view(), pack.workspace());
+      for (int l = 0; l < lanes; ++l) {
+        pack.scatterEvaluation(l);
+        pack.scatterObservations(l);
+        batch.status[w0 + l] |= status.lane(l);
+      }
+    }
+  }
+}
+
 template <class T>
 void cpuEvaluate(const BackendContext<T>& ctx) {
+  if (cpuLanes()) {
+    if (ctx.model.sizes.nc > 0)
+      evaluateLanes<T, true>(ctx);
+    else
+      evaluateLanes<T, false>(ctx);
+    return;
+  }
   forWorlds(ctx, ctx.batch.nWorlds, identity,
             [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { evaluateWorld(ctx.model, w, ws); });
 }

@@ -154,6 +154,28 @@ void expectSameObservations(const Batch<T>& a, const Batch<T>& b, std::int64_t w
   }
 }
 
+// Batch::evaluate on packs and one world at a time: udot, energies, multipliers, status.
+template <class T>
+void expectSameEvaluation(Batch<T>& packs, Batch<T>& single, std::int64_t n, double tol) {
+  packs.evaluate();
+  setCpuLanes(false);
+  single.evaluate();
+  setCpuLanes(true);
+  auto expectClose = [tol](double a, double b, std::int64_t w) {
+    if (std::isfinite(b))
+      EXPECT_NEAR(a, b, tol * std::max(1.0, std::abs(b))) << "world " << w;
+    else  // a world whose state overflowed: infinities meet in a different order, inf or NaN
+      EXPECT_FALSE(std::isfinite(a)) << "world " << w << ": " << a << " vs " << b;
+  };
+  for (std::int64_t w = 0; w < n; ++w) {
+    EXPECT_EQ(packs.status(w), single.status(w)) << "world " << w;
+    const std::vector<double> a = packs.udot(w), b = single.udot(w);
+    for (std::size_t i = 0; i < a.size(); ++i) expectClose(a[i], b[i], w);
+    expectClose(packs.kineticEnergy(w), single.kineticEnergy(w), w);
+    expectClose(packs.potentialEnergy(w), single.potentialEnergy(w), w);
+  }
+}
+
 // The CPU backend advances models without contacts a SIMD pack of worlds at a time; it must give
 // what the same code gives one world at a time (the code the CUDA kernel runs), in either
 // precision, for every mobilizer, force element and per-world parameter, on world counts that
@@ -198,6 +220,7 @@ void expectPacksMatchOneWorldAtATime(Integrator integrator) {
       for (std::size_t i = 0; i < up.size(); ++i) EXPECT_NEAR(up[i], us[i], sizeof(T) == 4 ? 1e-4 : 1e-11);
       expectSameObservations(packs, single, w, static_cast<int>(c.model->bodies().size()), sizeof(T) == 4 ? 1e-5 : 1e-12);
     }
+    expectSameEvaluation(packs, single, n, sizeof(T) == 4 ? 1e-3 : 1e-10);
     EXPECT_NE(packs.status(3), kStatusOk);
   }
 }
@@ -279,6 +302,14 @@ void expectConstrainedPacksMatchOneWorldAtATime() {
       expectSameObservations(packs, single, w, static_cast<int>(model->bodies().size()), sizeof(T) == 4 ? 1e-4 : 1e-11);
     }
     EXPECT_NE(packs.status(5), kStatusOk);
+    expectSameEvaluation(packs, single, n, sizeof(T) == 4 ? 1e-3 : 1e-9);
+    for (int w = 0; w < n; ++w) {
+      if (w == 5) continue;
+      const auto ca = packs.contact(w, 0), cb = single.contact(w, 0);
+      for (int i = 0; i < 3; ++i)
+        EXPECT_NEAR(ca.multipliers[i], cb.multipliers[i],
+                    (sizeof(T) == 4 ? 1e-3 : 1e-9) * std::max(1.0, std::abs(cb.multipliers[i])));
+    }
   }
 }
 

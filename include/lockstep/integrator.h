@@ -202,25 +202,35 @@ LOCKSTEP_HD void assembleWorld(const ModelView<T>& model, const WorldView<T>& w,
   w.status[0] |= projectConstraints<T>(model, w, ws, tol, maxIterations);
 }
 
-// Outputs at the world's current state: udot and the kinetic and potential energies.
+// Outputs at the world's current state: udot, the multipliers, the kinetic and potential energies
+// and the observations. Returns the StatusFlag bits of the evaluation (per lane); where it fails,
+// udot is NaN (no accelerations exist).
 template <class T, bool kConstraints = true>
-LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+LOCKSTEP_HD StatusOf<T> evaluateOutputs(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   computeKinematics<T>(model, w.params, w.q, w.u, ws);
   const ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, ws.at(ws.L.ydot + model.sizes.nq + model.sizes.nu));
-  int status = f.status;
-  if (!status) status = computeArticulatedAccelerations<T>(model, w.params, ws, w.udot);
+  StatusOf<T> status = f.status;
+  if (!allLanes(failed(status)))
+    status = firstFailure(status, computeArticulatedAccelerations<T>(model, w.params, ws, w.udot));
   if constexpr (kConstraints) {
-    if (!status) status = solveConstraints<T>(model, w.params, ws, w.udot, w.multipliers);
+    if (!allLanes(failed(status)))
+      status = firstFailure(status, solveConstraints<T>(model, w.params, ws, w.udot, w.multipliers));
   }
-  if (status) {
-    for (int i = 0; i < model.sizes.nu; ++i) w.udot[i] = T(0) / T(0);  // NaN: no accelerations exist
-    w.status[0] |= status;
+  if (anyLane(failed(status))) {
+    const MaskOf<T> bad = failed(status);
+    for (int i = 0; i < model.sizes.nu; ++i) w.udot[i] = selectT(bad, T(0) / T(0), T(w.udot[i]));
   }
   T ke, pe;
   computeEnergy<T>(model, w.params, ws, &ke, &pe);
   w.energy[0] = ke;
   w.energy[1] = pe + f.elementPotential;
   observeWorld(model, w, ws, /*kinematicsCurrent=*/true);
+  return status;
+}
+
+template <class T, bool kConstraints = true>
+LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+  w.status[0] |= evaluateOutputs<T, kConstraints>(model, w, ws);
 }
 
 }  // namespace lockstep

@@ -306,7 +306,8 @@ class LaneWorlds {
     LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
 #undef LOCKSTEP_X
     const std::int64_t nObservations = 13 * std::int64_t(s.nb) + 12 * s.nBushings + s.nContacts;
-    packs_.resize(static_cast<std::size_t>(n + s.nq + 2 * s.nu + s.nz + 1 + 6 * s.nb + nObservations));
+    const std::int64_t nEvaluation = s.nu + 2 + s.nc;
+    packs_.resize(static_cast<std::size_t>(n + s.nq + 2 * s.nu + s.nz + 1 + 6 * s.nb + nObservations + nEvaluation));
     Pack<T>* p = packs_.data();
     // Parameters shared by all worlds are broadcast once; per-world ones are gathered per pack.
 #define LOCKSTEP_X(name, count, doc)                                                  \
@@ -320,11 +321,12 @@ class LaneWorlds {
     LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
 #undef LOCKSTEP_X
     // State and inputs: q, u, z, time, tau, bodyForce (the fields stepWorld touches).
-    enum Kind { kInput, kState, kOutput };
+    enum Kind { kInput, kState, kObservation, kEvaluation };
     const auto field = [&](Strided<Pack<T>>& v, T* data, std::int64_t count, Kind kind) {
       v = {p, 1};
       const Field f{p, data, kind == kInput ? nullptr : data, batch.nWorlds, 1, count};
-      (kind == kInput ? perWorld_ : kind == kState ? state_ : observations_).push_back(f);
+      (kind == kInput ? perWorld_ : kind == kState ? state_ : kind == kObservation ? observations_ : evaluation_)
+          .push_back(f);
       p += count;
     };
     field(view_.q, batch.q, s.nq, kState);
@@ -333,10 +335,13 @@ class LaneWorlds {
     field(view_.time, batch.time, 1, kState);
     field(view_.tau, batch.tau, s.nu, kInput);
     field(view_.bodyForce, batch.bodyForce, 6 * s.nb, kInput);
-    field(view_.bodyPose, batch.bodyPose, 7 * s.nb, kOutput);
-    field(view_.bodyVelocity, batch.bodyVelocity, 6 * s.nb, kOutput);
-    field(view_.bushingState, batch.bushingState, 12 * s.nBushings, kOutput);
-    field(view_.contactError, batch.contactError, s.nContacts, kOutput);
+    field(view_.bodyPose, batch.bodyPose, 7 * s.nb, kObservation);
+    field(view_.bodyVelocity, batch.bodyVelocity, 6 * s.nb, kObservation);
+    field(view_.bushingState, batch.bushingState, 12 * s.nBushings, kObservation);
+    field(view_.contactError, batch.contactError, s.nContacts, kObservation);
+    field(view_.udot, batch.udot, s.nu, kEvaluation);
+    field(view_.energy, batch.energy, 2, kEvaluation);
+    field(view_.multipliers, batch.multipliers, s.nc, kEvaluation);
   }
 
   LaneWorlds(const LaneWorlds&) = delete;  // the views point into this object
@@ -356,6 +361,8 @@ class LaneWorlds {
   void scatterState(int l) const { scatter(state_, l); }
   // Writes lane l's observations (observeWorld on the pack) back to its world.
   void scatterObservations(int l) const { scatter(observations_, l); }
+  // Writes lane l's udot, energies and multipliers (evaluateOutputs on the pack) back to its world.
+  void scatterEvaluation(int l) const { scatter(evaluation_, l); }
 
  private:
   struct Field {
@@ -385,7 +392,7 @@ class LaneWorlds {
   std::vector<Pack<T>> packs_, scratch_;
   Workspace<Pack<T>> ws_;
   WorldView<Pack<T>> view_{};
-  std::vector<Field> perWorld_, state_, observations_;
+  std::vector<Field> perWorld_, state_, observations_, evaluation_;
   std::int64_t w0_ = 0;
   int lanes_ = 0;
 };
