@@ -92,11 +92,11 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
           --nActive;
         }
       }
-      if (settings.observe && nActive > 0) observeWorld<Pack<T>>(model.view, pack.view(), pack.workspace());
-      for (int l = 0; l < W; ++l) {
-        if (!active[l]) continue;
-        pack.scatterState(l);
-        if (settings.observe) pack.scatterObservations(l);
+      if (nActive == 0) continue;
+      pack.scatterState(active);
+      if (settings.observe) {
+        observeWorld<Pack<T>>(model.view, pack.view(), pack.workspace());
+        pack.scatterObservations(active);
       }
     }
   }
@@ -138,11 +138,11 @@ void evaluateLanes(const BackendContext<T>& ctx) {
       const int lanes = static_cast<int>(std::min<std::int64_t>(W, batch.nWorlds - w0));
       pack.gather(w0, lanes);
       const PackBits<T> status = evaluateOutputs<Pack<T>, kConstraints>(model.view, pack.view(), pack.workspace());
-      for (int l = 0; l < lanes; ++l) {
-        pack.scatterEvaluation(l);
-        pack.scatterObservations(l);
-        batch.status[w0 + l] |= status.lane(l);
-      }
+      bool all[W];
+      for (int l = 0; l < W; ++l) all[l] = l < lanes;
+      pack.scatterEvaluation(all);
+      pack.scatterObservations(all);
+      for (int l = 0; l < lanes; ++l) batch.status[w0 + l] |= status.lane(l);
     }
   }
 }

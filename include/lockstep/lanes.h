@@ -357,12 +357,17 @@ class LaneWorlds {
     for (const Field& f : perWorld_) load(f);
     for (const Field& f : state_) load(f);
   }
-  // Writes lane l's q, u, z and time back to its world.
-  void scatterState(int l) const { scatter(state_, l); }
-  // Writes lane l's observations (observeWorld on the pack) back to its world.
-  void scatterObservations(int l) const { scatter(observations_, l); }
-  // Writes lane l's udot, energies and multipliers (evaluateOutputs on the pack) back to its world.
-  void scatterEvaluation(int l) const { scatter(evaluation_, l); }
+  // Write the lanes where keep[l] holds back to their worlds: q, u, z and time; the observations
+  // (observeWorld on the pack); udot, energies and multipliers (evaluateOutputs on the pack).
+  void scatterState(const bool* keep) const { scatter(state_, keep); }
+  void scatterObservations(const bool* keep) const { scatter(observations_, keep); }
+  void scatterEvaluation(const bool* keep) const { scatter(evaluation_, keep); }
+  // Lane l alone.
+  void scatterState(int l) const {
+    bool keep[W] = {};
+    keep[l] = true;
+    scatter(state_, keep);
+  }
 
  private:
   struct Field {
@@ -371,9 +376,20 @@ class LaneWorlds {
     T* out;  // where a written field goes back (state), else null
     std::int64_t compStride, worldStride, count;
   };
-  void scatter(const std::vector<Field>& fields, int l) const {
-    for (const Field& f : fields)
-      for (std::int64_t c = 0; c < f.count; ++c) f.out[c * f.compStride + (w0_ + l) * f.worldStride] = f.dst[c][l];
+  void scatter(const std::vector<Field>& fields, const bool* keep) const {
+    bool all = lanes_ == W;
+    for (int l = 0; l < W; ++l) all = all && keep[l];
+    for (const Field& f : fields) {
+      for (std::int64_t c = 0; c < f.count; ++c) {
+        T* row = f.out + c * f.compStride + w0_ * f.worldStride;
+        if (all && f.worldStride == 1) {
+          std::memcpy(row, &f.dst[c], sizeof(Pack<T>));
+        } else {
+          for (int l = 0; l < lanes_; ++l)
+            if (keep[l]) row[l * f.worldStride] = f.dst[c][l];
+        }
+      }
+    }
   }
   void load(const Field& f) {
     for (std::int64_t c = 0; c < f.count; ++c) {
