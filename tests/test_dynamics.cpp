@@ -196,7 +196,14 @@ void expectPacksMatchOneWorldAtATime(Integrator integrator) {
         b.setU(w, u);
         b.setTau(w, c.tau);
       }
-      b.setBushingStiffness(n / 2, 0, {1, 2, 3, 4, 5, 6});  // one world's parameter differs
+      // Some worlds' parameters differ (gathered per pack; the shared ones are broadcast).
+      b.setBushingStiffness(n / 2, 0, {1, 2, 3, 4, 5, 6});
+      b.setGravity(1, Vec3d{{0.5, -3.0, 1.0}});
+      MassProperties mp = b.massProperties(4, 0);
+      mp.mass *= 1.7;
+      b.setMassProperties(4, 0, mp);
+      b.setDamping(6, std::vector<double>(c.u.size(), 0.3));
+      b.setSpringParameters(n - 1, 0, 0.4, 12.0, 0.7);
       b.setU(3, std::vector<double>(c.u.size(), 1e200));     // world 3 fails in its first step
     };
     Batch<T> packs(c.model, n), single(c.model, n);
