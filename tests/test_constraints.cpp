@@ -107,23 +107,7 @@ TEST(SphereOnSphereContact, PendulumResolvesGravityAlongTheNormal) {
 // velocity, so its center moves at w x (center - Co), and rolling is kept over time.
 TEST(SphereOnSphereContact, BallRollsOnAFixedBallWithoutSlip) {
   const double rb = 0.2, rf = 0.5;
-  ModelBuilder mb;
-  mb.setGravity({{0, 0, -9.81}});
-  BodyDesc ball;
-  ball.name = "ball";
-  ball.mobilizer = MobilizerType::Free;
-  ball.mass.mass = 1.0;
-  const double I = 0.4 * 1.0 * rb * rb;
-  ball.mass.inertia = SymMat33d::diagonal(I, I, I);
-  mb.addBody(ball);
-  SphereContactDesc c;
-  c.bodyF = "ground";
-  c.radiusOnF = rf;
-  c.bodyB = "ball";
-  c.radiusOnB = rb;
-  c.enforceRolling = true;
-  mb.addSphereContact(c);
-  Batch<double> batch(mb.build(), 1);
+  Batch<double> batch(rollingBallModel(rb, rf), 1);
   // Start slightly off the top, rolling: center at angle 0.1 from vertical in the x-z plane.
   const double a = 0.1;
   const Vec3d n{{std::sin(a), 0, std::cos(a)}};

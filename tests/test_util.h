@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <random>
 
 #include "lockstep/model.h"
@@ -104,6 +105,28 @@ inline BodyDesc simpleBody(const std::string& name, const std::string& parent = 
   b.mass.mass = 1;
   b.mass.inertia = SymMat33d::diagonal(1, 1, 1);
   return b;
+}
+
+// A 1 kg ball of radius rb (solid: inertia 0.4 m rb^2) on a Free mobilizer, in gravity -9.81 z,
+// rolling without slip on a fixed ball of radius rf at Ground's origin.
+inline std::shared_ptr<const Model> rollingBallModel(double rb, double rf) {
+  ModelBuilder mb;
+  mb.setGravity({{0, 0, -9.81}});
+  BodyDesc ball;
+  ball.name = "ball";
+  ball.mobilizer = MobilizerType::Free;
+  ball.mass.mass = 1.0;
+  const double I = 0.4 * 1.0 * rb * rb;
+  ball.mass.inertia = SymMat33d::diagonal(I, I, I);
+  mb.addBody(ball);
+  SphereContactDesc c;
+  c.bodyF = "ground";
+  c.radiusOnF = rf;
+  c.bodyB = "ball";
+  c.radiusOnB = rb;
+  c.enforceRolling = true;
+  mb.addSphereContact(c);
+  return mb.build();
 }
 
 // |a - b| <= tol * max(1, |b|), elementwise on the infinity norm: the relative tolerance used by
