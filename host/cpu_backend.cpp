@@ -72,7 +72,7 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
         nActive += active[l];
       }
       if (nActive == 0) continue;
-      pack.gather(w0, lanes);
+      pack.gather(w0, lanes, active);
       for (int step = 0; step < settings.nSteps && nActive > 0; ++step) {
         const PackBits<T> status = stepWorld<Pack<T>, kConstraints>(model.view, pack.view(), pack.workspace(), laneSettings);
         if (!anyLane(failed(status))) continue;

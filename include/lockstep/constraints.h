@@ -387,10 +387,11 @@ LOCKSTEP_HD T constraintErrors(const ModelView<T>& model, const WorldParams<T>& 
 // from far away converges), until
 // every |perr| <= tol; then u += M^-1 ~G nu with K nu = verr (exact in one step: verr is linear in
 // u). Returns StatusFlag bits (kStatusConstraintFailed when q does not converge in maxIterations).
-// On a pack of worlds each lane iterates, and shortens its steps, on its own.
+// On a pack of worlds each lane iterates, and shortens its steps, on its own; only the lanes
+// given are projected (the others, failed earlier, are left as they are).
 template <class T>
 LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
-                                           T tol, int maxIterations) {
+                                           T tol, int maxIterations, MaskOf<T> lanes = MaskOf<T>(true)) {
   const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
   StatusOf<T> status = StatusOf<T>(kStatusOk);
@@ -398,7 +399,7 @@ LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const Worl
   const Strided<T> rhs = ws.at(L.rhs), nu = ws.at(L.lambda), dudot = ws.at(L.dudot), qSave = ws.at(L.qSave);
   computeKinematics<T>(model, w.params, w.q, w.u, ws);
   T err = constraintErrors(model, w.params, ws, EquationSet::Holonomic, rhs);
-  MaskOf<T> going = err > tol;  // lanes still projecting q
+  MaskOf<T> going = lanes & (err > tol);  // lanes still projecting q (of those asked for)
   for (int iter = 0; anyLane(going); ++iter) {
     if (iter == maxIterations) {
       status |= flagIf(going, kStatusConstraintFailed);
@@ -439,7 +440,8 @@ LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const Worl
   }
   if (allLanes(failed(status))) return status;
   // Velocities, at the projected q (the workspace's kinematics are of the current q of every lane).
-  const MaskOf<T> project = (constraintErrors(model, w.params, ws, EquationSet::All, rhs) > tol) & !failed(status);
+  const MaskOf<T> project =
+      lanes & (constraintErrors(model, w.params, ws, EquationSet::All, rhs) > tol) & !failed(status);
   if (anyLane(project)) {
     status = firstFailure(status, statusIf(project, factorArticulatedInertias(model, w.params, ws)));
     const MaskOf<T> ok = project & !failed(status);

@@ -114,7 +114,7 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
     if constexpr (kConstraints) {
       if (s.nc > 0)
         status = firstFailure(status, projectConstraints<T>(model, w, ws, settings.constraintTolerance,
-                                                            settings.maxProjectionIterations));
+                                                            settings.maxProjectionIterations, healthy));
     }
     MaskOf<T> nonFinite = MaskOf<T>(false);
     for (int i = 0; i < ny; ++i) nonFinite = nonFinite | !isFiniteT(stateRef(w, s, i));

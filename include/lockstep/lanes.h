@@ -350,10 +350,21 @@ class LaneWorlds {
   const WorldView<Pack<T>>& view() const { return view_; }
   const Workspace<Pack<T>>& workspace() const { return ws_; }
 
-  // Loads worlds w0 .. w0+lanes-1 (lanes <= W); the lanes past them repeat the last world.
-  void gather(std::int64_t w0, int lanes) {
+  // Loads worlds w0 .. w0+lanes-1 (lanes <= W). The lanes past them, and those whose `use` is
+  // false (worlds already flagged), get a copy of a used world instead, so that no lane computes
+  // a failing world again; with use null every lane is used.
+  void gather(std::int64_t w0, int lanes, const bool* use = nullptr) {
     w0_ = w0;
     lanes_ = lanes;
+    int stand = -1;  // the first used lane
+    for (int l = 0; l < lanes && stand < 0; ++l)
+      if (!use || use[l]) stand = l;
+    if (stand < 0) stand = lanes - 1;
+    contiguous_ = lanes == W;
+    for (int l = 0; l < W; ++l) {
+      source_[l] = (l < lanes && (!use || use[l])) ? l : stand;
+      contiguous_ = contiguous_ && source_[l] == l;
+    }
     for (const Field& f : perWorld_) load(f);
     for (const Field& f : state_) load(f);
   }
@@ -395,10 +406,10 @@ class LaneWorlds {
     for (std::int64_t c = 0; c < f.count; ++c) {
       const T* row = f.src + c * f.compStride + w0_ * f.worldStride;
       Pack<T>& d = f.dst[c];
-      if (lanes_ == W && f.worldStride == 1) {
+      if (contiguous_ && f.worldStride == 1) {
         std::memcpy(&d, row, sizeof(Pack<T>));
       } else {
-        for (int l = 0; l < W; ++l) d.lane(l) = row[std::min(l, lanes_ - 1) * f.worldStride];
+        for (int l = 0; l < W; ++l) d.lane(l) = row[source_[l] * f.worldStride];
       }
     }
   }
@@ -411,6 +422,8 @@ class LaneWorlds {
   std::vector<Field> perWorld_, state_, observations_, evaluation_;
   std::int64_t w0_ = 0;
   int lanes_ = 0;
+  int source_[W] = {};       // the world (from w0) each lane was loaded from
+  bool contiguous_ = false;  // source_[l] == l for every lane
 };
 
 }  // namespace lockstep
