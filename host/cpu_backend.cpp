@@ -160,8 +160,47 @@ void cpuEvaluate(const BackendContext<T>& ctx) {
             [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { evaluateWorld(ctx.model, w, ws); });
 }
 
+// assembleWorld and observeWorld for the worlds of each pack: the healthy ones are projected, all
+// are observed.
+template <class T>
+void assembleLanes(const BackendContext<T>& ctx, T tol, int maxIterations) {
+  constexpr int W = Pack<T>::kWidth;
+  const BatchView<T>& batch = ctx.batch;
+  const std::int64_t nPacks = (batch.nWorlds + W - 1) / W;
+  const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(nPacks, 1)));
+  const LaneModel<T> model(ctx.model);
+#pragma omp parallel num_threads(threads)
+  {
+    LaneWorlds<T> pack(batch, ctx.model.sizes, ctx.layout);
+#pragma omp for schedule(static)
+    for (std::int64_t k = 0; k < nPacks; ++k) {
+      const std::int64_t w0 = k * W;
+      const int lanes = static_cast<int>(std::min<std::int64_t>(W, batch.nWorlds - w0));
+      bool real[W], healthy[W];
+      PackMask<T> project(false);
+      for (int l = 0; l < W; ++l) {
+        real[l] = l < lanes;
+        healthy[l] = real[l] && batch.status[w0 + l] == kStatusOk;
+        project.v[l] = healthy[l] ? -1 : 0;
+      }
+      pack.gather(w0, lanes);
+      const PackBits<T> status =
+          projectConstraints<Pack<T>>(model.view, pack.view(), pack.workspace(), Pack<T>(tol), maxIterations, project);
+      observeWorld<Pack<T>>(model.view, pack.view(), pack.workspace());
+      pack.scatterState(healthy);
+      pack.scatterObservations(real);
+      for (int l = 0; l < lanes; ++l)
+        if (healthy[l]) batch.status[w0 + l] |= status.lane(l);
+    }
+  }
+}
+
 template <class T>
 void cpuAssemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
+  if (cpuLanes()) {
+    assembleLanes(ctx, tol, maxIterations);
+    return;
+  }
   forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
     assembleWorld(ctx.model, w, ws, tol, maxIterations);
     observeWorld(ctx.model, w, ws);
