@@ -167,6 +167,50 @@ void expectPackSinCos(double ulps, S floor) {
   }
 }
 
+// atan2 of a pack against the library: every quadrant and octant, both sides of tan(pi/8), tiny
+// and huge ratios, signed zeros, infinities and NaN.
+template <class S>
+void expectPackAtan2(double ulps) {
+  using P = Pack<S>;
+  std::vector<std::pair<S, S>> yx = {{S(0), S(1)},  {S(-0.0), S(1)}, {S(0), S(-1)}, {S(-0.0), S(-1)},
+                                     {S(0), S(0)},  {S(-0.0), S(-0.0)}, {S(1), S(0)}, {S(-1), S(0)},
+                                     {S(1), S(1)},  {S(-1), S(-1)}, {S(1e-30), S(1)}, {S(1), S(1e-30)},
+                                     {S(INFINITY), S(1)}, {S(1), S(-INFINITY)}, {S(NAN), S(1)}, {S(2), S(NAN)}};
+  const double tan8 = std::tan(M_PI / 8);
+  for (double d : {-1e-7, 0.0, 1e-7}) {
+    yx.push_back({S(tan8 + d), S(1)});
+    yx.push_back({S(-1), S(-(tan8 + d))});
+  }
+  Random rnd(72);
+  for (int i = 0; i < 20000; ++i) yx.push_back({S(rnd.uniform(-3, 3)), S(rnd.uniform(-3, 3))});
+  for (int i = 0; i < 2000; ++i)
+    yx.push_back({S(rnd.uniform(-1, 1) * std::pow(10.0, rnd.uniform(-6, 6))), S(rnd.uniform(-1, 1))});
+  while (yx.size() % P::kWidth) yx.push_back({S(0.5), S(0.25)});
+  const S eps = std::numeric_limits<S>::epsilon();
+  for (std::size_t i = 0; i < yx.size(); i += P::kWidth) {
+    P y, x;
+    for (int l = 0; l < P::kWidth; ++l) {
+      y.lane(l) = yx[i + l].first;
+      x.lane(l) = yx[i + l].second;
+    }
+    const P r = atan2T(y, x);
+    for (int l = 0; l < P::kWidth; ++l) {
+      const S ref = std::atan2(yx[i + l].first, yx[i + l].second);
+      if (std::isnan(ref)) {
+        EXPECT_TRUE(std::isnan(r[l]));
+        continue;
+      }
+      EXPECT_EQ(std::signbit(r[l]), std::signbit(ref)) << yx[i + l].first << " " << yx[i + l].second;
+      EXPECT_LE(std::abs(r[l] - ref), S(ulps) * eps * std::abs(ref)) << yx[i + l].first << " " << yx[i + l].second;
+    }
+  }
+}
+
+TEST(Lanes, Atan2OfAPackMatchesTheLibrary) {
+  expectPackAtan2<double>(2.0);
+  expectPackAtan2<float>(2.0);
+}
+
 TEST(Lanes, SinCosOfAPackMatchTheLibrary) {
   expectPackSinCos<double>(2.0, 1e-300);
   expectPackSinCos<float>(2.0, 1e-10f);

@@ -212,11 +212,39 @@ inline Pack<S> cosT(Pack<S> x) {
   sinCosT(x, s, c);
   return c;
 }
+// atan2 of a whole pack: t = min(|x|, |y|) / max(|x|, |y|) in [0, 1]; above tan(pi/8) it is moved
+// to (t - 1) / (t + 1), an angle pi/4 smaller, so that |t| <= tan(pi/8) = 0.414; there the series
+// of atan (t - t^3/3 + t^5/5 - ...) to t^41 in double, t^19 in float, leaves under 1e-17 (6e-9)
+// relative; then the octant and the signs. Within about an ulp of the library's. Lanes where both
+// arguments are 0 or either is not finite take the library's per-lane result.
 template <class S>
 inline Pack<S> atan2T(Pack<S> y, Pack<S> x) {
-  Pack<S> r;
-  for (int l = 0; l < Pack<S>::kWidth; ++l) r.v[l] = atan2T(y.v[l], x.v[l]);
-  return r;
+  using V = typename Pack<S>::V;
+  using I = typename PackMask<S>::V;
+  constexpr int kTerms = sizeof(S) == 8 ? 20 : 9;  // powers t^3 .. t^(2 kTerms + 1)
+  constexpr S kPi = S(3.14159265358979323846), kHalfPi = S(1.57079632679489661923),
+              kQuarterPi = S(0.785398163397448309616), kTanEighthPi = S(0.414213562373095048802);
+  const V ax = absT(x).v, ay = absT(y).v;
+  const I yBigger = ay > ax;
+  const V big = yBigger ? ay : ax, small = yBigger ? ax : ay;
+  V t = small / big;
+  const I shifted = t > kTanEighthPi;
+  t = shifted ? (t - S(1)) / (t + S(1)) : t;
+  const V z = t * t;
+  // atan(t) = t + t z q(z), q(z) = sum_{k=1..kTerms} (-1)^k z^(k-1) / (2k + 1), by Horner.
+  V p = V{} + ((kTerms % 2) ? S(-1) : S(1)) / S(2 * kTerms + 1);
+  for (int k = kTerms - 1; k >= 1; --k) p = p * z + ((k % 2) ? S(-1) : S(1)) / S(2 * k + 1);
+  V r = t + t * z * p;
+  r = shifted ? r + kQuarterPi : r;  // the angle of min/max, in [0, pi/4]
+  r = yBigger ? kHalfPi - r : r;     // of |y| / |x|, in [0, pi/2]
+  r = (x.v < S(0)) ? kPi - r : r;    // of y >= 0 over x, in [0, pi]
+  // The sign of y (also of -0), as the library gives it: r is +0 or positive here.
+  const I signBit = reinterpret_cast<I>(-(V{} + S(0)));
+  Pack<S> out(RawLanes{}, reinterpret_cast<V>(reinterpret_cast<I>(r) | (reinterpret_cast<I>(y.v) & signBit)));
+  const I wild = ((big > S(0)) & ((ax - ax) == S(0)) & ((ay - ay) == S(0))) == 0;
+  for (int l = 0; l < Pack<S>::kWidth; ++l)
+    if (wild[l]) out.v[l] = atan2T(y.v[l], x.v[l]);
+  return out;
 }
 template <class S>
 inline Pack<S> absT(Pack<S> x) {
