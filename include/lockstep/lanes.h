@@ -3,9 +3,9 @@
 // Pack<S, N> holds one scalar of each of N worlds. Instantiating the per-world templates with
 // T = Pack<S, N> advances N worlds with every instruction: the world index is innermost in storage
 // (layout.h), so the N lanes of a pack are N consecutive worlds. Lane l of every operation is the
-// IEEE operation on lane l alone (+ - * / sqrt are exact per lane; sin and cos are computed on all
-// lanes together, each lane on its own to within an ulp or two; atan2 calls the library per lane),
-// so a world's result never depends on its neighbours.
+// IEEE operation on lane l alone (+ - * / sqrt are exact per lane; sin, cos and atan2 are computed
+// on all lanes together, each lane on its own to within an ulp or two), so a world's result never
+// depends on its neighbours.
 //
 // Comparisons give a PackMask, and statuses are PackBits: one set of StatusFlag bits per lane
 // (math.h, "lanes"). Width: 256 bits, AVX2's registers (4 doubles or 8 floats).
