@@ -1,8 +1,8 @@
 // Lockstep lanes: packs of worlds for the CPU backend's SIMD units (host code only, g++).
 //
-// Pack<S, N> holds one scalar of each of N worlds. Instantiating the per-world templates with
-// T = Pack<S, N> advances N worlds with every instruction: the world index is innermost in storage
-// (layout.h), so the N lanes of a pack are N consecutive worlds. Lane l of every operation is the
+// Pack<S> holds one scalar of each of N = kLanes<S> worlds. Instantiating the per-world templates
+// with T = Pack<S> advances N worlds with every instruction: the world index is innermost in
+// storage (layout.h), so the N lanes of a pack are N consecutive worlds. Lane l of every operation is the
 // IEEE operation on lane l alone (+ - * / sqrt are exact per lane; sin, cos and atan2 are computed
 // on all lanes together, each lane on its own to within an ulp or two), so a world's result never
 // depends on its neighbours.
