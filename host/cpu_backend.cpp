@@ -46,60 +46,70 @@ bool cpuLanes() { return gCpuLanes; }
 
 // ---- packs of worlds ----------------------------------------------------------------------------
 
+// Runs f(model, pack, w0, lanes, ws) for every pack of worlds [w0, w0 + lanes), statically
+// scheduled: each thread owns a LaneWorlds and a scalar workspace (for per-world resets).
+template <class T, class F>
+void forPacks(const BackendContext<T>& ctx, F f) {
+  constexpr int W = Pack<T>::kWidth;
+  const std::int64_t nPacks = (ctx.batch.nWorlds + W - 1) / W;
+  const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(nPacks, 1)));
+  const LaneModel<T> model(ctx.model);
+#pragma omp parallel num_threads(threads)
+  {
+    const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(omp_get_thread_num()) * ctx.layout.total, 1}};
+    LaneWorlds<T> pack(ctx.batch, ctx.model.sizes, ctx.layout);
+#pragma omp for schedule(static)
+    for (std::int64_t k = 0; k < nPacks; ++k) {
+      const std::int64_t w0 = k * W;
+      f(model.view, pack, w0, static_cast<int>(std::min<std::int64_t>(W, ctx.batch.nWorlds - w0)), ws);
+    }
+  }
+}
+
 // advanceWorld for the worlds of each pack.
 template <class T, bool kConstraints>
 void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   constexpr int W = Pack<T>::kWidth;
   const BatchView<T>& batch = ctx.batch;
-  const std::int64_t nPacks = (batch.nWorlds + W - 1) / W;
-  const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(nPacks, 1)));
-  const LaneModel<T> model(ctx.model);
   const StepSettings<Pack<T>> laneSettings{Pack<T>(settings.dt), settings.nSteps, settings.integrator,
                                            Pack<T>(settings.constraintTolerance), settings.maxProjectionIterations,
                                            settings.observe, settings.autoReset};
-#pragma omp parallel num_threads(threads)
-  {
-    const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(omp_get_thread_num()) * ctx.layout.total, 1}};
-    LaneWorlds<T> pack(batch, ctx.model.sizes, ctx.layout);
-#pragma omp for schedule(static)
-    for (std::int64_t k = 0; k < nPacks; ++k) {
-      const std::int64_t w0 = k * W;
-      const int lanes = static_cast<int>(std::min<std::int64_t>(W, batch.nWorlds - w0));
-      bool active[W];
-      int nActive = 0;
+  forPacks(ctx, [&](const ModelView<Pack<T>>& model, LaneWorlds<T>& pack, std::int64_t w0, int lanes,
+                    const Workspace<T>& ws) {
+    bool active[W];
+    int nActive = 0;
+    for (int l = 0; l < W; ++l) {
+      active[l] = l < lanes && batch.status[w0 + l] == kStatusOk;
+      nActive += active[l];
+    }
+    if (nActive == 0) return;
+    pack.gather(w0, lanes, active);
+    for (int step = 0; step < settings.nSteps && nActive > 0; ++step) {
+      const PackBits<T> status = stepWorld<Pack<T>, kConstraints>(model, pack.view(), pack.workspace(), laneSettings);
+      if (!anyLane(failed(status))) continue;
       for (int l = 0; l < W; ++l) {
-        active[l] = l < lanes && batch.status[w0 + l] == kStatusOk;
-        nActive += active[l];
-      }
-      if (nActive == 0) continue;
-      pack.gather(w0, lanes, active);
-      for (int step = 0; step < settings.nSteps && nActive > 0; ++step) {
-        const PackBits<T> status = stepWorld<Pack<T>, kConstraints>(model.view, pack.view(), pack.workspace(), laneSettings);
-        if (!anyLane(failed(status))) continue;
-        for (int l = 0; l < W; ++l) {
-          if (!active[l] || status.lane(l) == kStatusOk) continue;
-          // As advanceWorld: the world keeps its state from before the failed step.
-          pack.scatterState(l);
-          const WorldView<T> w = batch.world(w0 + l);
-          if (settings.autoReset) {
-            w.lastFailure[0] = status.lane(l);
-            w.resetCount[0] += 1;
-            resetWorldState(ctx.model, w, ws);
-          } else {
-            w.status[0] |= status.lane(l);
-          }
-          active[l] = false;
-          --nActive;
+        if (!active[l] || status.lane(l) == kStatusOk) continue;
+        // As advanceWorld: the world keeps its state from before the failed step.
+        pack.scatterState(l);
+        const WorldView<T> w = batch.world(w0 + l);
+        if (settings.autoReset) {
+          w.lastFailure[0] = status.lane(l);
+          w.resetCount[0] += 1;
+          resetWorldState(ctx.model, w, ws);
+        } else {
+          w.status[0] |= status.lane(l);
         }
-      }
-      if (nActive == 0) continue;
-      pack.scatterState(active);
-      if (settings.observe) {
-        observeWorld<Pack<T>>(model.view, pack.view(), pack.workspace());
-        pack.scatterObservations(active);
+        active[l] = false;
+        --nActive;
       }
     }
-  }
+    if (nActive == 0) return;
+    pack.scatterState(active);
+    if (settings.observe) {
+      observeWorld<Pack<T>>(model, pack.view(), pack.workspace());
+      pack.scatterObservations(active);
+    }
+  });
 }
 
 template <class T>
@@ -125,26 +135,16 @@ void cpuAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
 template <class T, bool kConstraints>
 void evaluateLanes(const BackendContext<T>& ctx) {
   constexpr int W = Pack<T>::kWidth;
-  const BatchView<T>& batch = ctx.batch;
-  const std::int64_t nPacks = (batch.nWorlds + W - 1) / W;
-  const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(nPacks, 1)));
-  const LaneModel<T> model(ctx.model);
-#pragma omp parallel num_threads(threads)
-  {
-    LaneWorlds<T> pack(batch, ctx.model.sizes, ctx.layout);
-#pragma omp for schedule(static)
-    for (std::int64_t k = 0; k < nPacks; ++k) {
-      const std::int64_t w0 = k * W;
-      const int lanes = static_cast<int>(std::min<std::int64_t>(W, batch.nWorlds - w0));
-      pack.gather(w0, lanes);
-      const PackBits<T> status = evaluateOutputs<Pack<T>, kConstraints>(model.view, pack.view(), pack.workspace());
-      bool all[W];
-      for (int l = 0; l < W; ++l) all[l] = l < lanes;
-      pack.scatterEvaluation(all);
-      pack.scatterObservations(all);
-      for (int l = 0; l < lanes; ++l) batch.status[w0 + l] |= status.lane(l);
-    }
-  }
+  forPacks(ctx, [&](const ModelView<Pack<T>>& model, LaneWorlds<T>& pack, std::int64_t w0, int lanes,
+                    const Workspace<T>&) {
+    pack.gather(w0, lanes);
+    const PackBits<T> status = evaluateOutputs<Pack<T>, kConstraints>(model, pack.view(), pack.workspace());
+    bool real[W];
+    for (int l = 0; l < W; ++l) real[l] = l < lanes;
+    pack.scatterEvaluation(real);
+    pack.scatterObservations(real);
+    for (int l = 0; l < lanes; ++l) ctx.batch.status[w0 + l] |= status.lane(l);
+  });
 }
 
 template <class T>
@@ -165,34 +165,24 @@ void cpuEvaluate(const BackendContext<T>& ctx) {
 template <class T>
 void assembleLanes(const BackendContext<T>& ctx, T tol, int maxIterations) {
   constexpr int W = Pack<T>::kWidth;
-  const BatchView<T>& batch = ctx.batch;
-  const std::int64_t nPacks = (batch.nWorlds + W - 1) / W;
-  const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(nPacks, 1)));
-  const LaneModel<T> model(ctx.model);
-#pragma omp parallel num_threads(threads)
-  {
-    LaneWorlds<T> pack(batch, ctx.model.sizes, ctx.layout);
-#pragma omp for schedule(static)
-    for (std::int64_t k = 0; k < nPacks; ++k) {
-      const std::int64_t w0 = k * W;
-      const int lanes = static_cast<int>(std::min<std::int64_t>(W, batch.nWorlds - w0));
-      bool real[W], healthy[W];
-      PackMask<T> project(false);
-      for (int l = 0; l < W; ++l) {
-        real[l] = l < lanes;
-        healthy[l] = real[l] && batch.status[w0 + l] == kStatusOk;
-        project.v[l] = healthy[l] ? -1 : 0;
-      }
-      pack.gather(w0, lanes);
-      const PackBits<T> status =
-          projectConstraints<Pack<T>>(model.view, pack.view(), pack.workspace(), Pack<T>(tol), maxIterations, project);
-      observeWorld<Pack<T>>(model.view, pack.view(), pack.workspace());
-      pack.scatterState(healthy);
-      pack.scatterObservations(real);
-      for (int l = 0; l < lanes; ++l)
-        if (healthy[l]) batch.status[w0 + l] |= status.lane(l);
+  forPacks(ctx, [&](const ModelView<Pack<T>>& model, LaneWorlds<T>& pack, std::int64_t w0, int lanes,
+                    const Workspace<T>&) {
+    bool real[W], healthy[W];
+    PackMask<T> project(false);
+    for (int l = 0; l < W; ++l) {
+      real[l] = l < lanes;
+      healthy[l] = real[l] && ctx.batch.status[w0 + l] == kStatusOk;
+      project.v[l] = healthy[l] ? -1 : 0;
     }
-  }
+    pack.gather(w0, lanes);
+    const PackBits<T> status =
+        projectConstraints<Pack<T>>(model, pack.view(), pack.workspace(), Pack<T>(tol), maxIterations, project);
+    observeWorld<Pack<T>>(model, pack.view(), pack.workspace());
+    pack.scatterState(healthy);
+    pack.scatterObservations(real);
+    for (int l = 0; l < lanes; ++l)
+      if (healthy[l]) ctx.batch.status[w0 + l] |= status.lane(l);
+  });
 }
 
 template <class T>
