@@ -35,6 +35,12 @@ class OneThread {
   int previous_;
 };
 
+// Counts `items` processed in this run and reports the seconds per item under `name`.
+void reportPerItem(benchmark::State& state, std::int64_t items, const char* name) {
+  state.SetItemsProcessed(items);
+  state.counters[name] = benchmark::Counter(double(items), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 // One world of a scene at its (assembled) initial state, with a workspace of its own.
 template <class T>
 struct OneWorld {
@@ -81,9 +87,7 @@ void forwardDynamicsLanes(benchmark::State& state, const BenchScene& scene) {
     benchmark::ClobberMemory();
   }
   if (anyLane(failed(status))) state.SkipWithError(("the evaluation failed: " + describeStatus(status.lane(0))).c_str());
-  state.SetItemsProcessed(state.iterations() * Pack<T>::kWidth);
-  state.counters["s_per_world"] = benchmark::Counter(double(state.iterations() * Pack<T>::kWidth),
-                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  reportPerItem(state, state.iterations() * Pack<T>::kWidth, "s_per_world");
 }
 
 enum class Stage { Kinematics, Forces, Factor, Solve };
@@ -138,9 +142,7 @@ void batchEvaluate(benchmark::State& state, const BenchScene& scene, std::int64_
   if (scene.assemble) batch.assemble();
   batch.evaluate();  // sizes the scratch
   for (auto _ : state) batch.evaluate();
-  state.SetItemsProcessed(state.iterations() * worlds);
-  state.counters["s_per_world"] = benchmark::Counter(double(state.iterations() * worlds),
-                                                     benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  reportPerItem(state, state.iterations() * worlds, "s_per_world");
 }
 
 template <class T>
@@ -156,9 +158,7 @@ void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t wo
       state.SkipWithError(("world " + std::to_string(w) + ": " + describeStatus(batch.status(w))).c_str());
       break;
     }
-  state.SetItemsProcessed(state.iterations() * worlds);
-  state.counters["s_per_world_step"] = benchmark::Counter(double(state.iterations() * worlds),
-                                                          benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  reportPerItem(state, state.iterations() * worlds, "s_per_world_step");
 }
 
 // With --benchmark_repetitions, the fastest repetition too: on a machine shared with other work it

@@ -111,10 +111,7 @@ TEST(LinearBushing, MatchesSimbodyReferenceCase1) {
 TEST(LinearBushing, DissipatedEnergyIsAStateVariable) {
   const BushingCase1 c = bushingCase1();
   Batch<double> batch(c.model, 2);
-  for (int w = 0; w < 2; ++w) {
-    batch.setQ(w, c.q);
-    batch.setU(w, c.u);
-  }
+  batch.setAllStates(c.q, c.u);
   batch.setDissipatedEnergy(1, 0, 5.0);
   EXPECT_EQ(batch.dissipatedEnergy(1, 0), 5.0);
   EXPECT_THROW(batch.setDissipatedEnergy(0, 0, -1.0), ModelError);
@@ -132,10 +129,7 @@ TEST(LinearBushing, DissipatedEnergyIsAStateVariable) {
 TEST(LinearBushing, MiddleAngleSingularityFlagsOnlyThatWorld) {
   const BushingCase1 c = bushingCase1();
   Batch<double> batch(c.model, 3);
-  for (int w = 0; w < 3; ++w) {
-    batch.setQ(w, c.q);
-    batch.setU(w, c.u);
-  }
+  batch.setAllStates(c.q, c.u);
   // Turn body 2 of world 1 so that the bushing's middle angle is exactly 90 degrees.
   const BushingQuantities<double> b = batch.bushing(1, 0);
   const Rotationd R_FM = Rotationd::bodyFixedXYZ({{0.1, M_PI / 2, 0.2}});
@@ -156,10 +150,7 @@ TEST(LinearBushing, MiddleAngleSingularityFlagsOnlyThatWorld) {
 TEST(LinearBushing, PerWorldParametersMatchARebuiltModel) {
   const BushingCase1 c = bushingCase1();
   Batch<double> batch(c.model, 2);
-  for (int w = 0; w < 2; ++w) {
-    batch.setQ(w, c.q);
-    batch.setU(w, c.u);
-  }
+  batch.setAllStates(c.q, c.u);
   const std::array<double, 6> k2 = {7, 1, 0.5, 3, 9, 2}, c2 = {0, 0.1, 0.7, 1, 0.2, 0.3};
   const Transformd X1 = {Rotationd::bodyFixedXYZ({{-0.1, 0.2, 0.3}}), {{0.1, 0.2, 0.3}}};
   const Transformd X2 = {Rotationd::bodyFixedXYZ({{0.3, 0.1, 0.0}}), {{0.0, -0.2, 0.1}}};

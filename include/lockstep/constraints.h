@@ -41,7 +41,7 @@ struct ContactKinematics {
 
 template <class T>
 LOCKSTEP_HD_INLINE T tinyLength() {
-  return sizeof(ScalarOf<T>) == 4 ? T(2.2e-9) : T(2.5e-20);  // eps^(5/4)
+  return byPrecision<T>(2.2e-9, 2.5e-20);  // eps^(5/4)
 }
 
 // R_GA: orientation of the contact's ancestor frame A, whose axes fix the tangent directions.
@@ -184,7 +184,7 @@ LOCKSTEP_HD void solveSymmetricPseudoInverse(Strided<T> K, int n, Strided<const 
     for (int j = 0; j < n; ++j) V[i * n + j] = T(i == j ? 1 : 0);
   T frobenius2 = T(0);
   for (int i = 0; i < n * n; ++i) frobenius2 += K[i] * K[i];
-  const T eps = sizeof(ScalarOf<T>) == 4 ? T(1e-14) : T(1e-30);
+  const T eps = byPrecision<T>(1e-14, 1e-30);
   MaskOf<T> sweeping = MaskOf<T>(true);
   for (int sweep = 0; sweep < 60; ++sweep) {
     T off = T(0);
@@ -295,7 +295,7 @@ LOCKSTEP_HD T buildConstraintMatrix(const ModelView<T>& model, const WorldParams
 
 template <class T>
 LOCKSTEP_HD_INLINE T constraintRankTolerance() {
-  return sizeof(ScalarOf<T>) == 4 ? T(1e-6) : T(1e-12);
+  return byPrecision<T>(1e-6, 1e-12);
 }
 
 // The response dudot = M^-1 (-~G lambda) and dA to multipliers lambda on all equations.

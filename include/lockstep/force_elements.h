@@ -27,7 +27,7 @@ struct BushingQuantities {
 // +/-90 degrees in double, 5.5e-3 in float), where the angle rates lose half their digits.
 template <class T>
 LOCKSTEP_HD_INLINE T bushingSingularCos() {
-  return sizeof(ScalarOf<T>) == 4 ? T(5.5e-3) : T(2.4e-7);
+  return byPrecision<T>(5.5e-3, 2.4e-7);
 }
 
 // X_GB1, V_GB1 (at Bo1, in G) and the same for body 2; X_B1F, X_B2M the bushing frames.
@@ -86,11 +86,6 @@ struct SpringDamperQuantities {
   T nonConservativePower;  // -c ldot^2
   MaskOf<T> lengthNearlyZero;  // l^2 < (eps l0)^2: no direction exists
 };
-
-template <class T>
-LOCKSTEP_HD_INLINE T machineEpsilon() {
-  return sizeof(ScalarOf<T>) == 4 ? T(1.1920929e-07) : T(2.220446049250313e-16);
-}
 
 template <class T>
 LOCKSTEP_HD SpringDamperQuantities<T> evaluateSpringDamper(const Transform<T>& X_GA, const SpatialVec<T>& V_GA,

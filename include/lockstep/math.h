@@ -59,6 +59,16 @@ LOCKSTEP_HD_INLINE bool allLanes(bool m) { return m; }
 LOCKSTEP_HD_INLINE int flagIf(bool m, int bits) { return m ? bits : 0; }
 // The lanes whose status has some bit set.
 LOCKSTEP_HD_INLINE bool failed(int status) { return status != 0; }
+// A constant that depends on the precision: f in float (and packs of floats), d in double.
+template <class T>
+LOCKSTEP_HD_INLINE T byPrecision(double f, double d) {
+  return T(sizeof(ScalarOf<T>) == 4 ? f : d);
+}
+// The machine epsilon of the precision.
+template <class T>
+LOCKSTEP_HD_INLINE T machineEpsilon() {
+  return byPrecision<T>(1.1920929e-07, 2.220446049250313e-16);
+}
 // A lane keeps the status of its first failure: a where a is set, else b.
 LOCKSTEP_HD_INLINE int firstFailure(int a, int b) { return a ? a : b; }
 // The status where m holds, 0 elsewhere.
@@ -331,7 +341,7 @@ struct Rotation {
     const Mat33<T>& m = R;
     const T rsum = sqrtT((square(m.m[0][0]) + square(m.m[0][1]) + square(m.m[1][2]) + square(m.m[2][2])) / T(2));
     const T a1 = atan2T(m.m[0][2], rsum);
-    const MaskOf<T> regular = rsum > T(16) * T(epsilonOf(ScalarOf<T>(0)));
+    const MaskOf<T> regular = rsum > T(16) * machineEpsilon<T>();
     if (allLanes(regular)) return {{atan2T(-m.m[1][2], m.m[2][2]), a1, atan2T(-m.m[0][1], m.m[0][0])}};
     // Gimbal lock: only a0 + a2 (a1 = pi/2) or a0 - a2 (a1 = -pi/2) is defined; with a2 = 0 both
     // are atan2(R21, R11).
@@ -380,10 +390,6 @@ struct Rotation {
     const MaskOf<T> negative = q[0] < T(0);
     for (int i = 0; i < 4; ++i) q[i] = selectT(negative, -q[i], q[i]);
   }
-
- private:
-  LOCKSTEP_HD_INLINE static float epsilonOf(float) { return 1.1920929e-07f; }
-  LOCKSTEP_HD_INLINE static double epsilonOf(double) { return 2.220446049250313e-16; }
 };
 
 // N_B for body-fixed XYZ angles q: qdot = N_B(q) * w_FM_M, with w_FM_M the angular velocity of M

@@ -20,7 +20,7 @@ LOCKSTEP_HD MaskOf<T> invertSymmetricPositiveDefinite(const T* A, int n, T* Ainv
   T L[36], invDiag[6];
   T maxDiag = T(0);
   for (int i = 0; i < n; ++i) maxDiag = selectT(A[i * n + i] > maxDiag, A[i * n + i], maxDiag);
-  const T tiny = maxDiag * T(sizeof(ScalarOf<T>) == 4 ? 1e-6 : 1e-13);
+  const T tiny = maxDiag * byPrecision<T>(1e-6, 1e-13);
   MaskOf<T> ok = MaskOf<T>(true);
   for (int j = 0; j < n; ++j) {
     T d = A[j * n + j];
