@@ -2,7 +2,7 @@
 # operation counter and the CI smoke tests. bench/README.md says how to run them.
 
 # The throughput measurement belongs to the engine library: the command line calls it too.
-target_sources(lockstep PRIVATE ${PROJECT_SOURCE_DIR}/host/throughput.cpp)
+target_sources(lockstep PRIVATE ${PROJECT_SOURCE_DIR}/host/study/throughput.cpp)
 
 find_package(benchmark REQUIRED)
 

@@ -5,13 +5,13 @@ set(LOCKSTEP_CUDA_FLAGS --expt-relaxed-constexpr -Xcompiler=-Wall)
 
 # ---- the engine library ------------------------------------------------------------------------
 add_library(lockstep STATIC
-  host/device_info.cpp
-  host/model.cpp
-  host/batch.cpp
-  host/cpu_backend.cpp
-  host/builtin_scenes.cpp
+  host/backends/device_info.cpp
+  host/model/model.cpp
+  host/batch/batch.cpp
+  host/backends/cpu_backend.cpp
+  host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu
-  host/study.cpp
+  host/study/study.cpp
   kernels/study_reduce.cu
 )
 target_include_directories(lockstep PUBLIC ${PROJECT_SOURCE_DIR}/include)
@@ -35,7 +35,7 @@ endif()
 # ---- reports for people: plots (PLplot) --------------------------------------------------------
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PLPLOT REQUIRED IMPORTED_TARGET plplot)
-add_library(lockstep_report STATIC host/plot.cpp)
+add_library(lockstep_report STATIC host/report/plot.cpp)
 target_link_libraries(lockstep_report PUBLIC lockstep PRIVATE PkgConfig::PLPLOT)
 target_compile_options(lockstep_report PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 

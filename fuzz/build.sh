@@ -18,7 +18,7 @@ mkdir -p "$out" "$out/corpus-scene" "$out/corpus-urdf"
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Iinclude -isystem /usr/include/eigen3 "-DLOCKSTEP_SOURCE_DIR=\"$PWD\"")
 # The readers and the model builder; nothing of the batch or the CUDA backend.
-sources=(host/model.cpp host/io/json_node.cpp host/io/text_file.cpp host/io/scene.cpp host/io/urdf.cpp)
+sources=(host/model/model.cpp host/io/json_node.cpp host/io/text_file.cpp host/io/scene.cpp host/io/urdf.cpp)
 read -r -a libs <<<"$(pkg-config --libs urdfdom)"
 "$cxx" "${flags[@]}" fuzz/scene_fuzzer.cpp "${sources[@]}" "${libs[@]}" -o "$out/scene_fuzzer"
 "$cxx" "${flags[@]}" fuzz/urdf_fuzzer.cpp "${sources[@]}" "${libs[@]}" -o "$out/urdf_fuzzer"

@@ -1,6 +1,6 @@
 // Reductions across worlds on the device for Monte Carlo studies (Thrust): the healthy worlds'
 // values are gathered, sorted, and reduced to the statistics of OutputStats with the same formulas
-// as the host computation (reduceValues in host/study.cpp).
+// as the host computation (reduceValues in host/study/study.cpp).
 #include <thrust/adjacent_difference.h>
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>

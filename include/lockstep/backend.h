@@ -1,5 +1,5 @@
 // Lockstep backends: the entry points through which a Batch runs the per-world physics on the CPU
-// (OpenMP over worlds, host/cpu_backend.cpp) or on a CUDA device (one thread per world,
+// (OpenMP over worlds, host/backends/cpu_backend.cpp) or on a CUDA device (one thread per world,
 // kernels/batch_kernels.cu). Both take the same context and run the same per-world functions.
 #pragma once
 

@@ -11,7 +11,7 @@
 // (math.h, "lanes"). Width: 256 bits, AVX2's registers (4 doubles or 8 floats).
 //
 // LaneModel and LaneWorlds put a batch's model and N of its worlds into that form: what the CPU
-// backend (host/cpu_backend.cpp) steps, and what the benchmarks time.
+// backend (host/backends/cpu_backend.cpp) steps, and what the benchmarks time.
 #pragma once
 
 #include <algorithm>
