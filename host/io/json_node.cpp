@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <functional>
-#include <set>
 
 namespace lockstep::io {
 
@@ -29,82 +27,142 @@ std::string position(const std::string& text, std::size_t offset) {
   return "line " + std::to_string(line) + ", column " + std::to_string(column);
 }
 
-// Follows the parser through the document to know the JSON path of the value being read, and
-// records the first key that an object repeats.
-class DuplicateKeyFinder {
+// Builds the document from the parser's events (as nlohmann's own DOM builder does) and refuses,
+// as soon as it meets them, a key that its object already has and nesting deeper than
+// kMaxNestingDepth. Each check costs a lookup in the object being read, so that a document is
+// read in O(n log n) for n values (nlohmann 3.11.2's callback parser, used before, rescans the
+// enclosing container at the end of every object: quadratic in the number of objects). The JSON
+// path of the value being read is only spelled out for a message.
+class DocumentBuilder final : public nlohmann::json_sax<nlohmann::json> {
  public:
-  bool operator()(int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    switch (event) {
-      case Event::object_start: open(false); break;
-      case Event::array_start: open(true); break;
-      case Event::key: {
-        Level& level = levels_.back();
-        level.key = parsed.get<std::string>();
-        if (!level.keys.insert(level.key).second && duplicate_.empty())
-          duplicate_ = (level.path.empty() ? "top level" : level.path) + ": duplicate key " + inQuotes(level.key);
-        break;
-      }
-      case Event::object_end:
-      case Event::array_end:
-        levels_.pop_back();
-        completed();
-        break;
-      case Event::value: completed(); break;
-    }
+  using json = nlohmann::json;
+
+  explicit DocumentBuilder(json& root) : root_(root) {}
+
+  bool null() override { return add(nullptr); }
+  bool boolean(bool x) override { return add(x); }
+  bool number_integer(number_integer_t x) override { return add(x); }
+  bool number_unsigned(number_unsigned_t x) override { return add(x); }
+  bool number_float(number_float_t x, const string_t&) override { return add(x); }
+  bool string(string_t& x) override { return add(std::move(x)); }
+  bool binary(binary_t&) override { return stop("binary values are not JSON"); }  // never from JSON text
+
+  bool start_object(std::size_t) override { return open(json::value_t::object); }
+  bool start_array(std::size_t) override { return open(json::value_t::array); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+
+  bool key(string_t& k) override {
+    Level& level = levels_.back();
+    auto [member, inserted] = level.container->get_ref<json::object_t&>().emplace(std::move(k), nullptr);
+    if (!inserted) return stop(pathOf(levels_.size() - 1, "top level") + ": duplicate key " + inQuotes(member->first));
+    level.key = &member->first;
+    level.slot = &member->second;
     return true;
   }
-  const std::string& duplicate() const { return duplicate_; }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    syntaxError_ = e.what();
+    syntaxErrorId_ = e.id;
+    return false;
+  }
+
+  // The first problem: a syntax error as nlohmann words it ("[json.exception.parse_error.101] ..."),
+  // with its id, or one of ours (id 0, the message in our words).
+  const std::string& syntaxError() const { return syntaxError_; }
+  int syntaxErrorId() const { return syntaxErrorId_; }
+  const std::string& problem() const { return problem_; }
 
  private:
+  // An array or object being read, and where its current member goes.
   struct Level {
-    bool isArray = false;
-    std::string path;
-    std::size_t index = 0;         // arrays: the element being read
-    std::string key;               // objects: the member being read
-    std::set<std::string> keys;    // objects: the keys seen so far
+    json* container;
+    const std::string* key = nullptr;  // objects: the key of the member being read
+    json* slot = nullptr;              // objects: the member being read
   };
-  std::string childPath() const {
-    if (levels_.empty()) return "";
-    const Level& l = levels_.back();
-    if (l.isArray) return l.path + "[" + std::to_string(l.index) + "]";
-    return l.path.empty() ? l.key : l.path + "." + l.key;
-  }
-  void open(bool isArray) {
-    Level level;
-    level.isArray = isArray;
-    level.path = childPath();
-    levels_.push_back(level);
-  }
-  void completed() {
-    if (!levels_.empty() && levels_.back().isArray) ++levels_.back().index;
+
+  // The JSON path of levels_[depth] ("per_world[3].q"), or `top` for the document itself.
+  std::string pathOf(std::size_t depth, const char* top) const {
+    std::string path;
+    for (std::size_t i = 0; i < depth; ++i) {
+      const Level& l = levels_[i];
+      if (l.container->is_array()) path += "[" + std::to_string(l.container->size() - 1) + "]";
+      else path += (path.empty() ? "" : ".") + *l.key;
+    }
+    return path.empty() ? top : path;
   }
 
+  // The place of the next value: the root, a new array element, or the slot of the current key.
+  json* place() {
+    if (levels_.empty()) return &root_;
+    Level& level = levels_.back();
+    if (level.container->is_array()) {
+      level.container->get_ref<json::array_t&>().emplace_back();
+      return &level.container->back();
+    }
+    return level.slot;
+  }
+
+  template <class V>
+  bool add(V&& value) {
+    *place() = json(std::forward<V>(value));
+    return true;
+  }
+
+  bool open(json::value_t type) {
+    if (levels_.size() >= static_cast<std::size_t>(kMaxNestingDepth)) {
+      std::string where = pathOf(levels_.size(), "top level");
+      if (where.size() > 60) where = where.substr(0, 60) + "...";
+      return stop("arrays and objects nested deeper than " + std::to_string(kMaxNestingDepth) +
+                  " levels (the limit of input files), at " + where);
+    }
+    json* value = place();
+    *value = json(type);
+    levels_.push_back({value});
+    return true;
+  }
+
+  bool close() {
+    levels_.pop_back();
+    return true;
+  }
+
+  bool stop(std::string problem) {
+    problem_ = std::move(problem);
+    return false;
+  }
+
+  json& root_;
   std::vector<Level> levels_;
-  std::string duplicate_;
+  std::string problem_, syntaxError_;
+  int syntaxErrorId_ = 0;
 };
 
 }  // namespace
 
 nlohmann::json parseDocument(const std::string& text, const std::string& source) {
-  DuplicateKeyFinder finder;
   nlohmann::json document;
+  DocumentBuilder builder(document);
+  bool complete = false;
   try {
-    document = nlohmann::json::parse(text, std::ref(finder));
-  } catch (const nlohmann::json::exception& e) {
+    complete = nlohmann::json::sax_parse(text, &builder);
+  } catch (const nlohmann::json::exception& e) {  // e.g. "excessive array size" (never for JSON text)
+    throw InputError(source + ": invalid JSON: " + e.what());
+  }
+  if (!builder.problem().empty()) throw InputError(source + ": invalid JSON: " + builder.problem());
+  if (!complete || !builder.syntaxError().empty()) {
     // "[json.exception.parse_error.101] parse error at line 3, column 5: ..." without the tag.
-    std::string what = e.what();
+    std::string what = builder.syntaxError().empty() ? "incomplete document" : builder.syntaxError();
     const std::size_t tagEnd = what.find("] ");
     if (tagEnd != std::string::npos) what = what.substr(tagEnd + 2);
     // Numbers too large for a double ("number overflow parsing '1e999'") come without a position.
     const std::size_t open = what.find("parsing '");
-    if (e.id == 406 && open != std::string::npos) {
+    if (builder.syntaxErrorId() == 406 && open != std::string::npos) {
       const std::string token = what.substr(open + 9, what.find('\'', open + 9) - open - 9);
       what += " at " + position(text, text.find(token)) + " (numbers must be finite doubles)";
     }
     throw InputError(source + ": invalid JSON: " + what);
   }
-  if (!finder.duplicate().empty()) throw InputError(source + ": invalid JSON: " + finder.duplicate());
   return document;
 }
 

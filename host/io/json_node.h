@@ -16,9 +16,14 @@
 
 namespace lockstep::io {
 
-// Parses a JSON document. Throws InputError("<source>: invalid JSON: <what, with line and column>")
-// for syntax errors, numbers too large for a double, and keys repeated within one object (which
-// JSON parsers otherwise resolve silently).
+// The deepest nesting of arrays and objects in an input file (docs/scene-format.md, "Limits"):
+// scene and study files need fewer than 10 levels.
+constexpr int kMaxNestingDepth = 100;
+
+// Parses a JSON document in O(n log n) for n values. Throws InputError("<source>: invalid JSON:
+// <what>") for syntax errors and numbers too large for a double (with line and column), keys
+// repeated within one object (which JSON parsers otherwise resolve silently) and arrays and
+// objects nested deeper than kMaxNestingDepth (with the JSON path).
 nlohmann::json parseDocument(const std::string& text, const std::string& source);
 
 // Levenshtein distance, for "did you mean" suggestions.

@@ -1,23 +1,58 @@
 #include "text_file.h"
 
+#include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
 #include "lockstep/input_error.h"
 
 namespace lockstep::io {
+
+namespace {
+
+constexpr std::uint64_t kMiB = std::uint64_t(1) << 20;
+constexpr std::uint64_t kDefaultMaxInputMiB = 256;
+constexpr const char* kMaxInputVariable = "LOCKSTEP_MAX_INPUT_MB";
+
+}  // namespace
+
+std::uint64_t maxInputFileBytes() {
+  const char* text = std::getenv(kMaxInputVariable);
+  if (text == nullptr || *text == '\0') return kDefaultMaxInputMiB * kMiB;
+  // A positive whole number of MiB, small enough that the byte count fits in 64 bits.
+  const std::uint64_t largest = UINT64_MAX / kMiB;
+  char* end = nullptr;
+  errno = 0;
+  const unsigned long long mib = std::strtoull(text, &end, 10);
+  if (*text == '-' || *end != '\0' || errno == ERANGE || mib == 0 || mib > largest)
+    throw InputError(std::string(kMaxInputVariable) + ": must be a whole number of MiB between 1 and " +
+                     std::to_string(largest) + " (got '" + text + "')");
+  return mib * kMiB;
+}
 
 std::string readTextFile(const std::string& path) {
   std::error_code error;
   const std::filesystem::file_status status = std::filesystem::status(path, error);
   if (!std::filesystem::exists(status)) throw InputError(path + ": cannot open the file (it does not exist)");
   if (!std::filesystem::is_regular_file(status)) throw InputError(path + ": cannot open the file (not a regular file)");
+  const std::uintmax_t size = std::filesystem::file_size(path, error);
+  if (error) throw InputError(path + ": cannot read the file's size (" + error.message() + ")");
+  const std::uint64_t limit = maxInputFileBytes();
+  if (size > limit)
+    throw InputError(path + ": the file is " + std::to_string(size) + " bytes, over the limit of " +
+                     std::to_string(limit / kMiB) + " MiB for input files (set " + kMaxInputVariable +
+                     " to a larger number of MiB to read it)");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open the file (permission denied?)");
-  std::ostringstream text;
-  text << in.rdbuf();  // an empty file leaves text empty (and sets its failbit): still a file
-  return text.str();
+  // Read what the size said, and one byte more to see whether the file grew in the meantime.
+  std::string text(static_cast<std::size_t>(size) + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  const std::size_t got = static_cast<std::size_t>(in.gcount());
+  if (in.bad()) throw InputError(path + ": cannot read the file (read error)");
+  if (got > size) throw InputError(path + ": the file changed while it was read");
+  text.resize(got);
+  return text;
 }
 
 }  // namespace lockstep::io
