@@ -6,6 +6,8 @@
 #include <console_bridge/console.h>
 #include <urdf_parser/urdf_parser.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <sstream>
 
@@ -47,12 +49,93 @@ Rotationd rotationTaking(const Vec3d& from, const Vec3d& to, int halfTurnAxis) {
   return Rotationd::aboutUnitVector(v / s, std::atan2(s, c));
 }
 
+// urdfdom's links own their children (shared pointers): a cycle of joints would never be freed,
+// and a long chain would be freed by one nested destructor call per link. Dropping every link's
+// children before the robot is freed frees each link on its own, whatever the joints are.
+class LinkUntier {
+ public:
+  explicit LinkUntier(const urdf::ModelInterfaceSharedPtr& robot) : robot_(robot) {}
+  LinkUntier(const LinkUntier&) = delete;
+  LinkUntier& operator=(const LinkUntier&) = delete;
+  ~LinkUntier() {
+    if (!robot_) return;
+    for (auto& [name, link] : robot_->links_) {
+      link->child_links.clear();
+      link->child_joints.clear();
+    }
+  }
+
+ private:
+  const urdf::ModelInterfaceSharedPtr& robot_;
+};
+
+// The deepest nesting of XML elements in `xml` as TinyXML (urdfdom's parser) reads it, counting
+// only until it exceeds `limit`: start tags open a level unless they end in "/>", end tags close
+// one (at the top level TinyXML skips them), comments, CDATA, declarations and <!...> open none.
+int xmlNestingDepth(const std::string& xml, int limit) {
+  const std::size_t n = xml.size();
+  std::size_t i = 0;
+  int depth = 0, deepest = 0;
+  auto skipPast = [&](const char* end) {
+    const std::size_t e = xml.find(end, i);
+    i = e == std::string::npos ? n : e + std::char_traits<char>::length(end);
+  };
+  while ((i = xml.find('<', i)) != std::string::npos) {
+    if (xml.compare(i, 4, "<!--") == 0) {
+      i += 4;
+      skipPast("-->");
+      continue;
+    }
+    if (xml.compare(i, 9, "<![CDATA[") == 0) {
+      i += 9;
+      skipPast("]]>");
+      continue;
+    }
+    if (xml.compare(i, 2, "</") == 0) {
+      i += 2;
+      skipPast(">");
+      if (depth > 0) --depth;
+      continue;
+    }
+    // TinyXML starts an element at '<' and a letter, '_' or any byte from 127 on.
+    const unsigned char c = i + 1 < n ? static_cast<unsigned char>(xml[i + 1]) : 0;
+    i += 1;
+    if (!(c >= 127 || std::isalpha(c) || c == '_')) {
+      skipPast(">");
+      continue;
+    }
+    // A start tag: attribute values are quoted right after '=' and may hold '>'.
+    while (i < n && xml[i] != '>') {
+      if (xml[i++] != '=') continue;
+      while (i < n && std::isspace(static_cast<unsigned char>(xml[i]))) ++i;
+      if (i < n && (xml[i] == '"' || xml[i] == '\'')) {
+        const char quote = xml[i++];
+        const std::size_t e = xml.find(quote, i);
+        i = e == std::string::npos ? n : e + 1;
+      }
+    }
+    const bool empty = i < n && xml[i - 1] == '/';
+    ++i;
+    if (!empty && ++depth > deepest) {
+      deepest = depth;
+      if (deepest > limit) break;
+    }
+  }
+  return deepest;
+}
+
 class Importer {
  public:
   Importer(const std::string& source, const UrdfOptions& options) : source_(source), options_(options) {}
 
   UrdfImport run(const std::string& xml) {
+    // urdfdom reads the XML with TinyXML, which descends one C++ call per nested element: refuse
+    // deep nesting before it does.
+    if (xmlNestingDepth(xml, kMaxUrdfNestingDepth) > kMaxUrdfNestingDepth)
+      fail("invalid URDF: XML elements nested deeper than " + std::to_string(kMaxUrdfNestingDepth) +
+           " levels (the limit of URDF files)");
     urdf::ModelInterfaceSharedPtr robot;
+    const LinkUntier untie(robot);  // (declared after robot: unties it before it is freed)
     {
       LogCapture log;
       try {
@@ -68,6 +151,12 @@ class Importer {
       }
     }
     if (!robot) fail("invalid URDF: urdfdom could not parse it");
+    checkOneParentPerLink(*robot);
+    for (const auto& [name, link] : robot->links_) {
+      if (!link->inertial) continue;
+      const double trace = link->inertial->ixx + link->inertial->iyy + link->inertial->izz;
+      if (std::isfinite(trace)) inertiaScale_ = std::max(inertiaScale_, std::abs(trace));
+    }
     const urdf::LinkConstSharedPtr root = robot->getRoot();
     if (!root) fail("invalid URDF: no root link");
     out_.robotName = robot->getName();
@@ -82,7 +171,7 @@ class Importer {
     rootBody.mass = linkMassProperties(*root);
     out_.links[root->name] = {root->name, Transformd::identity()};
     out_.bodies.push_back(rootBody);
-    addChildren(*root, 0);
+    addDescendants(*root);
     // urdfdom accepts links whose joints form a cycle apart from the tree (a link that is its own
     // parent, two links parents of each other): they are not reached from the root.
     std::vector<urdf::LinkSharedPtr> all;
@@ -129,7 +218,7 @@ class Importer {
     mp.com = X_LI.p;
     mp.inertia = reexpressSym(X_LI.R.R, SymMat33d{in.ixx, in.iyy, in.izz, in.ixy, in.ixz, in.iyz});
     try {
-      validateMassProperties(mp, where);
+      validateMassProperties(mp, where, inertiaScale_);
     } catch (const ModelError& e) {
       // Mass and numbers are checked above: what remains is an inertia that is not physical.
       if (!options_.repairInertia) {
@@ -160,74 +249,107 @@ class Importer {
     return a / n;
   }
 
-  // Adds the links below `link` (carried by bodies_[bodyIndex]) recursively.
-  void addChildren(const urdf::Link& link, std::size_t bodyIndex) {
-    const UrdfLinkPlacement parent = out_.links.at(link.name);
-    for (const urdf::LinkSharedPtr& child : link.child_links) {
-      const urdf::Joint& joint = *child->parent_joint;
-      const std::string where = jointName(joint.name);
-      const Transformd X_PJ = toTransform(joint.parent_to_joint_origin_transform, where, "origin");
-      const Transformd X_BJ = parent.X_BL * X_PJ;  // joint frame on the parent's body
-      if (joint.mimic)
-        out_.warnings.push_back(source_ + ": " + where + ": mimic ignored (the joint moves independently)");
-      if (joint.dynamics && joint.dynamics->friction != 0)
-        out_.warnings.push_back(source_ + ": " + where + ": friction ignored (only viscous damping is modeled)");
+  // Refuses a link that is the child of two joints (urdfdom then lists it among the children of
+  // both parents, which makes the links a graph instead of a tree), naming the link and the joints.
+  void checkOneParentPerLink(const urdf::ModelInterface& robot) const {
+    std::map<std::string, std::string> parentJoint;  // by child link
+    for (const auto& [name, joint] : robot.joints_) {
+      auto [it, first] = parentJoint.emplace(joint->child_link_name, name);
+      if (!first)
+        fail(linkName(joint->child_link_name) + ": is the child of two joints, " + inQuotes(it->second) + " and " +
+             inQuotes(name) + " (a URDF link has at most one parent joint)");
+    }
+  }
 
-      if (joint.type == urdf::Joint::FIXED) {
-        // Weld: the child link joins the parent's body; its frame is the joint frame.
-        out_.links[child->name] = {parent.body, X_BJ};
-        BodyDesc& body = out_.bodies[bodyIndex];
-        body.mass = combineMassProperties(body.mass, reexpressMassProperties(X_BJ, linkMassProperties(*child)));
-        addChildren(*child, bodyIndex);
+  // Adds every link below `root` (carried by bodies_[0]), depth first in urdfdom's order of
+  // children, parents before children, without recursion (chains may be as long as the file).
+  void addDescendants(const urdf::Link& root) {
+    struct Visit {
+      const urdf::Link* link;  // its children are being added
+      std::size_t bodyIndex;   // the body carrying it
+      std::size_t next;        // its next child
+    };
+    std::vector<Visit> stack = {{&root, 0, 0}};
+    while (!stack.empty()) {
+      Visit& top = stack.back();
+      if (top.next == top.link->child_links.size()) {
+        stack.pop_back();
         continue;
       }
-      BodyDesc b;
-      b.name = child->name;
-      b.parent = parent.body;
-      b.jointName = joint.name;
-      Rotationd R = Rotationd::identity();  // takes the mobilizer's own axis onto the joint axis
-      switch (joint.type) {
-        case urdf::Joint::REVOLUTE:
-        case urdf::Joint::CONTINUOUS:
-          b.mobilizer = MobilizerType::Pin;
-          R = rotationTaking(Vec3d::unit(2), jointAxis(joint), 0);
-          break;
-        case urdf::Joint::PRISMATIC:
-          b.mobilizer = MobilizerType::Slider;
-          R = rotationTaking(Vec3d::unit(0), jointAxis(joint), 2);
-          break;
-        case urdf::Joint::PLANAR:
-          b.mobilizer = MobilizerType::Planar;
-          R = rotationTaking(Vec3d::unit(2), jointAxis(joint), 0);
-          break;
-        case urdf::Joint::FLOATING: b.mobilizer = MobilizerType::Free; break;
-        default: fail(where + ": type: unsupported joint type");
-      }
-      b.X_PF = X_BJ * Transformd{R, Vec3d::zero()};
-      b.X_BM = Transformd{R, Vec3d::zero()};
-      const int nu = mobilizerNu(b.mobilizer);
-      if (joint.dynamics) {
-        checkFinite(joint.dynamics->damping, where, "damping");
-        if (joint.dynamics->damping < 0)
-          fail(where + ": damping: must be >= 0 (got " + formatNumber(joint.dynamics->damping) + ")");
-        if (joint.dynamics->damping > 0) b.damping.assign(nu, joint.dynamics->damping);
-      }
-      if (joint.limits) {
-        checkFinite(joint.limits->effort, where, "limit effort");
-        if (joint.limits->effort < 0)
-          fail(where + ": limit effort: must be >= 0 (got " + formatNumber(joint.limits->effort) + ")");
-        if (joint.limits->effort > 0) b.effortLimit.assign(nu, joint.limits->effort);
-      }
-      b.mass = linkMassProperties(*child);
-      out_.links[child->name] = {child->name, Transformd::identity()};
-      out_.bodies.push_back(b);
-      addChildren(*child, out_.bodies.size() - 1);
+      const urdf::Link& child = *top.link->child_links[top.next++];
+      const std::size_t childBody = addLink(child, *top.link, top.bodyIndex);
+      stack.push_back({&child, childBody, 0});  // (invalidates top)
     }
+  }
+
+  // Adds `link`, a child of `parentLink` (carried by bodies_[bodyIndex]): welded into that body by
+  // a fixed joint, else as a new body. Returns the index of the body that carries it.
+  std::size_t addLink(const urdf::Link& link, const urdf::Link& parentLink, std::size_t bodyIndex) {
+    if (out_.links.count(link.name)) fail(linkName(link.name) + ": reached twice from the root link");
+    const UrdfLinkPlacement parent = out_.links.at(parentLink.name);
+    const urdf::Joint& joint = *link.parent_joint;
+    const std::string where = jointName(joint.name);
+    const Transformd X_PJ = toTransform(joint.parent_to_joint_origin_transform, where, "origin");
+    const Transformd X_BJ = parent.X_BL * X_PJ;  // joint frame on the parent's body
+    if (joint.mimic)
+      out_.warnings.push_back(source_ + ": " + where + ": mimic ignored (the joint moves independently)");
+    if (joint.dynamics && joint.dynamics->friction != 0)
+      out_.warnings.push_back(source_ + ": " + where + ": friction ignored (only viscous damping is modeled)");
+
+    if (joint.type == urdf::Joint::FIXED) {
+      // Weld: the child link joins the parent's body; its frame is the joint frame.
+      out_.links[link.name] = {parent.body, X_BJ};
+      BodyDesc& body = out_.bodies[bodyIndex];
+      body.mass = combineMassProperties(body.mass, reexpressMassProperties(X_BJ, linkMassProperties(link)));
+      return bodyIndex;
+    }
+    BodyDesc b;
+    b.name = link.name;
+    b.parent = parent.body;
+    b.jointName = joint.name;
+    Rotationd R = Rotationd::identity();  // takes the mobilizer's own axis onto the joint axis
+    switch (joint.type) {
+      case urdf::Joint::REVOLUTE:
+      case urdf::Joint::CONTINUOUS:
+        b.mobilizer = MobilizerType::Pin;
+        R = rotationTaking(Vec3d::unit(2), jointAxis(joint), 0);
+        break;
+      case urdf::Joint::PRISMATIC:
+        b.mobilizer = MobilizerType::Slider;
+        R = rotationTaking(Vec3d::unit(0), jointAxis(joint), 2);
+        break;
+      case urdf::Joint::PLANAR:
+        b.mobilizer = MobilizerType::Planar;
+        R = rotationTaking(Vec3d::unit(2), jointAxis(joint), 0);
+        break;
+      case urdf::Joint::FLOATING: b.mobilizer = MobilizerType::Free; break;
+      default: fail(where + ": type: unsupported joint type");
+    }
+    b.X_PF = X_BJ * Transformd{R, Vec3d::zero()};
+    b.X_BM = Transformd{R, Vec3d::zero()};
+    const int nu = mobilizerNu(b.mobilizer);
+    if (joint.dynamics) {
+      checkFinite(joint.dynamics->damping, where, "damping");
+      if (joint.dynamics->damping < 0)
+        fail(where + ": damping: must be >= 0 (got " + formatNumber(joint.dynamics->damping) + ")");
+      if (joint.dynamics->damping > 0) b.damping.assign(nu, joint.dynamics->damping);
+    }
+    if (joint.limits) {
+      checkFinite(joint.limits->effort, where, "limit effort");
+      if (joint.limits->effort < 0)
+        fail(where + ": limit effort: must be >= 0 (got " + formatNumber(joint.limits->effort) + ")");
+      if (joint.limits->effort > 0) b.effortLimit.assign(nu, joint.limits->effort);
+    }
+    b.mass = linkMassProperties(link);
+    out_.links[link.name] = {link.name, Transformd::identity()};
+    out_.bodies.push_back(b);
+    return out_.bodies.size() - 1;
   }
 
   std::string source_;
   UrdfOptions options_;
   UrdfImport out_;
+  double inertiaScale_ = 0;  // the largest trace of a link's inertia (validateMassProperties)
 };
 
 }  // namespace
@@ -237,6 +359,12 @@ std::shared_ptr<const Model> UrdfImport::buildModel() const {
   mb.setGravity(gravity);
   for (const BodyDesc& b : bodies) mb.addBody(b);
   return mb.build();
+}
+
+UrdfRootJoint parseUrdfRootJoint(const std::string& name) {
+  if (name == "fixed") return UrdfRootJoint::Fixed;
+  if (name == "free") return UrdfRootJoint::Free;
+  throw InputError("must be \"fixed\" or \"free\" (got " + inQuotes(name) + ")");
 }
 
 UrdfImport importUrdf(const std::string& xml, const std::string& source, const UrdfOptions& options) {
