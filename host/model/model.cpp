@@ -44,6 +44,48 @@ std::string columnName(const std::string& joint, const std::string& axis) {
   return axis.empty() ? joint : joint + "." + axis;
 }
 
+// The trace of a body's central inertia (0 when not finite).
+double inertiaTrace(const MassProperties& m) {
+  const double t = m.inertia.xx + m.inertia.yy + m.inertia.zz;
+  return std::isfinite(t) ? std::abs(t) : 0.0;
+}
+
+bool hasTranslation(MobilizerType t) {
+  switch (t) {
+    case MobilizerType::Slider: case MobilizerType::Cylinder: case MobilizerType::Planar:
+    case MobilizerType::Translation: case MobilizerType::Free: return true;
+    default: return false;
+  }
+}
+
+// Refuses a moving mobilizer whose body, with everything outboard of it, has no mass and no
+// inertia (or no mass, for a mobilizer that translates): its joint inertia D = H^T IA H is then
+// zero in some direction in every state, and every world would be flagged. (A massless body with
+// massive bodies outboard of it moves them, and is fine.) Bodies are in topological order.
+void checkEveryMobilizerCanMove(const Model& m) {
+  const int nb = m.numBodies();
+  std::vector<double> mass(nb), inertia(nb);  // of each body and everything outboard of it
+  for (int b = nb - 1; b >= 0; --b) {
+    mass[b] += m.body(b).mass.mass;
+    inertia[b] += inertiaTrace(m.body(b).mass);
+    if (const int p = m.body(b).parent; p >= 0) {
+      mass[p] += mass[b];
+      inertia[p] += inertia[b];
+    }
+  }
+  for (int b = 0; b < nb; ++b) {
+    const Body& body = m.body(b);
+    if (body.nu == 0 || mass[b] > 0) continue;
+    const bool translates = hasTranslation(body.mobilizer);
+    if (inertia[b] > 0 && !translates) continue;
+    throw ModelError("body " + quoted(body.name) + ": mass: the body and every body outboard of it have no mass" +
+                     (translates ? "" : " and no inertia") + ", so its " + mobilizerName(body.mobilizer) +
+                     " mobilizer " + quoted(body.jointName) + " has a singular joint inertia (it cannot be " +
+                     "accelerated); give the body mass and inertia (a URDF link needs an <inertial>) or weld it " +
+                     "(mobilizer \"weld\"; in URDF a fixed joint)");
+  }
+}
+
 }  // namespace
 
 const char* mobilizerName(MobilizerType t) { return kMobilizerNames[static_cast<int>(t)]; }
@@ -71,7 +113,7 @@ void validateNonNegative(double x, const std::string& where, const std::string& 
   }
 }
 
-void validateMassProperties(const MassProperties& m, const std::string& where) {
+void validateMassProperties(const MassProperties& m, const std::string& where, double inertiaScale) {
   validateFinite(m.mass, where, "mass");
   if (m.mass < 0) {
     std::ostringstream os;
@@ -85,7 +127,9 @@ void validateMassProperties(const MassProperties& m, const std::string& where) {
   E << I.xx, I.xy, I.xz, I.xy, I.yy, I.yz, I.xz, I.yz, I.zz;
   const Eigen::Vector3d p = Eigen::SelfAdjointEigenSolver<Eigen::Matrix3d>(E, Eigen::EigenvaluesOnly).eigenvalues();
   const double scale = std::max({std::abs(p(0)), std::abs(p(1)), std::abs(p(2)), 1e-300});
-  const double tol = 1e-9 * scale;
+  // Relative to the inertia itself, or to round-off of the model's largest inertia (an inertia of
+  // 1e-20 kg m^2 from a CAD export is noise next to a robot's links, whatever its shape).
+  const double tol = std::max(kInertiaRelativeTolerance * scale, kInertiaRoundoff * inertiaScale);
   std::ostringstream os;
   os.precision(6);
   if (p(0) < -tol) {
@@ -159,6 +203,12 @@ int Model::bodyIndex(const std::string& name) const {
   for (int b = 0; b < numBodies(); ++b)
     if (bodies_[b].name == name) return b;
   throw ModelError("no body named " + quoted(name));
+}
+
+double Model::largestInertia() const {
+  double largest = 0;
+  for (const Body& b : bodies_) largest = std::max(largest, inertiaTrace(b.mass));
+  return largest;
 }
 
 double Model::totalMass() const {
@@ -250,6 +300,9 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     }
   }
 
+  double largestInertia = 0;
+  for (const BodyDesc& b : bodies_) largestInertia = std::max(largestInertia, inertiaTrace(b.mass));
+
   auto model = std::make_shared<Model>();
   Model& m = *model;
   m.gravity_ = gravity_;
@@ -258,7 +311,7 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
   for (int i : order) {
     const BodyDesc& d = bodies_[i];
     const std::string where = "body " + quoted(d.name);
-    validateMassProperties(d.mass, where);
+    validateMassProperties(d.mass, where, largestInertia);
     validateTransform(d.X_PF, where, "X_PF");
     validateTransform(d.X_BM, where, "X_BM");
     Body b;
@@ -301,6 +354,8 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     newIndex[d.name] = static_cast<int>(m.bodies_.size());
     m.bodies_.push_back(b);
   }
+  checkEveryMobilizerCanMove(m);
+
   // Force elements and constraints: bodies resolved, parameters checked.
   auto elementName = [](const char* kind, const std::string& name, std::size_t) {
     return std::string(kind) + " " + quoted(name);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <limits>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -132,6 +133,9 @@ class Model {
   const std::vector<std::string>& uNames() const { return uNames_; }
   const std::vector<std::string>& zNames() const { return zNames_; }
   double totalMass() const;
+  // The largest trace of a body's central inertia: the scale of round-off in inertia checks
+  // (validateMassProperties).
+  double largestInertia() const;
 
   const std::vector<LinearBushing>& bushings() const { return bushings_; }
   const std::vector<SpringDamper>& springs() const { return springs_; }
@@ -159,7 +163,10 @@ class ModelBuilder {
   ModelBuilder& addLinearBushing(const LinearBushingDesc& bushing);
   ModelBuilder& addSpringDamper(const SpringDamperDesc& spring);
   ModelBuilder& addSphereContact(const SphereContactDesc& contact);
-  // Validates and freezes the model. Throws ModelError on the first problem found.
+  // Validates and freezes the model. Throws ModelError on the first problem found, among which a
+  // moving mobilizer whose body and everything outboard of it have no mass and no inertia (no
+  // mass, for a mobilizer that translates): such a body cannot be accelerated, so it is refused
+  // naming it, rather than welded.
   std::shared_ptr<const Model> build() const;
   // A builder holding everything of a built model (to extend or change it and build again).
   static ModelBuilder fromModel(const Model& model);
@@ -185,7 +192,17 @@ void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& 
 
 // Checks of single parameters, shared by the builder and by per-world setters. Each throws
 // ModelError("<where>: <field>: <reason>").
-void validateMassProperties(const MassProperties& m, const std::string& where);
+
+// How far an inertia's principal moments may miss positivity or the triangle inequality: by
+// kInertiaRelativeTolerance of the largest principal moment, or by kInertiaRoundoff of
+// `inertiaScale`, the trace of the largest inertia of the model (Model::largestInertia(); 0 when
+// unknown). The second accepts inertias that are round-off noise next to the model's bodies
+// (about 1e-20 kg m^2 in CAD exports, whatever their shape), as Simbody does; the builder and the
+// readers pass it. Real violations, relative or absolute, stay errors.
+constexpr double kInertiaRelativeTolerance = 1e-9;
+constexpr double kInertiaRoundoff = 100 * std::numeric_limits<double>::epsilon();
+// Mass >= 0, finite center of mass, and a valid central inertia (above).
+void validateMassProperties(const MassProperties& m, const std::string& where, double inertiaScale = 0);
 void validateTransform(const Transformd& X, const std::string& where, const std::string& field);
 void validateFinite(double x, const std::string& where, const std::string& field);
 void validateNonNegative(double x, const std::string& where, const std::string& field);

@@ -16,8 +16,13 @@
 // - visuals, collisions, transmissions, mimic tags and joint position/velocity limits are ignored;
 // - gravity is (0, 0, -9.81).
 // Inertias must be physically valid (positive semidefinite, principal moments obeying the triangle
-// inequality); invalid ones are reported with the link's name, or, on request, replaced by the
-// nearest valid inertia with a warning per link.
+// inequality, up to round-off: see validateMassProperties in model.h); invalid ones are reported
+// with the link's name, or, on request, replaced by the nearest valid inertia with a warning per
+// link. Links that cannot move (a massless leaf, a link without <inertial>, on a moving joint)
+// are refused when the model is built (ModelBuilder::build), naming the link.
+// The file must be a tree: a link that is the child of two joints is refused naming both joints;
+// chains may be as long as the file (nothing recurses per link), and XML elements may be nested
+// at most kMaxUrdfNestingDepth deep (urdfdom's XML parser recurses per element).
 #pragma once
 
 #include <map>
@@ -31,6 +36,13 @@
 namespace lockstep {
 
 enum class UrdfRootJoint { Fixed, Free };
+
+// "fixed" or "free" (the spelling of scene files and of --root); throws InputError naming both
+// otherwise.
+UrdfRootJoint parseUrdfRootJoint(const std::string& name);
+
+// The deepest nesting of XML elements in a URDF file (docs/scene-format.md, "Limits").
+constexpr int kMaxUrdfNestingDepth = 100;
 
 struct UrdfOptions {
   UrdfRootJoint rootJoint = UrdfRootJoint::Fixed;
