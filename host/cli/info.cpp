@@ -15,6 +15,7 @@ namespace {
 struct InfoOptions {
   std::string scene;
   bool repairInertia = false;
+  std::string root;  // --root fixed|free, for a .urdf file
 };
 
 std::string format(const Vec3d& v) {
@@ -43,6 +44,7 @@ std::string join(const std::vector<std::string>& names) {
 int info(const InfoOptions& o) {
   SceneOptions sceneOptions;
   sceneOptions.repairInertia = o.repairInertia;
+  if (!o.root.empty()) sceneOptions.urdfRoot = parseUrdfRootJoint(o.root);
   const Scene scene = loadSceneFile(o.scene, sceneOptions);
   for (const std::string& w : scene.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
   const Model& m = *scene.model;
@@ -123,6 +125,8 @@ Command addInfoCommand(CLI::App& parent) {
   app->add_option("scene", o->scene, "Scene file (JSON, docs/scene-format.md)")->required();
   app->add_flag("--repair-inertia", o->repairInertia,
                 "Replace physically invalid URDF inertias by the nearest valid ones (with a warning per link)");
+  app->add_option("--root", o->root, "For a .urdf file: weld its root link to Ground (fixed, the default) or free it")
+      ->check(CLI::IsMember({"fixed", "free"}));
   return {app, [o] { return info(*o); }};
 }
 

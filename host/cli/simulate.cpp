@@ -31,6 +31,7 @@ struct SimulateOptions {
   std::string out;
   int threads = 0;
   bool repairInertia = false;
+  std::string root;  // --root fixed|free, for a .urdf file
 };
 
 // Everything a run needs, resolved from the scene and the options.
@@ -202,6 +203,8 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
 int simulate(const SimulateOptions& o) {
   SceneOptions sceneOptions;
   sceneOptions.repairInertia = o.repairInertia;
+  if (!o.root.empty()) sceneOptions.urdfRoot = parseUrdfRootJoint(o.root);
+  if (o.scene.empty() && sceneOptions.urdfRoot) throw InputError("--root: applies to a .urdf file given as the scene");
   const Scene scene = o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene, sceneOptions);
   for (const std::string& w : scene.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
 
@@ -250,6 +253,8 @@ Command addSimulateCommand(CLI::App& parent) {
   app->add_option("--threads", o->threads, "CPU threads (default: all cores)")->check(CLI::PositiveNumber);
   app->add_flag("--repair-inertia", o->repairInertia,
                 "Replace physically invalid URDF inertias by the nearest valid ones (with a warning per link)");
+  app->add_option("--root", o->root, "For a .urdf file: weld its root link to Ground (fixed, the default) or free it")
+      ->check(CLI::IsMember({"fixed", "free"}));
   return {app, [o] { return simulate(*o); }};
 }
 

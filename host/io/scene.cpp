@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <climits>
+#include <cmath>
 #include <map>
 
 #include "json_node.h"
@@ -45,12 +47,14 @@ class SceneReader {
   SceneReader(std::string source, std::string baseDirectory, const SceneOptions& options)
       : source_(std::move(source)), baseDirectory_(std::move(baseDirectory)), options_(options) {}
 
-  // A URDF file on its own: the robot welded to Ground, default state and simulation settings.
+  // A URDF file on its own: the robot welded to Ground (or free, as the options say), default state
+  // and simulation settings.
   Scene readUrdfFile(const std::string& path) {
     scene_.source = source_;
     scene_.name = stemOf(path);
     UrdfOptions options;
     options.repairInertia = options_.repairInertia;
+    options.rootJoint = options_.urdfRoot.value_or(UrdfRootJoint::Fixed);
     const UrdfImport urdf = importUrdfFile(path, options);
     builder_.setGravity(urdf.gravity);
     for (const BodyDesc& b : urdf.bodies) builder_.addBody(b);
@@ -159,9 +163,11 @@ class SceneReader {
     options.repairInertia = options_.repairInertia;
     if (auto r = node.find("repair_inertia")) options.repairInertia = options.repairInertia || r->boolean();
     if (auto r = node.find("root_joint")) {
-      const std::string root = r->string();
-      if (root == "free") options.rootJoint = UrdfRootJoint::Free;
-      else if (root != "fixed") r->fail("must be \"fixed\" or \"free\" (got " + inQuotes(root) + ")");
+      try {
+        options.rootJoint = parseUrdfRootJoint(r->string());
+      } catch (const InputError& e) {
+        r->fail(e.what());
+      }
     }
     UrdfImport urdf;
     try {
@@ -200,6 +206,20 @@ class SceneReader {
       const JsonNode name = n.at("name");
       defineName(name.string(), {name.string(), Transformd::identity(), true}, name);
     }
+    // The largest inertia of the model (round-off below it is accepted, validateMassProperties):
+    // of the URDF robot's bodies and of the file's, where they read (errors are reported below).
+    double inertiaScale = 0;
+    auto include = [&](const SymMat33d& I) {
+      const double trace = I.xx + I.yy + I.zz;
+      if (std::isfinite(trace)) inertiaScale = std::max(inertiaScale, std::abs(trace));
+    };
+    for (const BodyDesc& b : builder_.bodies()) include(b.mass.inertia);
+    for (const JsonNode& n : nodes) {
+      try {
+        include(n.at("inertia").inertia());
+      } catch (const InputError&) {
+      }
+    }
     for (const JsonNode& n : nodes) {
       BodyDesc b;
       b.name = n.at("name").string();
@@ -223,7 +243,7 @@ class SceneReader {
       b.mass.mass = n.at("mass").number();
       if (auto c = n.find("com")) b.mass.com = c->vec3();
       b.mass.inertia = n.at("inertia").inertia();
-      check([&] { validateMassProperties(b.mass, n.path()); });
+      check([&] { validateMassProperties(b.mass, n.path(), inertiaScale); });
       const int nu = mobilizerNu(b.mobilizer);
       if (auto d = n.find("damping")) b.damping = perSpeed(*d, nu, [](const JsonNode& e) { return e.nonNegative(); });
       if (auto e = n.find("effort_limit"))
@@ -398,7 +418,7 @@ class SceneReader {
         if (auto x = m.find("com")) values.com = x->vec3();
         if (auto x = m.find("inertia")) values.inertia = x->inertia();
         const std::string where = m.path();  // (lambdas cannot capture structured bindings in C++17)
-        check([&] { validateMassProperties(values, where); });
+        check([&] { validateMassProperties(values, where, model.largestInertia()); });
         o.massProperties.emplace_back(body, values);
       }
     }
@@ -514,6 +534,9 @@ Scene parseScene(const std::string& json, const std::string& source, const std::
 Scene loadSceneFile(const std::string& path, const SceneOptions& options) {
   if (path.size() > 5 && path.compare(path.size() - 5, 5, ".urdf") == 0)
     return SceneReader(path, directoryOf(path), options).readUrdfFile(path);
+  if (options.urdfRoot)
+    throw InputError(path + ": a root joint (--root) applies to a .urdf file read on its own; a scene file sets "
+                     "\"root_joint\" in its \"urdf\" entry");
   return parseScene(io::readTextFile(path), path, directoryOf(path), options);
 }
 

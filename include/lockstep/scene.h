@@ -17,12 +17,17 @@
 #include "lockstep/batch.h"
 #include "lockstep/input_error.h"
 #include "lockstep/model.h"
+#include "lockstep/urdf.h"
 
 namespace lockstep {
 
 struct SceneOptions {
   // Repair invalid URDF inertias (urdf.h) even when the scene does not ask for it.
   bool repairInertia = false;
+  // How the root link of a URDF file read on its own as a scene (loadSceneFile of a .urdf) joins
+  // Ground: welded when not given. Scene files say it in their "urdf" entry ("root_joint"):
+  // giving it for one is an error.
+  std::optional<UrdfRootJoint> urdfRoot;
 };
 
 // The scene's "simulation" defaults; command-line options override them.
@@ -78,7 +83,8 @@ struct Scene {
 };
 
 // Reads a scene file. Relative paths inside it (the URDF include) are relative to the file.
-// A file ending in .urdf is read as the scene of that robot alone, welded to Ground.
+// A file ending in .urdf is read as the scene of that robot alone, welded to Ground or free
+// (options.urdfRoot; an error for other files).
 // Throws InputError("<file>: <JSON path>: <reason>") on the first problem.
 Scene loadSceneFile(const std::string& path, const SceneOptions& options = {});
 // Parses scene text; `source` names it in messages, `baseDirectory` resolves relative paths.
