@@ -24,6 +24,11 @@ if(_lockstep_compile_options)
   target_compile_options(lockstep_bench PRIVATE ${_lockstep_compile_options})
 endif()
 
+# Reading scene files: parse time against the number of per_world entries (linear, issue 16).
+add_executable(lockstep_bench_parse bench/bench_parse.cpp)
+target_link_libraries(lockstep_bench_parse PRIVATE lockstep_io benchmark::benchmark)
+target_compile_options(lockstep_bench_parse PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+
 # Tests of the throughput measurement.
 if(LOCKSTEP_BUILD_TESTS)
   add_executable(lockstep_throughput_tests tests/test_throughput.cpp)
