@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of the scene reader and the URDF import with clang-14, AddressSanitizer
-# and UndefinedBehaviorSanitizer into build-fuzz/. Not part of the default build or of CI.
+# Builds the libFuzzer targets of the scene reader, the URDF import and the study file reader with
+# clang-14, AddressSanitizer and UndefinedBehaviorSanitizer into build-fuzz/. Not part of the
+# default build or of CI.
 #
 #   fuzz/build.sh
 #   export LSAN_OPTIONS=suppressions=fuzz/lsan.supp
-#   build-fuzz/scene_fuzzer -dict=fuzz/scene.dict -max_total_time=300 build-fuzz/corpus-scene fuzz/corpus/scene
-#   build-fuzz/urdf_fuzzer -dict=fuzz/urdf.dict -max_total_time=300 build-fuzz/corpus-urdf fuzz/corpus/urdf
+#   build-fuzz/scene_fuzzer -dict=fuzz/scene.dict -max_total_time=600 build-fuzz/corpus-scene fuzz/corpus/scene
+#   build-fuzz/urdf_fuzzer -dict=fuzz/urdf.dict -max_total_time=600 build-fuzz/corpus-urdf fuzz/corpus/urdf
+#   build-fuzz/study_fuzzer -dict=fuzz/study.dict -max_total_time=600 build-fuzz/corpus-study fuzz/corpus/study
 #
 # (the first corpus directory collects what the fuzzer finds; the committed seeds stay unchanged;
-# fuzz/lsan.supp silences a leak inside urdfdom itself, see there).
-# Needs clang-14 and libclang-rt-14-dev besides the packages of scripts/deps.sh.
+# fuzz/lsan.supp silences a leak inside urdfdom itself, see there). Large inputs (deep chains,
+# wide per_world lists) need -max_len=1000000 or so to be read whole; the seeds include some.
+# Needs clang-14 and libclang-rt-14-dev besides the packages of scripts/deps.sh. The study reader
+# checks parameter names on a one-world batch, so study_fuzzer also links the engine library of a
+# CMake build (LOCKSTEP_BUILD_DIR, default build/; built first with
+# `cmake --build build --target lockstep`), uninstrumented, with the CUDA runtime.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cxx=${CXX:-clang++-14}
 out=build-fuzz
-mkdir -p "$out" "$out/corpus-scene" "$out/corpus-urdf"
+mkdir -p "$out" "$out/corpus-scene" "$out/corpus-urdf" "$out/corpus-study"
 flags=(-std=c++17 -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
        -Iinclude -isystem /usr/include/eigen3 "-DLOCKSTEP_SOURCE_DIR=\"$PWD\"")
 # The readers and the model builder; nothing of the batch or the CUDA backend.
@@ -23,3 +29,17 @@ read -r -a libs <<<"$(pkg-config --libs urdfdom)"
 "$cxx" "${flags[@]}" fuzz/scene_fuzzer.cpp "${sources[@]}" "${libs[@]}" -o "$out/scene_fuzzer"
 "$cxx" "${flags[@]}" fuzz/urdf_fuzzer.cpp "${sources[@]}" "${libs[@]}" -o "$out/urdf_fuzzer"
 echo "built $out/scene_fuzzer and $out/urdf_fuzzer"
+
+build=${LOCKSTEP_BUILD_DIR:-build}
+engine="$build/liblockstep.a"
+if [[ ! -f "$engine" ]]; then
+  echo "no $engine: build the engine library first for study_fuzzer (cmake --build $build --target lockstep)" >&2
+  exit 1
+fi
+cuda=${CUDA_HOME:-/usr/local/cuda}
+# The readers instrumented (the model builder's own object wins over the library's), the study
+# statistics, the batch and the CPU backend from the library.
+"$cxx" "${flags[@]}" fuzz/study_fuzzer.cpp host/io/study_file.cpp host/io/builtin_scene.cpp "${sources[@]}" \
+  "-I$build/generated" "$engine" "${libs[@]}" "$cuda/lib64/libcudart_static.a" -fopenmp=libgomp -ldl -lrt -lpthread \
+  -o "$out/study_fuzzer"
+echo "built $out/study_fuzzer"
