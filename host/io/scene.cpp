@@ -61,6 +61,7 @@ class SceneReader {
     scene_.warnings = urdf.warnings;
     try {
       scene_.model = builder_.build();
+      validateJointInertias(*scene_.model);
     } catch (const ModelError& e) {
       throw InputError(source_ + ": " + e.what());
     }
@@ -91,6 +92,7 @@ class SceneReader {
       for (const JsonNode& n : e->elements()) builder_.addSphereContact(readContact(n));
     try {
       scene_.model = builder_.build();
+      validateJointInertias(*scene_.model);
     } catch (const ModelError& e) {
       throw InputError(source_ + ": " + e.what());
     }

@@ -358,7 +358,9 @@ std::shared_ptr<const Model> UrdfImport::buildModel() const {
   ModelBuilder mb;
   mb.setGravity(gravity);
   for (const BodyDesc& b : bodies) mb.addBody(b);
-  return mb.build();
+  std::shared_ptr<const Model> model = mb.build();
+  validateJointInertias(*model);
+  return model;
 }
 
 UrdfRootJoint parseUrdfRootJoint(const std::string& name) {

@@ -58,34 +58,6 @@ bool hasTranslation(MobilizerType t) {
   }
 }
 
-// Refuses a moving mobilizer whose body, with everything outboard of it, has no mass and no
-// inertia (or no mass, for a mobilizer that translates): its joint inertia D = H^T IA H is then
-// zero in some direction in every state, and every world would be flagged. (A massless body with
-// massive bodies outboard of it moves them, and is fine.) Bodies are in topological order.
-void checkEveryMobilizerCanMove(const Model& m) {
-  const int nb = m.numBodies();
-  std::vector<double> mass(nb), inertia(nb);  // of each body and everything outboard of it
-  for (int b = nb - 1; b >= 0; --b) {
-    mass[b] += m.body(b).mass.mass;
-    inertia[b] += inertiaTrace(m.body(b).mass);
-    if (const int p = m.body(b).parent; p >= 0) {
-      mass[p] += mass[b];
-      inertia[p] += inertia[b];
-    }
-  }
-  for (int b = 0; b < nb; ++b) {
-    const Body& body = m.body(b);
-    if (body.nu == 0 || mass[b] > 0) continue;
-    const bool translates = hasTranslation(body.mobilizer);
-    if (inertia[b] > 0 && !translates) continue;
-    throw ModelError("body " + quoted(body.name) + ": mass: the body and every body outboard of it have no mass" +
-                     (translates ? "" : " and no inertia") + ", so its " + mobilizerName(body.mobilizer) +
-                     " mobilizer " + quoted(body.jointName) + " has a singular joint inertia (it cannot be " +
-                     "accelerated); give the body mass and inertia (a URDF link needs an <inertial>) or weld it " +
-                     "(mobilizer \"weld\"; in URDF a fixed joint)");
-  }
-}
-
 }  // namespace
 
 const char* mobilizerName(MobilizerType t) { return kMobilizerNames[static_cast<int>(t)]; }
@@ -215,6 +187,34 @@ double Model::totalMass() const {
   double m = 0;
   for (const Body& b : bodies_) m += b.mass.mass;
   return m;
+}
+
+// The joint inertia D = H^T IA H of a mobilizer whose body and outboard bodies are all massless
+// and without inertia (massless, for a translation) is zero in some direction in every state. (A
+// massless body with massive bodies outboard of it moves them, and is fine.) Bodies are in
+// topological order, so one inward pass sums the subtrees.
+void validateJointInertias(const Model& m) {
+  const int nb = m.numBodies();
+  std::vector<double> mass(nb), inertia(nb);  // of each body and everything outboard of it
+  for (int b = nb - 1; b >= 0; --b) {
+    mass[b] += m.body(b).mass.mass;
+    inertia[b] += inertiaTrace(m.body(b).mass);
+    if (const int p = m.body(b).parent; p >= 0) {
+      mass[p] += mass[b];
+      inertia[p] += inertia[b];
+    }
+  }
+  for (int b = 0; b < nb; ++b) {
+    const Body& body = m.body(b);
+    if (body.nu == 0 || mass[b] > 0) continue;
+    const bool translates = hasTranslation(body.mobilizer);
+    if (inertia[b] > 0 && !translates) continue;
+    throw ModelError("body " + quoted(body.name) + ": mass: the body and every body outboard of it have no mass" +
+                     (translates ? "" : " and no inertia") + ", so its " + mobilizerName(body.mobilizer) +
+                     " mobilizer " + quoted(body.jointName) + " has a singular joint inertia (it cannot be " +
+                     "accelerated); give the body mass and inertia (a URDF link needs an <inertial>) or weld it " +
+                     "(mobilizer \"weld\"; in URDF a fixed joint)");
+  }
 }
 
 ModelBuilder& ModelBuilder::setGravity(const Vec3d& g) {
@@ -354,8 +354,6 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     newIndex[d.name] = static_cast<int>(m.bodies_.size());
     m.bodies_.push_back(b);
   }
-  checkEveryMobilizerCanMove(m);
-
   // Force elements and constraints: bodies resolved, parameters checked.
   auto elementName = [](const char* kind, const std::string& name, std::size_t) {
     return std::string(kind) + " " + quoted(name);

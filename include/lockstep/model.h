@@ -163,10 +163,7 @@ class ModelBuilder {
   ModelBuilder& addLinearBushing(const LinearBushingDesc& bushing);
   ModelBuilder& addSpringDamper(const SpringDamperDesc& spring);
   ModelBuilder& addSphereContact(const SphereContactDesc& contact);
-  // Validates and freezes the model. Throws ModelError on the first problem found, among which a
-  // moving mobilizer whose body and everything outboard of it have no mass and no inertia (no
-  // mass, for a mobilizer that translates): such a body cannot be accelerated, so it is refused
-  // naming it, rather than welded.
+  // Validates and freezes the model. Throws ModelError on the first problem found.
   std::shared_ptr<const Model> build() const;
   // A builder holding everything of a built model (to extend or change it and build again).
   static ModelBuilder fromModel(const Model& model);
@@ -183,6 +180,14 @@ class ModelBuilder {
   std::vector<SpringDamperDesc> springs_;
   std::vector<SphereContactDesc> contacts_;
 };
+
+// Refuses, naming the body and its mobilizer, a moving mobilizer whose body and every body outboard
+// of it have no mass and no inertia (no mass, for a mobilizer that translates: slider, cylinder,
+// planar, translation, free): its joint inertia is singular in every state, so every world would
+// be flagged. The scene and URDF readers call it on the models they build (such a body is refused
+// rather than welded: welding would change the coordinates the file asked for); a model built in
+// code may keep such a body, e.g. to give it mass per world (Batch::setMassProperties).
+void validateJointInertias(const Model& model);
 
 // Parameter checks of the force elements and constraints, shared with the per-world setters.
 void validateBushingParameters(const std::array<double, 6>& stiffness, const std::array<double, 6>& damping,

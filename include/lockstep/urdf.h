@@ -19,7 +19,8 @@
 // inequality, up to round-off: see validateMassProperties in model.h); invalid ones are reported
 // with the link's name, or, on request, replaced by the nearest valid inertia with a warning per
 // link. Links that cannot move (a massless leaf, a link without <inertial>, on a moving joint)
-// are refused when the model is built (ModelBuilder::build), naming the link.
+// are refused when the model is built (buildModel, and the scene reader: validateJointInertias in
+// model.h), naming the link.
 // The file must be a tree: a link that is the child of two joints is refused naming both joints;
 // chains may be as long as the file (nothing recurses per link), and XML elements may be nested
 // at most kMaxUrdfNestingDepth deep (urdfdom's XML parser recurses per element).
@@ -65,7 +66,8 @@ struct UrdfImport {
   std::map<std::string, UrdfLinkPlacement> links;     // every link of the file, by name
   std::vector<std::string> warnings;                  // one line per repaired inertia or ignored tag
 
-  // Builds the model of the robot alone (gravity and bodies).
+  // Builds the model of the robot alone (gravity and bodies); throws ModelError for a link that
+  // cannot move (validateJointInertias).
   std::shared_ptr<const Model> buildModel() const;
 };
 
