@@ -67,10 +67,10 @@ class DocumentBuilder final : public nlohmann::json_sax<nlohmann::json> {
     return false;
   }
 
-  // The first problem: a syntax error as nlohmann words it ("[json.exception.parse_error.101] ..."),
-  // with its id, or one of ours (id 0, the message in our words).
+  // A syntax error as nlohmann words it ("[json.exception.parse_error.101] ...") and its id.
   const std::string& syntaxError() const { return syntaxError_; }
   int syntaxErrorId() const { return syntaxErrorId_; }
+  // A problem of ours (a duplicate key, too deep a nesting), in our words with its JSON path.
   const std::string& problem() const { return problem_; }
 
  private:
