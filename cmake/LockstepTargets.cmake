@@ -8,6 +8,7 @@ add_library(lockstep STATIC
   host/backends/device_info.cpp
   host/model/model.cpp
   host/batch/batch.cpp
+  host/batch/fields.cpp
   host/backends/cpu_backend.cpp
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu

@@ -93,11 +93,11 @@ cudaStream_t asStream(void* s) { return static_cast<cudaStream_t>(s); }
 
 template <class T>
 struct Batch<T>::Device {
-#define LOCKSTEP_X(type, name, count, doc) DeviceArray<type> name;
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) DeviceArray<type> name;
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) DeviceArray<T> name;
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) DeviceArray<T> name;
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   DeviceArray<BodyTopology> topology;
   DeviceArray<Transform<T>> X_PF, X_MB;
@@ -164,8 +164,8 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
   layout_ = WorkspaceLayout::of(sizes_);
   constraintTolerance_ = sizeof(T) == 4 ? 1e-5 : 1e-10;
 
-#define LOCKSTEP_X(type, name, count, doc) name##_.assign(static_cast<std::size_t>(count) * nWorlds_, type(0));
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) name##_.assign(static_cast<std::size_t>(fieldCount(sizes_, per, parts)) * nWorlds_, type(0));
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   for (std::int64_t w = 0; w < nWorlds_; ++w)
     for (int i = 0; i < sizes_.nq; ++i) q_[i * nWorlds_ + w] = initialQ_[i * nWorlds_ + w] = T(m.defaultQ()[i]);
@@ -318,8 +318,8 @@ SpatialVecd Batch<T>::bodyVelocity(std::int64_t w, int body) const {
 template <class T>
 std::vector<std::string> Batch<T>::fieldNames() {
   std::vector<std::string> names;
-#define LOCKSTEP_X(type, name, count, doc) names.push_back(#name);
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, Sizes{})
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) names.push_back(#name);
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   return names;
 }
@@ -342,14 +342,14 @@ FieldView Batch<T>::field(const std::string& name, MemorySpace space) {
   v.worlds = nWorlds_;
   v.worldStride = 1;
   v.componentStride = nWorlds_;
-#define LOCKSTEP_X(type, fname, count, doc)                                      \
+#define LOCKSTEP_X(type, fname, per, role, prefix, parts, doc)                                      \
   if (name == #fname) {                                                          \
     v.data = device ? static_cast<void*>(device_->fname.get()) : static_cast<void*>(fname##_.data()); \
     v.elementType = fieldType<type>();                                                  \
-    v.components = (count);                                                      \
+    v.components = (fieldCount(sizes_, per, parts));                                                      \
     return v;                                                                    \
   }
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   std::string all;
   for (const std::string& n : fieldNames()) all += (all.empty() ? "" : ", ") + n;
@@ -834,9 +834,9 @@ void Batch<T>::setDissipatedEnergy(std::int64_t w, int i, double energy) {
 
 template <class T>
 bool Batch<T>::isPerWorld(const std::string& param) const {
-#define LOCKSTEP_X(name, count, doc) \
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
   if (param == #name) return name##_.perWorld;
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, sizes_)
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   throw std::invalid_argument("no per-world parameter named '" + param + "'");
 }
@@ -847,11 +847,11 @@ template <class T>
 BatchView<T> Batch<T>::hostView() {
   BatchView<T> v;
   v.nWorlds = nWorlds_;
-#define LOCKSTEP_X(type, name, count, doc) v.name = name##_.data();
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.name = name##_.data();
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) v.name = paramView(name##_, name##_.data.data());
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.name = paramView(name##_, name##_.data.data());
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   return v;
 }
@@ -867,11 +867,11 @@ BatchView<T> Batch<T>::deviceView() {
   if (!device_) throw std::logic_error("deviceView: this batch runs on the CPU backend and has no device copy");
   BatchView<T> v;
   v.nWorlds = nWorlds_;
-#define LOCKSTEP_X(type, name, count, doc) v.name = device_->name.get();
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.name = device_->name.get();
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) v.name = paramView(name##_, device_->name.get());
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.name = paramView(name##_, device_->name.get());
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   return v;
 }
@@ -889,12 +889,12 @@ void Batch<T>::upload() {
   if (!device_) return;
   checkReadable();
   const cudaStream_t stream = asStream(stream_);
-#define LOCKSTEP_X(type, name, count, doc) device_->name.upload(name##_, stream);
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) device_->name.upload(name##_, stream);
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) \
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
   if (device_->name.upload(name##_.data, stream)) ++paramGeneration_;
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, sizes_)
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   checkCuda(cudaStreamSynchronize(stream), "uploading");
   hostChanged_ = false;
@@ -904,8 +904,8 @@ template <class T>
 void Batch<T>::download() {
   if (!device_) return;
   const cudaStream_t stream = asStream(stream_);
-#define LOCKSTEP_X(type, name, count, doc) device_->name.download(name##_, stream);
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) device_->name.download(name##_, stream);
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   checkCuda(cudaStreamSynchronize(stream), "downloading");
   deviceAhead_ = false;

@@ -1,5 +1,7 @@
 #include "lockstep/throughput.h"
 
+#include "lockstep/fields.h"
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -20,23 +22,16 @@ const char* precisionName(Precision p) { return p == Precision::Double ? "double
 
 namespace {
 
-// The sizes a Batch of this model has (the Batch constructor is where they are defined).
-Sizes sizesOf(const Model& model) {
-  struct NoDelete {
-    void operator()(const Model*) const {}
-  };
-  return Batch<double>(std::shared_ptr<const Model>(&model, NoDelete{}), 1, Backend::Cpu).sizes();
-}
 
 template <class T>
 BatchMemory batchMemoryOf(const Sizes& s, std::int64_t worlds, Backend backend, int threads) {
   std::int64_t perWorld = 0;  // fields, in bytes per world
-#define LOCKSTEP_X(type, name, count, doc) perWorld += static_cast<std::int64_t>(sizeof(type)) * (count);
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) perWorld += static_cast<std::int64_t>(sizeof(type)) * (fieldCount(s, per, parts));
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   std::int64_t params = 0;  // one shared copy
-#define LOCKSTEP_X(name, count, doc) params += static_cast<std::int64_t>(sizeof(T)) * (count);
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) params += static_cast<std::int64_t>(sizeof(T)) * (fieldCount(s, per, parts));
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   const std::int64_t modelArrays =
       static_cast<std::int64_t>(s.nb) * (sizeof(BodyTopology) + 2 * sizeof(Transform<T>)) +

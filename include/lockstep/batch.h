@@ -277,11 +277,11 @@ class Batch {
   std::vector<Transform<T>> X_PF_, X_MB_;
   std::vector<ElementTopology> bushingTopology_, springTopology_, contactTopology_;
 
-#define LOCKSTEP_X(type, name, count, doc) std::vector<type> name##_;
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) std::vector<type> name##_;
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) ParamStorage name##_;
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) ParamStorage name##_;
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
 
   std::vector<T> cpuScratch_;  // per-thread workspaces of the CPU backend
