@@ -264,7 +264,7 @@ struct Strided<opcount::F> {
 }  // namespace lockstep
 
 #include "bench_scenes.h"
-#include "lockstep/integrator.h"
+#include "lockstep/world.h"
 
 namespace lockstep::opcount {
 namespace {

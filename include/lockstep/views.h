@@ -3,7 +3,7 @@
 // ModelView<T>   the model's topology and constant frames, converted to T (shared by all worlds).
 // BatchView<T>   base pointers of every per-world field and parameter of a batch.
 // WorldView<T>   one world's Strided views into a BatchView (what the per-world physics sees).
-// Workspace<T>   one world's scratch for the stages of one evaluation, laid out by WorkspaceLayout.
+// (Workspace<T>, one world's scratch, and the element accessors are in workspace.h.)
 //
 // Every per-world field is declared exactly once, in the field registry below (LOCKSTEP_WORLD_FIELDS
 // and LOCKSTEP_PARAM_FIELDS); everything that lists fields is generated from it.
@@ -218,74 +218,6 @@ struct BatchView {
 #undef LOCKSTEP_X
     return v;
   }
-};
-
-// Scratch of one evaluation, per world, in scalars. Offsets are computed once per model.
-struct WorkspaceLayout {
-  std::int64_t X_GB;      // [nb][12]  body poses in Ground
-  std::int64_t V_GB;      // [nb][6]   body spatial velocities at Bo, in G
-  std::int64_t I_G;       // [nb][10]  body inertias about Bo, in G: m, p_BoC (3), J (6)
-  std::int64_t c;         // [nb][6]   velocity-dependent (Coriolis) accelerations
-  std::int64_t IA;        // [nb][21]  articulated inertias about Bo, in G
-  std::int64_t pA;        // [nb][6]   articulated bias forces at Bo, in G
-  std::int64_t A_GB;      // [nb][6]   body spatial accelerations
-  std::int64_t Fb;        // [nb][6]   total applied body force at Bo, in G (forces stage)
-  std::int64_t H;         // [nu][6]   mobilizer H columns at Bo, in G
-  std::int64_t U;         // [nu][6]   IA * H
-  std::int64_t ub;        // [nu]      joint-space bias force (Featherstone's u)
-  std::int64_t Dinv;      // [nd]      inverse joint inertias, nu_b x nu_b each
-  std::int64_t tauTotal;  // [nu]      total mobility force (forces stage)
-  std::int64_t Fc;        // [nb][6]   constraint force pattern, at Bo, in G
-  std::int64_t dA;        // [nb][6]   body accelerations of a constraint-force response
-  std::int64_t dudot;     // [nu]      udot of a constraint-force response
-  std::int64_t K;         // [nc][nc]  G M^-1 ~G, then its eigenvalues
-  std::int64_t rhs;       // [nc]      constraint errors being solved for
-  std::int64_t lambda;    // [nc]      multipliers
-  std::int64_t V;         // [nc][nc]  eigenvectors of K
-  std::int64_t qSave;     // [nq]      q before a projection step (line search)
-  std::int64_t y0;        // [nq+nu+nz] state at the start of a step
-  std::int64_t acc;       // [nq+nu+nz] weighted sum of stage derivatives (RK4)
-  std::int64_t ydot;      // [nq+nu+nz] derivative of the state
-  std::int64_t total;
-
-  static WorkspaceLayout of(const Sizes& s) {
-    WorkspaceLayout L{};
-    std::int64_t o = 0;
-    const std::int64_t ny = s.nq + s.nu + s.nz;
-    L.X_GB = o; o += 12 * s.nb;
-    L.V_GB = o; o += 6 * s.nb;
-    L.I_G = o; o += 10 * s.nb;
-    L.c = o; o += 6 * s.nb;
-    L.IA = o; o += 21 * s.nb;
-    L.pA = o; o += 6 * s.nb;
-    L.A_GB = o; o += 6 * s.nb;
-    L.Fb = o; o += 6 * s.nb;
-    L.H = o; o += 6 * s.nu;
-    L.U = o; o += 6 * s.nu;
-    L.ub = o; o += s.nu;
-    L.Dinv = o; o += s.nd;
-    L.tauTotal = o; o += s.nu;
-    L.Fc = o; o += 6 * s.nb;
-    L.dA = o; o += 6 * s.nb;
-    L.dudot = o; o += s.nu;
-    L.K = o; o += static_cast<std::int64_t>(s.nc) * s.nc;
-    L.rhs = o; o += s.nc;
-    L.lambda = o; o += s.nc;
-    L.V = o; o += static_cast<std::int64_t>(s.nc) * s.nc;
-    L.qSave = o; o += s.nc > 0 ? s.nq : 0;
-    L.y0 = o; o += ny;
-    L.acc = o; o += ny;
-    L.ydot = o; o += ny;
-    L.total = o;
-    return L;
-  }
-};
-
-template <class T>
-struct Workspace {
-  WorkspaceLayout L;
-  Strided<T> base;  // component 0 of this world's scratch
-  LOCKSTEP_HD_INLINE Strided<T> at(std::int64_t offset) const { return base + offset; }
 };
 
 }  // namespace lockstep
