@@ -70,6 +70,21 @@ if(LOCKSTEP_BUILD_TESTS)
     $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
   include(GoogleTest)
   gtest_discover_tests(lockstep_tests DISCOVERY_TIMEOUT 60)
+  # Counts operator new around CPU steps: its own binary, so the replacement touches no other test.
+  add_executable(lockstep_allocation_tests tests/test_no_allocation.cpp)
+  target_link_libraries(lockstep_allocation_tests PRIVATE lockstep GTest::gtest GTest::gtest_main)
+  target_compile_options(lockstep_allocation_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  gtest_discover_tests(lockstep_allocation_tests DISCOVERY_TIMEOUT 60)
+  # Calls the engine's per-world templates directly: compiled with the library's CPU flags, so that
+  # the copies of the templates it instantiates are the library's (see the file).
+  add_executable(lockstep_engine_tests tests/test_engine_stages.cpp)
+  target_include_directories(lockstep_engine_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(lockstep_engine_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
+  target_compile_options(lockstep_engine_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  if(LOCKSTEP_HAS_MARCH_NATIVE)
+    target_compile_options(lockstep_engine_tests PRIVATE -march=native -mno-avx512f -fno-math-errno)
+  endif()
+  gtest_discover_tests(lockstep_engine_tests DISCOVERY_TIMEOUT 60)
 endif()
 
 # ---- Simbody oracle tests (Simbody's inline code must be compiled without NDEBUG) -------------

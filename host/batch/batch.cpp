@@ -923,7 +923,7 @@ BackendContext<T> Batch<T>::context() {
     return {device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), stream_};
   }
   cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
-  return {hostModelView(), hostView(), layout_, cpuScratch_.data(), nullptr};
+  return {hostModelView(), hostView(), layout_, cpuScratch_.data(), nullptr, cpuCache_.get()};
 }
 
 template <class T>

@@ -285,6 +285,7 @@ class Batch {
 #undef LOCKSTEP_X
 
   std::vector<T> cpuScratch_;  // per-thread workspaces of the CPU backend
+  CpuBackendCacheHandle<T> cpuCache_ = makeCpuBackendCache<T>();  // the CPU backend's packs, kept across calls
   std::unique_ptr<Device> device_;
   double constraintTolerance_;
   int maxProjectionIterations_ = 20;

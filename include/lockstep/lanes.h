@@ -11,7 +11,9 @@
 // (math.h, "lanes"). Width: 256 bits, AVX2's registers (4 doubles or 8 floats).
 //
 // LaneModel and LaneWorlds put a batch's model and N of its worlds into that form: what the CPU
-// backend (host/backends/cpu_backend.cpp) steps, and what the benchmarks time.
+// backend (host/backends/cpu_backend.cpp) steps, and what the benchmarks time. Both allocate once,
+// when made; the backend keeps them across calls while the batch's storage and parameter layout
+// stay the same (refreshShared() then picks up new values of the shared parameters).
 #pragma once
 
 #include <algorithm>
@@ -21,7 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "lockstep/views.h"
+#include "lockstep/workspace.h"
 
 // Packs pass by value between inlined functions; where a file is compiled without AVX, g++ notes
 // that such arguments would change the ABI of a non-inlined call. None crosses a library boundary.
@@ -337,7 +339,7 @@ class LaneWorlds {
 #undef LOCKSTEP_X
     packs_.resize(static_cast<std::size_t>(n));
     Pack<T>* p = packs_.data();
-    // Parameters shared by all worlds are broadcast once; per-world ones are gathered per pack.
+    // Parameters shared by all worlds are broadcast (refreshShared); per-world ones are gathered per pack.
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                   \
     view_.params.name = {p, 1};                                                       \
     addParameter(p, batch.name, fieldCount(s, per, parts));
@@ -349,13 +351,21 @@ class LaneWorlds {
     addField(view_.name, batch.name, fieldCount(s, per, parts), role, p);
     LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
+    refreshShared();
   }
 
   LaneWorlds(const LaneWorlds&) = delete;  // the views point into this object
   LaneWorlds& operator=(const LaneWorlds&) = delete;
 
   const WorldView<Pack<T>>& view() const { return view_; }
+  const BatchView<T>& batch() const { return batch_; }
   const Workspace<Pack<T>>& workspace() const { return ws_; }
+
+  // Broadcasts the current values of the parameters that all worlds share into every lane.
+  void refreshShared() {
+    for (const Field& f : shared_)
+      for (std::int64_t c = 0; c < f.count; ++c) f.dst[c] = Pack<T>(f.src[c * f.compStride]);
+  }
 
   // Loads worlds w0 .. w0+lanes-1 (lanes <= W). The lanes past them, and those whose `use` is
   // false (worlds already flagged), get a copy of a used world instead, so that no lane computes
@@ -423,7 +433,7 @@ class LaneWorlds {
 
   void addParameter(Pack<T>*& p, const ParamArray<T>& a, std::int64_t count) {
     if (a.worldStride == 0) {
-      for (std::int64_t c = 0; c < count; ++c) p[c] = Pack<T>(a.data[c * a.compStride]);
+      shared_.push_back({p, a.data, nullptr, a.compStride, 0, count});
     } else {
       perWorld_.push_back({p, a.data, nullptr, a.compStride, a.worldStride, count});
     }
@@ -445,7 +455,7 @@ class LaneWorlds {
   std::vector<Pack<T>> packs_, scratch_;
   Workspace<Pack<T>> ws_;
   WorldView<Pack<T>> view_{};
-  std::vector<Field> perWorld_, state_, observations_, evaluation_;
+  std::vector<Field> shared_, perWorld_, state_, observations_, evaluation_;
   std::int64_t w0_ = 0;
   int lanes_ = 0;
   int source_[W] = {};       // the world (from w0) each lane was loaded from
