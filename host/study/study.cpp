@@ -6,6 +6,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "lockstep/statistics.h"
+
 namespace lockstep {
 
 namespace {
@@ -262,20 +264,14 @@ OutputStats reduceValues(const std::string& name, const double* values, const st
   s.mean = sum / double(v.size());
   double ss = 0;
   for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.stddev = v.size() > 1 ? std::sqrt(ss / double(v.size() - 1)) : 0.0;
+  s.stddev = sampleStddev(ss, s.count);
   s.min = v.front();
   s.max = v.back();
   for (double q : quantiles) {
-    const double pos = q * double(v.size() - 1);
-    const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    s.quantiles.push_back(v[lo] + (pos - double(lo)) * (v[hi] - v[lo]));
+    const QuantilePoint p = quantilePoint(q, s.count);
+    s.quantiles.push_back(interpolateQuantile(p, v[p.lo], v[p.hi]));
   }
-  const double range = s.max - s.min;
-  for (double x : v) {
-    int b = range > 0 ? static_cast<int>((x - s.min) / range * bins) : 0;
-    s.histogram[std::min(b, bins - 1)] += 1;
-  }
+  for (double x : v) s.histogram[histogramBin(x, s.min, s.max - s.min, bins)] += 1;
   return s;
 }
 
