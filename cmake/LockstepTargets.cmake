@@ -9,6 +9,7 @@ add_library(lockstep STATIC
   host/model/model.cpp
   host/batch/batch.cpp
   host/batch/fields.cpp
+  host/batch/quantities.cpp
   host/backends/cpu_backend.cpp
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu

@@ -29,6 +29,7 @@ struct SimulateOptions {
   std::string device = "auto";
   int recordEvery = 0;
   std::string out;
+  std::string record;  // --record LIST; empty: the scene's simulation.record, else the default layout
   int threads = 0;
   bool repairInertia = false;
 };
@@ -42,38 +43,13 @@ struct RunPlan {
   Backend backend;
   int recordEvery;  // 0: no recording
   std::string out;
+  RecordingLayout layout;  // what a recording holds
 };
 
 const char* integratorName(Integrator i) { return i == Integrator::RK4 ? "rk4" : "euler"; }
 
 // Frames are recorded at step 0, every recordEvery steps, and at the last step.
 int frameCount(int steps, int every) { return steps / every + 1 + (steps % every ? 1 : 0); }
-
-template <class T>
-Frame readFrame(const Batch<T>& batch) {
-  const Sizes& s = batch.sizes();
-  const std::int64_t W = batch.numWorlds();
-  Frame f;
-  f.time.resize(W);
-  f.kinetic.resize(W);
-  f.potential.resize(W);
-  f.status.resize(W);
-  f.q.reserve(W * s.nq);
-  f.u.reserve(W * s.nu);
-  f.udot.reserve(W * s.nu);
-  f.z.reserve(W * s.nz);
-  for (std::int64_t w = 0; w < W; ++w) {
-    f.time[w] = batch.time(w);
-    f.kinetic[w] = batch.kineticEnergy(w);
-    f.potential[w] = batch.potentialEnergy(w);
-    f.status[w] = batch.status(w);
-    for (double x : batch.q(w)) f.q.push_back(x);
-    for (double x : batch.u(w)) f.u.push_back(x);
-    for (double x : batch.udot(w)) f.udot.push_back(x);
-    for (double x : batch.z(w)) f.z.push_back(x);
-  }
-  return f;
-}
 
 // The energy bookkeeping of one world after evaluate(): E = KE + PE + dissipated energy (the z
 // states), which stays constant in exact arithmetic, and |KE| + |PE| + |z| as its scale.
@@ -121,8 +97,8 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   int frames = 0;
   if (plan.recordEvery > 0) {
     frames = frameCount(plan.steps, plan.recordEvery);
-    recording = Recording::open(plan.out, model, W, frames);
-    recording->write(readFrame(batch));
+    recording = Recording::open(plan.out, model, plan.layout, W, frames);
+    recording->write(readFrame(batch, plan.layout));
   }
 
   // Step in segments that end where a frame is recorded or the progress line is updated.
@@ -143,7 +119,7 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
       batch.evaluate();
       batch.download();
       evaluated = true;
-      recording->write(readFrame(batch));
+      recording->write(readFrame(batch, plan.layout));
     }
     progress.update(done, wall);
   }
@@ -199,6 +175,16 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   return 0;
 }
 
+// What --out records: the quantities of --record, else those of the scene's simulation.record,
+// else the default layout (time, q, u, udot, energies, z, status).
+RecordingLayout recordingLayout(const Scene& scene, const SimulateOptions& o) {
+  const Model& model = *scene.model;
+  if (!o.record.empty()) return recordLayout(model, splitRecordList(o.record, "--record"), "--record");
+  if (!scene.simulation.record.empty())
+    return recordLayout(model, scene.simulation.record, scene.source + ": simulation.record");
+  return defaultLayout(model);
+}
+
 int simulate(const SimulateOptions& o) {
   SceneOptions sceneOptions;
   sceneOptions.repairInertia = o.repairInertia;
@@ -215,6 +201,7 @@ int simulate(const SimulateOptions& o) {
   plan.backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
                                                   : (o.device == "cuda" ? DeviceChoice::Cuda : DeviceChoice::Auto));
   plan.out = o.out;
+  plan.layout = recordingLayout(scene, o);
   // Recording: every --record-every steps, by default about 100 frames.
   plan.recordEvery = o.out.empty() ? 0 : (o.recordEvery > 0 ? o.recordEvery : std::max(1, plan.steps / 100));
   return o.precision == "double" ? run<double>(scene, plan, "double") : run<float>(scene, plan, "float");
@@ -246,6 +233,11 @@ Command addSimulateCommand(CLI::App& parent) {
               "FILE.csv|FILE.npz"));
   app->add_option("--record-every", o->recordEvery, "Record a frame every N steps (default: about 100 frames)")
       ->check(CLI::PositiveNumber)
+      ->needs(out);
+  app->add_option("--record", o->record,
+                  "Quantities to record, comma-separated (q,u,bodyPose,bushing.X_FM,...; all: every one); "
+                  "`lockstep info SCENE` lists them (default: the scene's simulation.record, else time, q, u, udot, "
+                  "energies, z, status)")
       ->needs(out);
   app->add_option("--threads", o->threads, "CPU threads (default: all cores)")->check(CLI::PositiveNumber);
   app->add_flag("--repair-inertia", o->repairInertia,

@@ -31,6 +31,7 @@ struct SimulationSettings {
   int steps = 1000;
   Integrator integrator = Integrator::RK4;
   std::int64_t worlds = 1;
+  std::vector<std::string> record;  // quantities `simulate --out` records (quantities.h); empty: the default
 };
 
 // Per-world values of one force element or constraint, by groups that the Batch sets together;
