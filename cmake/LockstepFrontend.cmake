@@ -38,6 +38,7 @@ add_executable(lockstep_cli
   host/cli/recording.cpp
   host/cli/study.cpp
   host/cli/bench.cpp
+  host/cli/plot.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
 target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)

@@ -20,6 +20,8 @@ Command addSimulateCommand(CLI::App& parent);
 Command addInfoCommand(CLI::App& parent);
 // `lockstep bench [SCENE]`: the throughput table of a scene on this machine.
 Command addBenchCommand(CLI::App& parent);
+// `lockstep plot FILE.npz`: PNG plots over time of a recording.
+Command addPlotCommand(CLI::App& parent);
 // `lockstep study FILE`: a Monte Carlo parameter study with statistics and a histogram.
 Command addStudyCommand(CLI::App& parent);
 

@@ -15,6 +15,7 @@ Command (*const kCommands[])(CLI::App&) = {
     lockstep::cli::addInfoCommand,
     lockstep::cli::addStudyCommand,
     lockstep::cli::addBenchCommand,
+    lockstep::cli::addPlotCommand,
 };
 
 }  // namespace
