@@ -227,6 +227,16 @@ std::string quantityNames() {
   return all;
 }
 
+std::optional<QuantityColumn> findColumn(const Model& model, const std::string& publicName) {
+  for (const Quantity& q : recordableQuantities()) {
+    if (publicName.compare(0, std::char_traits<char>::length(q.info.prefix), q.info.prefix) != 0) continue;
+    const std::vector<std::string> names = publicNames(model, q.info);
+    for (std::size_t c = 0; c < names.size(); ++c)
+      if (names[c] == publicName) return QuantityColumn{&q, static_cast<std::int64_t>(c)};
+  }
+  return std::nullopt;
+}
+
 template <class T>
 void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quantities,
                       std::vector<std::vector<double>>& out) {

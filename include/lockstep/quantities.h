@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,14 @@ const std::vector<Quantity>& recordableQuantities();
 const Quantity* findQuantity(const std::string& name);
 // The names of every quantity, comma-separated, for error messages.
 std::string quantityNames();
+
+// One column of a quantity, found by its public name ("energy.total", "bushing.bushing.F_GM.fz"):
+// what study outcomes and other single-number readers can look names up in.
+struct QuantityColumn {
+  const Quantity* quantity;
+  std::int64_t component;  // in the order of publicNames(model, quantity->info)
+};
+std::optional<QuantityColumn> findColumn(const Model& model, const std::string& publicName);
 
 // The values of the given quantities for every world of the batch's host copy (call evaluate()
 // and download() first: udot, the multipliers, the energies, the acceleration errors and the

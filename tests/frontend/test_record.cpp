@@ -12,6 +12,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -393,6 +394,23 @@ TEST_F(Record, EveryRegistryFieldIsRecordableAndEveryNameIsUnique) {
   }
   EXPECT_EQ(columnNames.size(), columnCount);
   EXPECT_GT(columnCount, 400u);  // chain-7-seed: 7 bodies, a bushing, a spring, a contact
+
+  // Every column is found back by its public name.
+  const Model& m = *scene.model;
+  for (const Quantity& q : recordableQuantities()) {
+    const std::vector<std::string> cols = publicNames(m, q.info);
+    for (std::size_t c = 0; c < cols.size(); ++c) {
+      const std::optional<QuantityColumn> found = findColumn(m, cols[c]);
+      ASSERT_TRUE(found.has_value()) << cols[c];
+      EXPECT_EQ(found->quantity, &q) << cols[c];
+      EXPECT_EQ(found->component, static_cast<std::int64_t>(c)) << cols[c];
+    }
+  }
+  EXPECT_EQ(findColumn(m, "bushing.bushing.F_GM.fz")->component, 5);
+  EXPECT_EQ(findColumn(m, "q.joint7")->quantity->name(), "q");
+  EXPECT_EQ(findColumn(m, "energy.total")->quantity->name(), "energy.total");
+  EXPECT_FALSE(findColumn(m, "q.joint8").has_value());
+  EXPECT_FALSE(findColumn(m, "bushing.bushing.F_GM").has_value());
 }
 
 TEST_F(Record, CsvColumnsAreTheNpzNamesWithTheSameNumbers) {
