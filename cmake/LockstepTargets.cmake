@@ -9,6 +9,11 @@ add_library(lockstep STATIC
   host/model/model.cpp
   host/batch/batch.cpp
   host/batch/fields.cpp
+  host/batch/compiled_model.cpp
+  host/batch/parameters.cpp
+  host/batch/inspection.cpp
+  host/batch/dlpack.cpp
+  host/batch/device_memory.cpp
   host/backends/cpu_backend.cpp
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu
