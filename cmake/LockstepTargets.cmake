@@ -66,6 +66,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_constraints.cpp
     tests/test_rollouts.cpp
     tests/test_study.cpp
+    tests/test_fields.cpp
     tests/test_plot.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)

@@ -212,7 +212,13 @@ ParamId idOf(const FieldInfo* f) { return ParamId(f - parameterFields().data());
 
 template <class T>
 void Batch<T>::setParameter(std::int64_t w, const std::string& name, double value) {
-  const FieldComponent c = findParameter(*model_, name);
+  setParameter(w, findParameter(*model_, name), value);
+}
+
+template <class T>
+void Batch<T>::setParameter(std::int64_t w, const FieldComponent& c, double value) {
+  if (c.field < parameterFields().data() || c.field >= parameterFields().data() + kParamCount)
+    throw std::invalid_argument(std::string("setParameter: '") + c.field->name + "' is not a per-world parameter");
   const ParamId id = idOf(c.field);
   const int width = c.field->width();
   const int element = static_cast<int>(c.component / width);
@@ -355,6 +361,7 @@ bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
   template bool Batch<T>::isPerWorld(const std::string&) const;                                           \
   template std::vector<std::string> Batch<T>::parameterNames() const;                                     \
   template void Batch<T>::setParameter(std::int64_t, const std::string&, double);                         \
+  template void Batch<T>::setParameter(std::int64_t, const FieldComponent&, double);                      \
   template double Batch<T>::parameter(std::int64_t, const std::string&) const;                            \
   template void Batch<T>::setMassProperties(std::int64_t, int, const MassProperties&);                    \
   template MassProperties Batch<T>::massProperties(std::int64_t, int) const;                              \

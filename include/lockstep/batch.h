@@ -32,6 +32,7 @@ struct DLManagedTensor;
 
 #include "lockstep/backend.h"
 #include "lockstep/compiled_model.h"
+#include "lockstep/fields.h"
 #include "lockstep/force_elements.h"
 #include "lockstep/model.h"
 #include "lockstep/parameter_store.h"
@@ -177,6 +178,8 @@ class Batch {
   // info` prints them): validated as the model builder validates the element it belongs to.
   std::vector<std::string> parameterNames() const;
   void setParameter(std::int64_t w, const std::string& name, double value);
+  // The same for a component already found by name (fields.h findPublicName), for loops over worlds.
+  void setParameter(std::int64_t w, const FieldComponent& component, double value);
   double parameter(std::int64_t w, const std::string& name) const;
 
   // Force-element and constraint parameters (the seeds' Instance-stage values). Each setter takes
