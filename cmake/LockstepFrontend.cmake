@@ -24,10 +24,13 @@ add_library(lockstep_io STATIC
   host/io/urdf.cpp
   host/io/study_file.cpp
 )
+add_library(lockstep::io ALIAS lockstep_io)
+set_target_properties(lockstep_io PROPERTIES EXPORT_NAME io)
 target_include_directories(lockstep_io PRIVATE ${PROJECT_BINARY_DIR}/generated)
+# nlohmann_json and Eigen are header-only: the installed library needs only urdfdom's libraries.
 target_link_libraries(lockstep_io
   PUBLIC lockstep
-  PRIVATE nlohmann_json::nlohmann_json PkgConfig::URDFDOM Eigen3::Eigen)
+  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> PkgConfig::URDFDOM $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep_io PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
 # ---- the command line ----------------------------------------------------------------------------
