@@ -1,6 +1,6 @@
 // `lockstep simulate --record` and `lockstep plot` end to end: every recordable quantity of
 // chain-7-seed written by the command line, read back from the .npz and checked against the values
-// Simbody 3.7 printed (reference/sphere_case1.md, reference/bushing_case1.md, the same states and
+// Simbody 3.7 printed (docs/reference-values.md: sphere case 1, bushing case 1; the same states and
 // tolerances as tests/test_constraints.cpp and tests/test_forces.cpp), against the Batch API of the
 // same run in process, and against the seeds' closed forms; the names; the errors.
 #include <gtest/gtest.h>
@@ -159,7 +159,7 @@ class Record : public ::testing::Test {
   fs::path dir_;
 };
 
-// reference/sphere_case1.md: Simbody's assembled chain-7-seed state.
+// docs/reference-values.md, sphere case 1: Simbody's assembled chain-7-seed state.
 const std::vector<double> kSphereCase1Q = {-0.15042011004075018, -0.076440357112119564, 0.0068070761040828643,
                                            0.0915141602205084,   0.16972760733200887,   0.23416257272338142,
                                            0.27891933102116429};
@@ -191,7 +191,7 @@ TEST_F(Record, EveryQuantityOfChain7SeedMatchesSimbodyAndTheBatch) {
   for (const std::string& n : m.uNames()) uNames.push_back("udot." + n);
   EXPECT_TRUE(near(rec.get("q", qNames), kSphereCase1Q, 1e-12));
 
-  // reference/sphere_case1.md, with test_constraints.cpp's tolerances.
+  // docs/reference-values.md, sphere case 1, with test_constraints.cpp's tolerances.
   const std::vector<double> udot = {156.08604412526211, -331.38627794519039, 89.617123534949954, -73.485840135760895,
                                     174.42503354442169, -652.60525281274181, 2310.5839747865539};
   EXPECT_TRUE(near(rec.get("udot", uNames), udot, 1e-9));
@@ -300,7 +300,7 @@ TEST_F(Record, EveryQuantityOfChain7SeedMatchesSimbodyAndTheBatch) {
   }
 }
 
-// reference/bushing_case1.md as a scene file: two Free bodies joined by a LinearBushing.
+// docs/reference-values.md, bushing case 1, as a scene file: two Free bodies joined by a LinearBushing.
 TEST_F(Record, LinearBushingQuantitiesMatchSimbodyCase1ThroughTheFiles) {
   const double m = 1.234, com[3] = {0.1, 0.2, 0.3};
   // Central inertia = inertia about the origin, m * UnitInertia(1, 1.1, 1.2, .01, .02, .03), minus
