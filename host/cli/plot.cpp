@@ -105,7 +105,13 @@ Array parseNpy(const std::string& raw, const std::string& where) {
 std::map<std::string, Array> readNpz(const std::string& path) {
   int error = 0;
   std::unique_ptr<zip_t, int (*)(zip_t*)> archive(zip_open(path.c_str(), ZIP_RDONLY, &error), zip_close);
-  if (!archive) throw std::runtime_error(path + ": cannot open as a .npz archive (zip error " + std::to_string(error) + ")");
+  if (!archive) {
+    zip_error_t e;
+    zip_error_init_with_code(&e, error);
+    const std::string what = zip_error_strerror(&e);
+    zip_error_fini(&e);
+    throw std::runtime_error(path + ": cannot open as a .npz archive: " + what);
+  }
   std::map<std::string, Array> out;
   const zip_int64_t n = zip_get_num_entries(archive.get(), 0);
   for (zip_int64_t i = 0; i < n; ++i) {

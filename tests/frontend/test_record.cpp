@@ -543,6 +543,11 @@ TEST_F(Record, PlotWritesPngImages) {
   EXPECT_EQ(world.status, 1);
   EXPECT_TRUE(contains(world.err, "--worlds: '3' is not a world of " + npzPath.string() + " (it has worlds 0 to 2)"))
       << world.err;
+  const std::string notZip = write("not_a_recording.npz", "q,u\n1,2\n");
+  const CliResult bad = run("plot " + notZip);
+  EXPECT_EQ(bad.status, 1);
+  EXPECT_TRUE(contains(bad.err, "lockstep: error: " + notZip + ": cannot open as a .npz archive: Not a zip archive"))
+      << bad.err;
   const CliResult what = run("plot " + npzPath.string() + " --quantities u");
   EXPECT_EQ(what.status, 1);
   EXPECT_TRUE(contains(what.err, "--quantities: 'u' is not in " + npzPath.string() + " (it holds bushing.X_FM,"))
