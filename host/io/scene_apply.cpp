@@ -1,9 +1,30 @@
 // Putting a scene's initial state and per-world overrides into a Batch (scene.h).
+#include <cmath>
 #include <string>
 
 #include "lockstep/scene.h"
 
 namespace lockstep {
+
+namespace {
+
+// Flags (kStatusInvalidInitialState) every world whose q or u is not finite in T: a value that is
+// finite in double, such as u = 1e300, may overflow to infinity in float. Such a world is never
+// stepped; the other worlds are untouched.
+template <class T>
+void flagInvalidInitialStates(Batch<T>& batch) {
+  const FieldView status = batch.field("status", MemorySpace::Host);
+  std::int32_t* flags = static_cast<std::int32_t*>(status.data);
+  for (const char* name : {"q", "u"}) {
+    const FieldView f = batch.field(name, MemorySpace::Host);
+    const T* x = static_cast<const T*>(f.data);
+    for (std::int64_t c = 0; c < f.components; ++c)
+      for (std::int64_t w = 0; w < f.worlds; ++w)
+        if (!std::isfinite(x[c * f.componentStride + w * f.worldStride])) flags[w] |= kStatusInvalidInitialState;
+  }
+}
+
+}  // namespace
 
 template <class T>
 void applyScene(const Scene& scene, Batch<T>& batch) {
@@ -40,6 +61,7 @@ void applyScene(const Scene& scene, Batch<T>& batch) {
       }
     }
   }
+  flagInvalidInitialStates(batch);
 }
 
 template void applyScene<float>(const Scene&, Batch<float>&);
