@@ -71,7 +71,7 @@ const char* const kInertiaParts[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
 
 [[noreturn]] void unknown(const char* what, const std::string& name) {
   throw std::invalid_argument(std::string("study: ") + what + " '" + name +
-                              "' does not name anything in the model (see the names in include/lockstep/study.h)");
+                              "' does not name anything in the model (see the names `lockstep info` lists and docs/study-format.md)");
 }
 
 // Where an output lives: a component of a world field, or the sum of two (energy.total).
