@@ -42,8 +42,16 @@ add_executable(lockstep_cli
   host/cli/study.cpp
   host/cli/bench.cpp
   host/cli/plot.cpp
+  host/cli/app.cpp
+  host/cli/options.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
+# What `lockstep --version` reports: the version and the CUDA architectures compiled for.
+set(_lockstep_archs_text ${CMAKE_CUDA_ARCHITECTURES})
+list(TRANSFORM _lockstep_archs_text PREPEND "sm_")
+list(JOIN _lockstep_archs_text ", " _lockstep_archs_text)
+set_source_files_properties(host/cli/app.cpp PROPERTIES COMPILE_DEFINITIONS
+  "LOCKSTEP_VERSION=\"${PROJECT_VERSION}\";LOCKSTEP_CUDA_ARCHITECTURES=\"${_lockstep_archs_text}\"")
 target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)
 target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 

@@ -32,6 +32,7 @@ std::string describeStatus(std::int32_t status) {
        "The length of the spring became nearly zero. Revisit your model to avoid this situation."},
       {kStatusBushingSingular, "bushing middle angle reached +/-90 degrees (singular Euler-angle rates)"},
       {kStatusConstraintFailed, "constraint solve or projection failed"},
+      {kStatusInvalidInitialState, "initial q or u not finite in this precision"},
   };
   std::string out;
   for (const auto& r : kReasons) {
@@ -145,6 +146,26 @@ void Batch<T>::setBodyForce(std::int64_t w, int body, const SpatialVecd& F) {
 }
 
 template <class T>
+void Batch<T>::setQ(std::int64_t w, const std::vector<double>& q) {
+  setField(q_, sizes_.nq, w, q, "q");
+  flagInvalidState(w);
+}
+
+template <class T>
+void Batch<T>::setU(std::int64_t w, const std::vector<double>& u) {
+  setField(u_, sizes_.nu, w, u, "u");
+  flagInvalidState(w);
+}
+
+template <class T>
+void Batch<T>::flagInvalidState(std::int64_t w) {
+  bool finite = true;
+  for (int i = 0; i < sizes_.nq; ++i) finite = finite && std::isfinite(q_[static_cast<std::size_t>(i) * nWorlds_ + w]);
+  for (int i = 0; i < sizes_.nu; ++i) finite = finite && std::isfinite(u_[static_cast<std::size_t>(i) * nWorlds_ + w]);
+  if (!finite) status_[w] |= kStatusInvalidInitialState;
+}
+
+template <class T>
 void Batch<T>::setAllStates(const std::vector<double>& q, const std::vector<double>& u) {
   setInitialState(kAllWorlds, q, u);
   for (std::int64_t w = 0; w < nWorlds_; ++w) {
@@ -153,6 +174,7 @@ void Batch<T>::setAllStates(const std::vector<double>& q, const std::vector<doub
     setZ(w, std::vector<double>(sizes_.nz, 0.0));
     setTime(w, 0.0);
     status_[w] = kStatusOk;
+    flagInvalidState(w);
   }
 }
 

@@ -196,11 +196,17 @@ class NpzRecording : public Recording {
       }
       if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0)
         fail(archive, zip_strerror(archive));
+      // A fixed entry time (the earliest a zip can say: 1980-01-01 00:00), not the time of the run:
+      // identical runs write identical bytes.
+      if (zip_file_set_dostime(archive, static_cast<zip_uint64_t>(index), kDosTime, kDosDate, 0) != 0)
+        fail(archive, zip_strerror(archive));
     }
     if (zip_close(archive) != 0) fail(archive, zip_strerror(archive));
   }
 
  private:
+  static constexpr zip_uint16_t kDosTime = 0;                            // 00:00:00
+  static constexpr zip_uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980 + 0, January, 1st
   [[noreturn]] void fail(zip_t* archive, const std::string& what) {
     const std::string message = path_ + ": " + what;
     zip_discard(archive);

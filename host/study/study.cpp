@@ -29,7 +29,7 @@ double uniform01(std::uint64_t seed, int variation, std::int64_t world, int draw
 
 [[noreturn]] void unknown(const char* what, const std::string& name) {
   throw std::invalid_argument(std::string("study: ") + what + " '" + name +
-                              "' does not name anything in the model (see the names in include/lockstep/study.h)");
+                              "' does not name anything in the model (see the names `lockstep info` lists and docs/study-format.md)");
 }
 
 // Where an output lives: a component of a world field (found by its public name in the field

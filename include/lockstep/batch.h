@@ -110,8 +110,10 @@ class Batch {
   double potentialEnergy(std::int64_t w) const { return getField(energy_, 2, w)[1]; }
   std::int32_t status(std::int64_t w) const;
 
-  void setQ(std::int64_t w, const std::vector<double>& q) { setField(q_, sizes_.nq, w, q, "q"); }
-  void setU(std::int64_t w, const std::vector<double>& u) { setField(u_, sizes_.nu, w, u, "u"); }
+  // A q or u that is finite in double but not in T (u = 1e300 in float) flags the world
+  // (kStatusInvalidInitialState): it is never stepped, and the other worlds go on.
+  void setQ(std::int64_t w, const std::vector<double>& q);
+  void setU(std::int64_t w, const std::vector<double>& u);
   void setZ(std::int64_t w, const std::vector<double>& z) { setField(z_, sizes_.nz, w, z, "z"); }
   void setTau(std::int64_t w, const std::vector<double>& tau) { setField(tau_, sizes_.nu, w, tau, "tau"); }
   void setTime(std::int64_t w, double t) { setField(time_, 1, w, {t}, "time"); }
@@ -277,6 +279,8 @@ class Batch {
   void checkReadable() const;
   void touchHost();
   void checkElement(int i, int count, const char* kind) const;
+  // Sets kStatusInvalidInitialState on world w when its q or u is not finite in T.
+  void flagInvalidState(std::int64_t w);
   // One element's block of a parameter (massProps of a body: 10 values), for world w; the setter
   // validates it, and takes kAllWorlds.
   std::vector<double> parameterBlock(ParamId id, std::int64_t w, int element) const;
