@@ -2,12 +2,16 @@
 """The Python overhead per Batch.step at 1, 64 and 4096 worlds (not a test; issue 14's target is under
 10% at 4096 worlds).
 
-For each size the same steps are timed two ways on the same batch:
-  C++:    batch.step(n=K)          one call; the K steps run inside the engine (the C++ API's cost)
+For each size the same K steps are timed on the same batch:
+  C++:    K calls of Batch::step(dt, 1) made by a loop in C++ (the extension's time_step_calls)
   Python: K calls of batch.step()  each crossing into C++ (argument conversion, GIL release and
                                    reacquire, the scene's dt and integrator looked up)
-and, as a learning loop does, K iterations of {write actions into batch.tau, step, read batch.q}.
-Overhead = Python time per step / C++ time per step - 1, the best of several repeats of each.
+  loop:   K iterations of {write actions into batch.tau, batch.step(), read batch.q}, as a
+          learning loop does
+and, for scale, one call batch.step(n=K) (the K steps inside one engine call). Overhead = time per
+step / C++ time per step - 1, the best of several repeats of each. The CPU backend runs OpenMP
+threads: on a machine busy with other work the per-call times are noisy (OMP_NUM_THREADS=1 gives
+steadier figures).
 
     .venv/bin/python bench/python_overhead.py [--scene scenes/chain-7.json] [--dtype float32]
 """
@@ -41,14 +45,15 @@ def main():
 
     model = lockstep.load(args.scene)
     print(f"scene {model.name}, {args.dtype}, device {args.device}, dt {model.dt:g} s, {model.integrator}")
-    print(f"{'worlds':>7} {'steps':>6} {'C++ us/step':>12} {'Python us/step':>15} {'overhead':>9} "
-          f"{'loop us/step':>13} {'loop overhead':>14}")
+    print(f"{'worlds':>7} {'steps':>6} {'step(n=K) us':>13} {'C++ us/step':>12} {'Python us/step':>15} "
+          f"{'overhead':>9} {'loop us/step':>13} {'loop overhead':>14}")
     for worlds in args.worlds:
         batch = lockstep.Batch(model, worlds, device=args.device, dtype=args.dtype)
-        # About 0.2 s of engine time per measurement, at least 20 steps.
+        # About 0.5 s of engine time per measurement, at least 50 steps.
         t1 = best_of(3, lambda: batch.step(10)) / 10
-        k = max(20, int(0.2 / max(t1, 1e-9)))
-        cpp = best_of(args.repeats, lambda: batch.step(k)) / k
+        k = max(50, int(0.5 / max(t1, 1e-9)))
+        one_call = best_of(args.repeats, lambda: batch.step(k)) / k
+        cpp = min(batch._b.time_step_calls(k, model.dt, model.integrator) for _ in range(args.repeats)) / k
 
         def python_calls():
             for _ in range(k):
@@ -65,7 +70,7 @@ def main():
 
         py = best_of(args.repeats, python_calls) / k
         loop = best_of(args.repeats, learning_loop) / k if args.device == "cpu" else float("nan")
-        print(f"{worlds:7d} {k:6d} {cpp * 1e6:12.2f} {py * 1e6:15.2f} {100 * (py / cpp - 1):8.1f}% "
+        print(f"{worlds:7d} {k:6d} {one_call * 1e6:13.2f} {cpp * 1e6:12.2f} {py * 1e6:15.2f} {100 * (py / cpp - 1):8.1f}% "
               f"{loop * 1e6:13.2f} {100 * (loop / cpp - 1):13.1f}%", flush=True)
 
 

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -171,6 +172,17 @@ struct PyBatch {
     batch->synchronize();
   }
 
+  // For bench/python_overhead.py: the wall time of k calls of step(dt, 1) made from C++, the
+  // same calls a C++ program would make, to compare with k calls from Python.
+  double timeStepCalls(int k, double dt, const std::string& integrator) {
+    const Integrator i = parseIntegrator(integrator);
+    nb::gil_scoped_release release;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int n = 0; n < k; ++n) batch->step(dt, 1, i);
+    batch->synchronize();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
   void evaluate() {
     nb::gil_scoped_release release;
     batch->evaluate();
@@ -265,6 +277,7 @@ void bindBatch(nb::module_& m, const char* name) {
              return nb::cast<B&>(self).field(self, name, host);
            }, "name"_a, "host"_a = false)
       .def("step", &B::step, "n"_a, "dt"_a, "integrator"_a)
+      .def("time_step_calls", &B::timeStepCalls, "k"_a, "dt"_a, "integrator"_a)
       .def("evaluate", &B::evaluate)
       .def("assemble", &B::assemble, "max_iterations"_a = 200)
       .def("reset_all", &B::resetAll)
