@@ -112,3 +112,16 @@ def test_vector_env_bad_arguments():
         lockstep.VectorEnv(model, 2, lambda b, o, a: 0, observations=("qq",), action_high=1.0)
     with pytest.raises(ValueError, match="no effort limit"):
         lockstep.VectorEnv(model, 2, lambda b, o, a: 0)
+
+
+def test_gymnasium_checks_that_apply_to_vector_envs():
+    # gymnasium.utils.env_checker.check_env takes a gymnasium.Env only; these of its checks take any
+    # environment with the reset/step API (check_step_determinism asserts `truncated is False`, a
+    # Python bool, and cannot apply to arrays of flags).
+    from gymnasium.utils import env_checker
+
+    env = pendulum_env(n=1, reset_noise=0.05)
+    env_checker.check_reset_return_type(env)
+    env_checker.check_reset_seed_determinism(env)
+    env_checker.check_reset_options(env)
+    env_checker.check_returned_data_not_reused(env)
