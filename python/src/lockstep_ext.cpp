@@ -310,16 +310,37 @@ nb::dict statsDict(const OutputStats& s, const std::vector<double>& quantiles) {
   return d;
 }
 
+// Runs a study as `lockstep study` does, and keeps the per-world outcomes: runStudy reduces them
+// and frees its batch, so they are read when its progress callback reports the last step done
+// (evaluated first, as runStudy evaluates before reducing; evaluating does not change the state).
+template <class T>
+StudyResult runKeepingOutcomes(const StudyFile& f, Backend backend, std::vector<std::vector<double>>& outcomes,
+                               std::vector<std::int32_t>& status) {
+  Batch<T>* batch = nullptr;
+  auto setup = [&](Batch<T>& b) {
+    applyScene(f.scene, b);
+    batch = &b;
+  };
+  auto progress = [&](double fraction, double) {
+    if (fraction < 1.0 || !batch) return;
+    batch->evaluate();
+    batch->download();
+    for (const std::string& o : f.spec.outputs) outcomes.push_back(outputValues(*batch, o));
+    for (std::int64_t w = 0; w < batch->numWorlds(); ++w) status.push_back(batch->status(w));
+  };
+  return runStudy<T>(f.scene.model, f.spec, backend, progress, setup);
+}
+
 nb::dict runStudyFile(const StudyFile& f, const std::string& device) {
   const Backend backend = resolveBackend(parseDevice(device));
   const Scene& scene = f.scene;
   StudyResult r;
+  std::vector<std::vector<double>> outcomes;
+  std::vector<std::int32_t> status;
   {
     nb::gil_scoped_release release;
-    if (f.precision == "float")
-      r = runStudy<float>(scene.model, f.spec, backend, {}, [&](Batch<float>& b) { applyScene(scene, b); });
-    else
-      r = runStudy<double>(scene.model, f.spec, backend, {}, [&](Batch<double>& b) { applyScene(scene, b); });
+    r = f.precision == "float" ? runKeepingOutcomes<float>(f, backend, outcomes, status)
+                               : runKeepingOutcomes<double>(f, backend, outcomes, status);
   }
   nb::dict d;
   d["source"] = f.source;
@@ -335,6 +356,8 @@ nb::dict runStudyFile(const StudyFile& f, const std::string& device) {
   nb::list outputs;
   for (const OutputStats& s : r.outputs) outputs.append(statsDict(s, f.spec.quantiles));
   d["outputs"] = outputs;
+  d["outcomes"] = outcomes;  // [outputs][worlds]; empty for a study of 0 steps
+  d["status"] = status;      // [worlds]
   return d;
 }
 

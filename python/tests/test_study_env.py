@@ -25,6 +25,13 @@ def test_run_study_equals_the_command_line(tmp_path):
     assert r["mean"].shape == (4,) and r["quantiles"].shape == (4, 5) and r["histograms"].shape == (4, 40)
     assert np.all(r["count"] + r["flagged_worlds"] == 64)
     assert np.all(r["min"] <= r["mean"]) and np.all(r["mean"] <= r["max"])
+    healthy = r["status"] == 0
+    assert r["outcomes"].shape == (4, 64) and healthy.sum() == r["count"][0]
+    for i in range(4):
+        x = r["outcomes"][i, healthy]
+        assert x.min() == r["min"][i] and x.max() == r["max"][i]
+        assert x.mean() == pytest.approx(r["mean"][i], rel=1e-12, abs=1e-15)
+        assert x.std(ddof=1) == pytest.approx(r["stddev"][i], rel=1e-9, abs=1e-15)
     again = lockstep.run_study(small_study(), device="cpu")
     np.testing.assert_array_equal(r["mean"], again["mean"])  # counter-based draws: deterministic
     cli = cli_path()
