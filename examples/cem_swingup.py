@@ -5,6 +5,10 @@ Every world of one lockstep.VectorEnv runs its own candidate policy (a 3-16-1 ta
 cos q, sin q, u), so one batched episode evaluates the whole population. The rod's torque limit
 (2 N m) is below what holding it level takes (4.9 N m): a good policy pumps energy and then
 balances upright. Prints the population's mean return and the elite's, generation by generation.
+On a 2-core machine shared with builds, 60 generations took 100 s: the mean return rose from -226
+to about -128 and the elite's from -195 to about -35 (episode maximum 250); the mean policy swings
+the rod up but keeps it within 18 degrees of upright for only ~15% of the last second, so longer
+runs (or a larger population) still pay.
 
     .venv/bin/python examples/cem_swingup.py [--generations 30] [--population 256]
 """
