@@ -3,6 +3,8 @@ itself: views are views, resets, per-world parameters, determinism, and every ba
 import gc
 import os
 import subprocess
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -259,6 +261,28 @@ def test_determinism_and_world_independence():
     alone.step(200)
     np.testing.assert_array_equal(a.q, c.q)
     np.testing.assert_array_equal(a.q[5], alone.q[0])
+
+
+def test_step_releases_the_gil():
+    # While one thread is inside step(), another runs Python code; with the GIL held it could not
+    # run at all in the middle of the step.
+    b = lockstep.Batch(lockstep.load(scene("chain-7.json")), 1024, dtype="float64")
+    span = []
+
+    def work():
+        t0 = time.perf_counter()
+        b.step(300)
+        span.extend([t0, time.perf_counter()])
+
+    worker = threading.Thread(target=work)
+    stamps = []
+    worker.start()
+    while worker.is_alive():
+        stamps.append(time.perf_counter())
+    worker.join()
+    t0, t1 = span
+    middle = [t for t in stamps if t0 + 0.1 * (t1 - t0) < t < t1 - 0.1 * (t1 - t0)]
+    assert len(middle) > 100, f"{len(middle)} ticks in the middle of a {t1 - t0:.3f} s step"
 
 
 # ---- errors ---------------------------------------------------------------------------------------
