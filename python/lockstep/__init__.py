@@ -5,6 +5,7 @@
     batch = lockstep.Batch(model, worlds=4096, device="cpu", dtype="float64")
     batch.tau[:] = 0.1            # actions: a view of the engine's memory, no copy
     batch.step(100)               # the GIL is released while the engine runs
+    batch.evaluate()              # udot and energies (step() refreshes q, u and the observations)
     print(batch.q.shape, batch.energy[:, 0].mean())
 
 Per-world fields. Every field of the engine's registry (include/lockstep/views.h; names in
