@@ -9,14 +9,29 @@ add_library(lockstep STATIC
   host/model/model.cpp
   host/batch/batch.cpp
   host/batch/fields.cpp
+  host/batch/quantities.cpp
+  host/batch/compiled_model.cpp
+  host/batch/parameters.cpp
+  host/batch/inspection.cpp
+  host/batch/dlpack.cpp
+  host/batch/device_memory.cpp
   host/backends/cpu_backend.cpp
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu
   host/study/study.cpp
   kernels/study_reduce.cu
 )
-target_include_directories(lockstep PUBLIC ${PROJECT_SOURCE_DIR}/include)
-target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE Eigen3::Eigen)
+# The throughput measurement: the command line's `bench` calls it, so it is built with or without
+# the benchmarks.
+target_sources(lockstep PRIVATE ${PROJECT_SOURCE_DIR}/host/study/throughput.cpp)
+add_library(lockstep::lockstep ALIAS lockstep)
+target_include_directories(lockstep PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_compile_features(lockstep PUBLIC cxx_std_17)
+# Eigen is header-only and used inside host .cpp files only: consumers of the installed library
+# need not have it.
+target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
   $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
@@ -37,6 +52,8 @@ endif()
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PLPLOT REQUIRED IMPORTED_TARGET plplot)
 add_library(lockstep_report STATIC host/report/plot.cpp)
+add_library(lockstep::report ALIAS lockstep_report)
+set_target_properties(lockstep_report PROPERTIES EXPORT_NAME report)
 target_link_libraries(lockstep_report PUBLIC lockstep PRIVATE PkgConfig::PLPLOT)
 target_compile_options(lockstep_report PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
@@ -61,6 +78,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_constraints.cpp
     tests/test_rollouts.cpp
     tests/test_study.cpp
+    tests/test_fields.cpp
     tests/test_plot.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)

@@ -139,6 +139,7 @@ enum StatusFlag : std::int32_t {
   kStatusSpringLengthZero = 1 << 2,      // a spring-damper's length became nearly zero
   kStatusBushingSingular = 1 << 3,       // a bushing's middle angle reached +/-90 degrees
   kStatusConstraintFailed = 1 << 4,      // the constraint solve or projection failed
+  kStatusInvalidInitialState = 1 << 5,   // an initial q or u is not finite in the batch's precision
 };
 
 // Topology of one body, as kernels read it.
