@@ -264,7 +264,7 @@ struct Strided<opcount::F> {
 }  // namespace lockstep
 
 #include "bench_scenes.h"
-#include "lockstep/integrator.h"
+#include "lockstep/world.h"
 
 namespace lockstep::opcount {
 namespace {
@@ -280,21 +280,21 @@ struct CountedWorld {
 
     std::int64_t nFields = 0, nParams = 0;
     using T = F;  // the field lists name their scalar type T
-#define LOCKSTEP_X(type, name, count, doc) nFields += std::is_same<type, F>::value ? (count) : 0;
-    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) nFields += std::is_same<type, F>::value ? (fieldCount(s, per, parts)) : 0;
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) nParams += (count);
-    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) nParams += (fieldCount(s, per, parts));
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     fields.reserve(nFields + 1);
     params.reserve(nParams + 1);
     status.assign(1, 0);
     view.nWorlds = 1;
-#define LOCKSTEP_X(type, name, count, doc) view.name = take(src.name, (count));
-    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) view.name = take(src.name, (fieldCount(s, per, parts)));
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) view.name = {takeParam(src.name.data, (count)), 0, 1};
-    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) view.name = {takeParam(src.name.data, (fieldCount(s, per, parts))), 0, 1};
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     scratch.assign(layout.total + 1, F(0.0));
 

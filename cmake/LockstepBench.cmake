@@ -1,9 +1,6 @@
 # Benchmarks (Google Benchmark): the throughput library function, the lockstep_bench suite, the
 # operation counter and the CI smoke tests. bench/README.md says how to run them.
 
-# The throughput measurement belongs to the engine library: the command line calls it too.
-target_sources(lockstep PRIVATE ${PROJECT_SOURCE_DIR}/host/study/throughput.cpp)
-
 find_package(benchmark REQUIRED)
 
 add_executable(lockstep_bench

@@ -24,10 +24,13 @@ add_library(lockstep_io STATIC
   host/io/urdf.cpp
   host/io/study_file.cpp
 )
+add_library(lockstep::io ALIAS lockstep_io)
+set_target_properties(lockstep_io PROPERTIES EXPORT_NAME io)
 target_include_directories(lockstep_io PRIVATE ${PROJECT_BINARY_DIR}/generated)
+# nlohmann_json and Eigen are header-only: the installed library needs only urdfdom's libraries.
 target_link_libraries(lockstep_io
   PUBLIC lockstep
-  PRIVATE nlohmann_json::nlohmann_json PkgConfig::URDFDOM Eigen3::Eigen)
+  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> PkgConfig::URDFDOM $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep_io PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
 # ---- the command line ----------------------------------------------------------------------------
@@ -38,8 +41,17 @@ add_executable(lockstep_cli
   host/cli/recording.cpp
   host/cli/study.cpp
   host/cli/bench.cpp
+  host/cli/plot.cpp
+  host/cli/app.cpp
+  host/cli/options.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
+# What `lockstep --version` reports: the version and the CUDA architectures compiled for.
+set(_lockstep_archs_text ${CMAKE_CUDA_ARCHITECTURES})
+list(TRANSFORM _lockstep_archs_text PREPEND "sm_")
+list(JOIN _lockstep_archs_text ", " _lockstep_archs_text)
+set_source_files_properties(host/cli/app.cpp PROPERTIES COMPILE_DEFINITIONS
+  "LOCKSTEP_VERSION=\"${PROJECT_VERSION}\";LOCKSTEP_CUDA_ARCHITECTURES=\"${_lockstep_archs_text}\"")
 target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)
 target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
@@ -55,6 +67,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/npz_reader.cpp
     tests/frontend/test_study_file.cpp
     tests/frontend/test_hostile.cpp
+    tests/frontend/test_record.cpp
   )
   target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io Eigen3::Eigen GTest::gtest GTest::gtest_main

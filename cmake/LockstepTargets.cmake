@@ -8,14 +8,30 @@ add_library(lockstep STATIC
   host/backends/device_info.cpp
   host/model/model.cpp
   host/batch/batch.cpp
+  host/batch/fields.cpp
+  host/batch/quantities.cpp
+  host/batch/compiled_model.cpp
+  host/batch/parameters.cpp
+  host/batch/inspection.cpp
+  host/batch/dlpack.cpp
+  host/batch/device_memory.cpp
   host/backends/cpu_backend.cpp
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu
   host/study/study.cpp
   kernels/study_reduce.cu
 )
-target_include_directories(lockstep PUBLIC ${PROJECT_SOURCE_DIR}/include)
-target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE Eigen3::Eigen)
+# The throughput measurement: the command line's `bench` calls it, so it is built with or without
+# the benchmarks.
+target_sources(lockstep PRIVATE ${PROJECT_SOURCE_DIR}/host/study/throughput.cpp)
+add_library(lockstep::lockstep ALIAS lockstep)
+target_include_directories(lockstep PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_compile_features(lockstep PUBLIC cxx_std_17)
+# Eigen is header-only and used inside host .cpp files only: consumers of the installed library
+# need not have it.
+target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
   $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
@@ -36,6 +52,8 @@ endif()
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PLPLOT REQUIRED IMPORTED_TARGET plplot)
 add_library(lockstep_report STATIC host/report/plot.cpp)
+add_library(lockstep::report ALIAS lockstep_report)
+set_target_properties(lockstep_report PROPERTIES EXPORT_NAME report)
 target_link_libraries(lockstep_report PUBLIC lockstep PRIVATE PkgConfig::PLPLOT)
 target_compile_options(lockstep_report PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
@@ -60,6 +78,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_constraints.cpp
     tests/test_rollouts.cpp
     tests/test_study.cpp
+    tests/test_fields.cpp
     tests/test_plot.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
@@ -69,6 +88,21 @@ if(LOCKSTEP_BUILD_TESTS)
     $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
   include(GoogleTest)
   gtest_discover_tests(lockstep_tests DISCOVERY_TIMEOUT 60)
+  # Counts operator new around CPU steps: its own binary, so the replacement touches no other test.
+  add_executable(lockstep_allocation_tests tests/test_no_allocation.cpp)
+  target_link_libraries(lockstep_allocation_tests PRIVATE lockstep GTest::gtest GTest::gtest_main)
+  target_compile_options(lockstep_allocation_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  gtest_discover_tests(lockstep_allocation_tests DISCOVERY_TIMEOUT 60)
+  # Calls the engine's per-world templates directly: compiled with the library's CPU flags, so that
+  # the copies of the templates it instantiates are the library's (see the file).
+  add_executable(lockstep_engine_tests tests/test_engine_stages.cpp)
+  target_include_directories(lockstep_engine_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(lockstep_engine_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
+  target_compile_options(lockstep_engine_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  if(LOCKSTEP_HAS_MARCH_NATIVE)
+    target_compile_options(lockstep_engine_tests PRIVATE -march=native -mno-avx512f -fno-math-errno)
+  endif()
+  gtest_discover_tests(lockstep_engine_tests DISCOVERY_TIMEOUT 60)
 endif()
 
 # ---- Simbody oracle tests (Simbody's inline code must be compiled without NDEBUG) -------------

@@ -1,6 +1,6 @@
 // Reductions across worlds on the device for Monte Carlo studies (Thrust): the healthy worlds'
 // values are gathered, sorted, and reduced to the statistics of OutputStats with the same formulas
-// as the host computation (reduceValues in host/study/study.cpp).
+// as the host computation (reduceValues in host/study/study.cpp), from statistics.h.
 #include <thrust/adjacent_difference.h>
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
@@ -13,8 +13,7 @@
 #include <thrust/transform.h>
 #include <thrust/transform_reduce.h>
 
-#include <cmath>
-
+#include "lockstep/statistics.h"
 #include "lockstep/study.h"
 
 namespace lockstep {
@@ -43,10 +42,7 @@ struct SquaredDeviation {
 struct BinOf {
   double min, range;
   int bins;
-  __host__ __device__ int operator()(double x) const {
-    const int b = range > 0 ? static_cast<int>((x - min) / range * bins) : 0;
-    return b < bins - 1 ? b : bins - 1;
-  }
+  __host__ __device__ int operator()(double x) const { return histogramBin(x, min, range, bins); }
 };
 
 template <class T>
@@ -65,15 +61,12 @@ OutputStats reduceTyped(const std::string& name, const T* values, const T* plus,
   thrust::sort(v.begin(), v.end());
   s.mean = thrust::reduce(v.begin(), v.end(), 0.0) / double(count);
   const double ss = thrust::transform_reduce(v.begin(), v.end(), SquaredDeviation{s.mean}, 0.0, thrust::plus<double>());
-  s.stddev = count > 1 ? std::sqrt(ss / double(count - 1)) : 0.0;
+  s.stddev = sampleStddev(ss, count);
   s.min = v.front();
   s.max = v.back();
   for (double q : quantiles) {
-    const double pos = q * double(count - 1);
-    const std::int64_t lo = static_cast<std::int64_t>(std::floor(pos));
-    const std::int64_t hi = lo + 1 < count ? lo + 1 : count - 1;
-    const double vlo = v[lo], vhi = v[hi];
-    s.quantiles.push_back(vlo + (pos - double(lo)) * (vhi - vlo));
+    const QuantilePoint p = quantilePoint(q, count);
+    s.quantiles.push_back(interpolateQuantile(p, v[p.lo], v[p.hi]));
   }
   // Bin indices are non-decreasing over the sorted values: the count of bin k is the number of
   // indices <= k minus those <= k - 1.

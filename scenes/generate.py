@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the generated reference scenes of scenes.md into this directory:
+"""Writes the generated reference scenes of docs/scenes.md into this directory:
 chain-7.json, chain-32.json, chain-7-seed.json, free-bushing-grid-4.json, free-bushing-grid-16.json.
 
 They mirror makeChain, makeChain7Seed and makeFreeBushingGrid of include/lockstep/builtin_scenes.h
@@ -91,8 +91,9 @@ def chain7_seed():
 
 
 def grid(n):
-    # reference/bushing_case1.md: mass 1.234, com (.1, .2, .3), inertia about the body origin
-    # 1.234 * (xx 1, yy 1.1, zz 1.2, xy .01, xz .02, yz .03); the scene gives it about the com:
+    # The bodies of bushing case 1 (docs/reference-values.md): mass 1.234, com (.1, .2, .3), inertia
+    # about the body origin 1.234 * (xx 1, yy 1.1, zz 1.2, xy .01, xz .02, yz .03); the scene gives it
+    # about the com:
     # I_C = I_O - m (|c|^2 1 - c c^T).
     m, c = 1.234, [0.1, 0.2, 0.3]
     about_origin = [m * 1.0, m * 1.1, m * 1.2, m * 0.01, m * 0.02, m * 0.03]

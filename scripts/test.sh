@@ -5,3 +5,6 @@ cd "$(dirname "$0")/.."
 scripts/deps.sh
 scripts/build.sh
 ctest --test-dir build --output-on-failure --parallel "$(nproc)"
+# The Python module (python/tests; GPU cases skip without a device), installed into .venv first.
+scripts/python.sh
+LOCKSTEP_CLI="$PWD/build/lockstep" .venv/bin/python -m pytest -q python/tests

@@ -9,7 +9,7 @@
 #include "lockstep/builtin_scenes.h"
 #include "lockstep/device.h"
 #include "lockstep/throughput.h"
-#include "lockstep/views.h"
+#include "lockstep/workspace.h"
 
 namespace lockstep::test {
 namespace {

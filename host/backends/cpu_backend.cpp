@@ -11,6 +11,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
 
 #include "lockstep/backend.h"
 #include "lockstep/lanes.h"
@@ -46,27 +49,85 @@ bool cpuLanes() { return gCpuLanes; }
 
 // ---- packs of worlds ----------------------------------------------------------------------------
 
+template <class T>
+struct CpuBackendCache {
+  // What the packs were made for; any change makes them again.
+  ModelView<T> model{};
+  BatchView<T> batch{};
+  std::int64_t layoutTotal = -1;
+  std::unique_ptr<LaneModel<T>> laneModel;
+  std::vector<std::unique_ptr<LaneWorlds<T>>> packs;  // one per thread
+
+  bool madeFor(const BackendContext<T>& ctx) const {
+    const ModelView<T>& m = ctx.model;
+    const BatchView<T>& b = ctx.batch;
+    bool same = laneModel && layoutTotal == ctx.layout.total && model.body == m.body && model.X_PF == m.X_PF &&
+                model.X_MB == m.X_MB && model.bushing == m.bushing && model.spring == m.spring &&
+                model.contact == m.contact && std::memcmp(&model.sizes, &m.sizes, sizeof(Sizes)) == 0 &&
+                batch.nWorlds == b.nWorlds;
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) same = same && batch.name == b.name;
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                                            \
+  same = same && batch.name.data == b.name.data && batch.name.worldStride == b.name.worldStride && \
+         batch.name.compStride == b.name.compStride;
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    return same;
+  }
+
+  // Packs for `threads` threads, ready for ctx: made again if ctx differs from what they were made
+  // for; otherwise only the shared parameters' values are broadcast again (no allocation).
+  void prepare(const BackendContext<T>& ctx, int threads) {
+    if (!madeFor(ctx)) {
+      packs.clear();
+      laneModel = std::make_unique<LaneModel<T>>(ctx.model);
+      model = ctx.model;
+      batch = ctx.batch;
+      layoutTotal = ctx.layout.total;
+    }
+    while (static_cast<int>(packs.size()) < threads)
+      packs.push_back(std::make_unique<LaneWorlds<T>>(ctx.batch, ctx.model.sizes, ctx.layout));
+    for (int t = 0; t < threads; ++t) packs[t]->refreshShared();
+  }
+};
+
+template <class T>
+void CpuBackendCacheDeleter<T>::operator()(CpuBackendCache<T>* cache) const {
+  delete cache;
+}
+template <class T>
+CpuBackendCacheHandle<T> makeCpuBackendCache() {
+  return CpuBackendCacheHandle<T>(new CpuBackendCache<T>());
+}
+
 // Runs f(model, pack, w0, lanes, ws) for every pack of worlds [w0, w0 + lanes), statically
-// scheduled: each thread owns a LaneWorlds and a scalar workspace (for per-world resets).
+// scheduled: each thread owns a LaneWorlds and a scalar workspace (for per-world resets). The packs
+// come from the batch's cache (ctx.cpuCache) when it has one, so that nothing is allocated.
 template <class T, class F>
 void forPacks(const BackendContext<T>& ctx, F f) {
   constexpr int W = Pack<T>::kWidth;
   const std::int64_t nPacks = (ctx.batch.nWorlds + W - 1) / W;
   const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(nPacks, 1)));
-  const LaneModel<T> model(ctx.model);
+  CpuBackendCache<T> local;
+  CpuBackendCache<T>& cache = ctx.cpuCache ? *ctx.cpuCache : local;
+  cache.prepare(ctx, threads);
+  const ModelView<Pack<T>>& model = cache.laneModel->view;
 #pragma omp parallel num_threads(threads)
   {
     const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(omp_get_thread_num()) * ctx.layout.total, 1}};
-    LaneWorlds<T> pack(ctx.batch, ctx.model.sizes, ctx.layout);
+    LaneWorlds<T>& pack = *cache.packs[omp_get_thread_num()];
 #pragma omp for schedule(static)
     for (std::int64_t k = 0; k < nPacks; ++k) {
       const std::int64_t w0 = k * W;
-      f(model.view, pack, w0, static_cast<int>(std::min<std::int64_t>(W, ctx.batch.nWorlds - w0)), ws);
+      f(model, pack, w0, static_cast<int>(std::min<std::int64_t>(W, ctx.batch.nWorlds - w0)), ws);
     }
   }
 }
 
-// advanceWorld for the worlds of each pack.
+// advanceWorld for the worlds of each pack: the same step loop (stepLanes); a world that fails
+// leaves the pack with its state from before the failed step and is settled as advanceWorld
+// settles it (settleFailedWorld), while the others go on.
 template <class T, bool kConstraints>
 void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   constexpr int W = Pack<T>::kWidth;
@@ -77,33 +138,24 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
   forPacks(ctx, [&](const ModelView<Pack<T>>& model, LaneWorlds<T>& pack, std::int64_t w0, int lanes,
                     const Workspace<T>& ws) {
     bool active[W];
-    int nActive = 0;
+    PackMask<T> activeLanes(false);
     for (int l = 0; l < W; ++l) {
       active[l] = l < lanes && batch.status[w0 + l] == kStatusOk;
-      nActive += active[l];
+      activeLanes.v[l] = active[l] ? -1 : 0;
     }
-    if (nActive == 0) return;
+    if (!anyLane(activeLanes)) return;
     pack.gather(w0, lanes, active);
-    for (int step = 0; step < settings.nSteps && nActive > 0; ++step) {
-      const PackBits<T> status = stepWorld<Pack<T>, kConstraints>(model, pack.view(), pack.workspace(), laneSettings);
-      if (!anyLane(failed(status))) continue;
+    auto settle = [&](PackMask<T> failedNow, PackBits<T> status) {
       for (int l = 0; l < W; ++l) {
-        if (!active[l] || status.lane(l) == kStatusOk) continue;
-        // As advanceWorld: the world keeps its state from before the failed step.
+        if (!failedNow.lane(l)) continue;
         pack.scatterState(l);
-        const WorldView<T> w = batch.world(w0 + l);
-        if (settings.autoReset) {
-          w.lastFailure[0] = status.lane(l);
-          w.resetCount[0] += 1;
-          resetWorldState(ctx.model, w, ws);
-        } else {
-          w.status[0] |= status.lane(l);
-        }
-        active[l] = false;
-        --nActive;
+        settleFailedWorld(ctx.model, batch.world(w0 + l), ws, status.lane(l), settings.autoReset);
       }
-    }
-    if (nActive == 0) return;
+    };
+    activeLanes =
+        stepLanes<Pack<T>, kConstraints>(model, pack.view(), pack.workspace(), laneSettings, activeLanes, settle);
+    if (!anyLane(activeLanes)) return;
+    for (int l = 0; l < W; ++l) active[l] = activeLanes.lane(l);
     pack.scatterState(active);
     if (settings.observe) {
       observeWorld<Pack<T>>(model, pack.view(), pack.workspace());
@@ -225,7 +277,9 @@ void cpuSetStates(const BackendContext<T>& ctx, const std::int64_t* indices, std
   template void cpuAssemble<T>(const BackendContext<T>&, T, int);                                             \
   template void cpuResetIndices<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t);              \
   template void cpuResetMask<T>(const BackendContext<T>&, const std::uint8_t*);                               \
-  template void cpuSetStates<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t, const T*, const T*);
+  template void cpuSetStates<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t, const T*, const T*); \
+  template struct CpuBackendCacheDeleter<T>;                                                                   \
+  template CpuBackendCacheHandle<T> makeCpuBackendCache<T>();
 LOCKSTEP_INSTANTIATE(float)
 LOCKSTEP_INSTANTIATE(double)
 #undef LOCKSTEP_INSTANTIATE

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "lockstep/scene.h"
 #include "lockstep/throughput.h"
+#include "options.h"
 
 namespace lockstep::cli {
 
@@ -35,17 +36,11 @@ int runBench(const BenchOptions& o) {
   const Backend backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
                                          : o.device == "cuda" ? DeviceChoice::Cuda
                                                               : DeviceChoice::Auto);
-  std::vector<std::int64_t> worlds;
-  for (const std::string& w : splitList(o.worlds.empty() ? (backend == Backend::Cuda ? "1,256,4096,65536,1048576"
-                                                                                     : "1,256,4096")
-                                                         : o.worlds)) {
-    try {
-      worlds.push_back(std::stoll(w));
-    } catch (const std::exception&) {
-      throw std::invalid_argument("--worlds: '" + w + "' is not a number (give a list such as 256,4096)");
-    }
-    if (worlds.back() < 1) throw std::invalid_argument("--worlds: each count must be at least 1");
-  }
+  const std::vector<std::int64_t> worlds =
+      parseWholeNumberList("--worlds", o.worlds.empty() ? (backend == Backend::Cuda ? "1,256,4096,65536,1048576"
+                                                                                  : "1,256,4096")
+                                                      : o.worlds,
+                           1, kMaxWorlds);
   std::vector<Precision> precisions;
   for (const std::string& p : splitList(o.precision)) {
     if (p != "float" && p != "double") throw std::invalid_argument("--precision: '" + p + "' is not float or double");
@@ -67,11 +62,13 @@ int runBench(const BenchOptions& o) {
       c.integrator = scene.simulation.integrator;
       c.stepsPerCall = o.stepsPerCall;
       c.repetitions = o.repetitions;
-      c.cpuThreads = o.threads;
-      const BatchMemory need = batchMemory(*c.model, p, n, backend, o.threads);
+      c.cpuThreads = backend == Backend::Cpu ? setCappedCpuThreads(o.threads, n) : 0;
+      const BatchMemory need = batchMemory(*c.model, p, n, backend, c.cpuThreads);
       const std::string why = whyBatchDoesNotFit(need, memoryAvailable(backend == Backend::Cuda));
       if (!why.empty()) {
-        std::cout << "skipped " << scene.name << " " << precisionName(p) << " " << n << " worlds: " << why << "\n";
+        std::cout << "skipped " << scene.name << " " << precisionName(p) << " " << n << " worlds: " << why << "; at most "
+                  << worldsThatFit(*c.model, p, backend, c.cpuThreads, memoryAvailable(backend == Backend::Cuda))
+                  << " worlds fit\n";
         continue;
       }
       results.push_back(measureThroughput(c));
@@ -88,15 +85,20 @@ Command addBenchCommand(CLI::App& parent) {
   CLI::App* app = parent.add_subcommand(
       "bench", "Measure world-steps per second of a scene (default: the built-in chain-7-seed) on this machine.");
   app->add_option("SCENE", o->scene, "scene file or URDF (default: the built-in scene)");
-  app->add_option("--worlds", o->worlds,
-                  "comma-separated world counts (default: 1,256,4096 on the CPU; up to 1048576 on a GPU)");
+  app->add_option_function<std::string>(
+         "--worlds",
+         [o](const std::string& list) {
+           parseWholeNumberList("--worlds", list, 1, kMaxWorlds);  // refused here, while parsing
+           o->worlds = list;
+         },
+         "comma-separated world counts (default: 1,256,4096 on the CPU; up to 1048576 on a GPU)")
+      ->type_name("LIST");
   app->add_option("--precision", o->precision, "float, double or both (comma-separated)")->capture_default_str();
   app->add_option("--device", o->device, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
-  app->add_option("--steps-per-call", o->stepsPerCall, "steps per timed call")->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app->add_option("--repetitions", o->repetitions, "timed calls; the median is reported")->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app->add_option("--threads", o->threads, "CPU threads (default: all cores)")->check(CLI::PositiveNumber);
+  addWholeNumber(*app, "--steps-per-call", o->stepsPerCall, 1, kMaxInt, "steps per timed call (default: 10)");
+  addWholeNumber(*app, "--repetitions", o->repetitions, 1, kMaxInt,
+                 "timed calls; the median is reported (default: 5)");
+  addWholeNumber(*app, "--threads", o->threads, 1, kMaxInt, "CPU threads (default and most: all cores, one per world)");
   return {app, [o] { return runBench(*o); }};
 }
 

@@ -6,6 +6,8 @@
 #include <CLI/CLI.hpp>
 
 #include <functional>
+#include <memory>
+#include <vector>
 
 namespace lockstep::cli {
 
@@ -20,8 +22,22 @@ Command addSimulateCommand(CLI::App& parent);
 Command addInfoCommand(CLI::App& parent);
 // `lockstep bench [SCENE]`: the throughput table of a scene on this machine.
 Command addBenchCommand(CLI::App& parent);
+// `lockstep plot FILE.npz`: PNG plots over time of a recording.
+Command addPlotCommand(CLI::App& parent);
 // `lockstep study FILE`: a Monte Carlo parameter study with statistics and a histogram.
 Command addStudyCommand(CLI::App& parent);
+
+// The whole command line, `lockstep` and its subcommands (app.cpp). Parsing it (app->parse) only
+// checks and stores the options; run() does what they ask for.
+struct Application {
+  std::unique_ptr<CLI::App> app;
+  std::vector<Command> commands;  // kCommands, registered on app
+  // Runs the subcommand that was parsed, or runDefault() when none was.
+  int run() const;
+};
+Application makeApplication();
+// `lockstep --version`: the version and what this build supports.
+std::string versionText();
 
 // What `lockstep` alone does: simulate the built-in scene with its default settings (fewer steps
 // when there is no GPU).

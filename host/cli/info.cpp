@@ -6,6 +6,8 @@
 #include <sstream>
 
 #include "commands.h"
+#include "lockstep/fields.h"
+#include "lockstep/quantities.h"
 #include "lockstep/scene.h"
 
 namespace lockstep::cli {
@@ -39,6 +41,73 @@ std::string join(const std::vector<std::string>& names) {
   std::string out;
   for (const std::string& n : names) out += (out.empty() ? "" : " ") + n;
   return out;
+}
+
+// What the elements of a Per are called in a name pattern, and in a group heading.
+const char* elementWord(Per per) {
+  switch (per) {
+    case Per::World: return "world";
+    case Per::Coordinate: return "coordinate";
+    case Per::Speed: return "speed";
+    case Per::Aux: return "auxiliary state";
+    case Per::Body: return "body";
+    case Per::Bushing: return "bushing";
+    case Per::Spring: return "spring-damper";
+    case Per::Contact: return "sphere contact";
+    case Per::Equation: return "constraint equation";
+  }
+  return "";
+}
+
+// The public names of a field as one pattern: prefix.<element>.{part,part} ("body.<body>.{x,y,z}"),
+// with the parts' common "head." written once ("bushing.<bushing>.X_FM.{r00,...,z}").
+std::string namePattern(const FieldInfo& f) {
+  std::string n = f.prefix;
+  static const char* const kPlaceholder[] = {"", "coordinate", "speed", "z", "body", "bushing", "spring",
+                                             "contact", "equation"};  // by Per
+  if (f.per != Per::World) n += std::string(".<") + kPlaceholder[static_cast<int>(f.per)] + ">";
+  if (f.parts.empty()) return n;
+  if (f.parts.size() == 1) return n + "." + f.parts[0];
+  std::string head = f.parts[0].substr(0, f.parts[0].find('.') + 1);
+  for (const std::string& p : f.parts)
+    if (p.compare(0, head.size(), head) != 0) head.clear();
+  n += "." + head + "{";
+  for (std::size_t k = 0; k < f.parts.size(); ++k) n += (k ? "," : "") + f.parts[k].substr(head.size());
+  return n + "}";
+}
+
+// Fields grouped by what they are counted per, each group headed by its elements' names.
+void printNames(const Model& m, const std::vector<const FieldInfo*>& fields, bool withName) {
+  for (Per per : {Per::World, Per::Coordinate, Per::Speed, Per::Aux, Per::Body, Per::Bushing, Per::Spring,
+                  Per::Contact, Per::Equation}) {
+    std::vector<const FieldInfo*> group;
+    for (const FieldInfo* f : fields)
+      if (f->per == per) group.push_back(f);
+    const std::vector<std::string> elements = elementNames(m, per);
+    if (group.empty() || (per != Per::World && elements.empty())) continue;
+    if (per == Per::World) std::printf("  per world\n");
+    else std::printf("  per %s: %s\n", elementWord(per), join(elements).c_str());
+    for (const FieldInfo* f : group) {
+      // The description after the pattern, or on a line of its own under a long pattern.
+      const std::string pattern = namePattern(*f);
+      std::string head = withName ? f->name : "";
+      if (withName) head += std::string(std::max<std::size_t>(1, 29 - std::min<std::size_t>(29, head.size())), ' ');
+      head += pattern;
+      if (pattern.size() > 48) std::printf("    %s\n          %s\n", head.c_str(), f->doc);
+      else std::printf("    %-*s %s\n", withName ? 77 : 48, head.c_str(), f->doc);
+    }
+  }
+}
+
+// Every name `simulate --record` takes, and every per-world parameter's public name.
+void printRecordableNames(const Model& m) {
+  std::vector<const FieldInfo*> quantities, parameters;
+  for (const Quantity& q : recordableQuantities()) quantities.push_back(&q.info);
+  for (const FieldInfo& f : parameterFields()) parameters.push_back(&f);
+  std::printf("recordable quantities (simulate --out FILE --record NAME,...; all: every one), their columns, what they are\n");
+  printNames(m, quantities, true);
+  std::printf("per-world parameters (public names, as in study files)\n");
+  printNames(m, parameters, false);
 }
 
 int info(const InfoOptions& o) {
@@ -114,6 +183,7 @@ int info(const InfoOptions& o) {
     for (const ContactOverride& c : w.contacts) what += " sphere contact '" + m.contacts()[c.index].desc.name + "'";
     std::printf("  %s: worlds %s:%s\n", w.path.c_str(), format(w.worlds).c_str(), what.c_str());
   }
+  printRecordableNames(m);
   return 0;
 }
 
@@ -121,7 +191,7 @@ int info(const InfoOptions& o) {
 
 Command addInfoCommand(CLI::App& parent) {
   auto o = std::make_shared<InfoOptions>();
-  CLI::App* app = parent.add_subcommand("info", "Describe a scene: bodies, coordinates, force elements, constraints, parameters");
+  CLI::App* app = parent.add_subcommand("info", "Describe a scene: bodies, coordinates, force elements, constraints, parameters, recordable quantities");
   app->add_option("scene", o->scene, "Scene file (JSON, docs/scene-format.md)")->required();
   app->add_flag("--repair-inertia", o->repairInertia,
                 "Replace physically invalid URDF inertias by the nearest valid ones (with a warning per link)");

@@ -30,17 +30,16 @@ std::string csvField(const std::string& s) {
 
 class CsvRecording : public Recording {
  public:
-  CsvRecording(const std::string& path, const Model& model, std::int64_t worlds, int frames)
-      : path_(path), out_(path, std::ios::binary), worlds_(worlds), frames_(frames),
-        nq_(model.nq()), nu_(model.nu()), nz_(model.nz()) {
+  CsvRecording(const std::string& path, const Model& model, const RecordingLayout& layout, std::int64_t worlds,
+               int frames)
+      : path_(path), out_(path, std::ios::binary), layout_(layout), worlds_(worlds), frames_(frames) {
     if (!out_) throw std::runtime_error(path + ": cannot open for writing");
-    out_ << "frame,world,time";
-    for (const std::string& n : model.qNames()) out_ << ',' << csvField("q:" + n);
-    for (const std::string& n : model.uNames()) out_ << ',' << csvField("u:" + n);
-    for (const std::string& n : model.uNames()) out_ << ',' << csvField("udot:" + n);
-    out_ << ",kinetic_energy,potential_energy";
-    for (const std::string& n : model.zNames()) out_ << ',' << csvField("z:" + n);
-    out_ << ",status\n";
+    out_ << "frame,world";
+    for (const RecordedArray& a : layout_.arrays) {
+      widths_.push_back(a.width(model));
+      for (const std::string& c : a.columns) out_ << ',' << csvField(c);
+    }
+    out_ << '\n';
   }
 
   void write(const Frame& f) override {
@@ -48,14 +47,15 @@ class CsvRecording : public Recording {
     for (std::int64_t w = 0; w < worlds_; ++w) {
       row.clear();
       row += std::to_string(written_) + ',' + std::to_string(w);
-      append(row, f.time[w]);
-      for (int i = 0; i < nq_; ++i) append(row, f.q[w * nq_ + i]);
-      for (int i = 0; i < nu_; ++i) append(row, f.u[w * nu_ + i]);
-      for (int i = 0; i < nu_; ++i) append(row, f.udot[w * nu_ + i]);
-      append(row, f.kinetic[w]);
-      append(row, f.potential[w]);
-      for (int i = 0; i < nz_; ++i) append(row, f.z[w * nz_ + i]);
-      row += ',' + std::to_string(f.status[w]) + '\n';
+      for (std::size_t k = 0; k < layout_.arrays.size(); ++k) {
+        const std::int64_t n = widths_[k];
+        const double* v = f.arrays[k].data() + w * n;
+        for (std::int64_t c = 0; c < n; ++c) {
+          if (layout_.arrays[k].integer) row += ',' + std::to_string(static_cast<std::int32_t>(v[c]));
+          else append(row, v[c]);
+        }
+      }
+      row += '\n';
       out_ << row;
     }
     ++written_;
@@ -78,9 +78,10 @@ class CsvRecording : public Recording {
 
   std::string path_;
   std::ofstream out_;
+  RecordingLayout layout_;
+  std::vector<std::int64_t> widths_;
   std::int64_t worlds_;
   int frames_, written_ = 0;
-  int nq_, nu_, nz_;
 };
 
 // ---- NPZ: one .npy array per quantity, in a stored (uncompressed) zip ---------------------------
@@ -135,23 +136,20 @@ struct NpyStream {
 
 class NpzRecording : public Recording {
  public:
-  NpzRecording(const std::string& path, const Model& model, std::int64_t worlds, int frames)
-      : path_(path), frames_(frames) {
+  NpzRecording(const std::string& path, const Model& model, const RecordingLayout& layout, std::int64_t worlds,
+               int frames)
+      : path_(path), layout_(layout), frames_(frames) {
     // Fail early, before the simulation runs, if the archive cannot be created.
     { std::ofstream probe(path, std::ios::binary);
       if (!probe) throw std::runtime_error(path + ": cannot open for writing"); }
     const std::int64_t F = frames, W = worlds;
-    add("time", "<f8", {F, W});
-    add("q", "<f8", {F, W, model.nq()});
-    add("u", "<f8", {F, W, model.nu()});
-    add("udot", "<f8", {F, W, model.nu()});
-    add("kinetic_energy", "<f8", {F, W});
-    add("potential_energy", "<f8", {F, W});
-    add("z", "<f8", {F, W, model.nz()});
-    add("status", "<i4", {F, W});
-    addNames("q_names", model.qNames());
-    addNames("u_names", model.uNames());
-    addNames("z_names", model.zNames());
+    for (const RecordedArray& a : layout_.arrays) {
+      std::vector<std::int64_t> shape = {F, W};
+      if (a.componentAxis) shape.push_back(a.width(model));
+      add(a.name, a.integer ? "<i4" : "<f8", shape);
+    }
+    for (const RecordedArray& a : layout_.arrays)
+      if (!a.namesMember.empty()) addNames(a.namesMember, a.names);
   }
 
   ~NpzRecording() override {
@@ -160,14 +158,16 @@ class NpzRecording : public Recording {
   }
 
   void write(const Frame& f) override {
-    putDoubles(streams_[0], f.time);
-    putDoubles(streams_[1], f.q);
-    putDoubles(streams_[2], f.u);
-    putDoubles(streams_[3], f.udot);
-    putDoubles(streams_[4], f.kinetic);
-    putDoubles(streams_[5], f.potential);
-    putDoubles(streams_[6], f.z);
-    streams_[7].put(f.status.data(), f.status.size() * sizeof(std::int32_t));
+    for (std::size_t k = 0; k < layout_.arrays.size(); ++k) {
+      const std::vector<double>& v = f.arrays[k];
+      if (!layout_.arrays[k].integer) {
+        streams_[k].put(v.data(), v.size() * sizeof(double));
+        continue;
+      }
+      std::vector<std::int32_t> ints(v.size());
+      for (std::size_t i = 0; i < v.size(); ++i) ints[i] = static_cast<std::int32_t>(v[i]);
+      streams_[k].put(ints.data(), ints.size() * sizeof(std::int32_t));
+    }
     ++written_;
   }
 
@@ -196,11 +196,17 @@ class NpzRecording : public Recording {
       }
       if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0)
         fail(archive, zip_strerror(archive));
+      // A fixed entry time (the earliest a zip can say: 1980-01-01 00:00), not the time of the run:
+      // identical runs write identical bytes.
+      if (zip_file_set_dostime(archive, static_cast<zip_uint64_t>(index), kDosTime, kDosDate, 0) != 0)
+        fail(archive, zip_strerror(archive));
     }
     if (zip_close(archive) != 0) fail(archive, zip_strerror(archive));
   }
 
  private:
+  static constexpr zip_uint16_t kDosTime = 0;                            // 00:00:00
+  static constexpr zip_uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980 + 0, January, 1st
   [[noreturn]] void fail(zip_t* archive, const std::string& what) {
     const std::string message = path_ + ": " + what;
     zip_discard(archive);
@@ -232,21 +238,151 @@ class NpzRecording : public Recording {
     }
   }
 
-  static void putDoubles(NpyStream& s, const std::vector<double>& v) { s.put(v.data(), v.size() * sizeof(double)); }
-
   std::string path_;
+  RecordingLayout layout_;
   int frames_, written_ = 0;
   std::vector<NpyStream> streams_;
 };
 
 }  // namespace
 
+// ---- what is recorded ----------------------------------------------------------------------------
+
+namespace {
+
+const Quantity& quantity(const char* name) {
+  const Quantity* q = findQuantity(name);
+  if (!q) throw std::logic_error(std::string("no recordable quantity '") + name + "'");
+  return *q;
+}
+
+// One component of a per-world quantity as an array of shape [frames, worlds].
+RecordedArray scalarArray(const char* quantityName, int part, const std::string& name, bool integer = false) {
+  RecordedArray a;
+  a.quantity = &quantity(quantityName);
+  a.part = part;
+  a.name = name;
+  a.columns = {name};
+  a.componentAxis = false;
+  a.integer = integer;
+  return a;
+}
+
+// A quantity with the earlier versions' column names "NAME:element" (and NAMES_names when given).
+RecordedArray namedArray(const char* name, const std::vector<std::string>& elements, bool namesMember) {
+  RecordedArray a;
+  a.quantity = &quantity(name);
+  a.name = name;
+  for (const std::string& e : elements) a.columns.push_back(a.name + ":" + e);
+  if (namesMember) {
+    a.namesMember = a.name + "_names";
+    a.names = elements;
+  }
+  return a;
+}
+
+}  // namespace
+
+RecordingLayout defaultLayout(const Model& m) {
+  RecordingLayout l;
+  l.arrays = {scalarArray("time", -1, "time"),
+              namedArray("q", m.qNames(), true),
+              namedArray("u", m.uNames(), true),
+              namedArray("udot", m.uNames(), false),
+              scalarArray("energy", 0, "kinetic_energy"),
+              scalarArray("energy", 1, "potential_energy"),
+              namedArray("z", m.zNames(), true),
+              scalarArray("status", -1, "status", true)};
+  return l;
+}
+
+std::vector<std::string> splitRecordList(const std::string& list, const std::string& where) {
+  std::vector<std::string> names;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    std::string name = list.substr(start, comma - start);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(std::min(name.size(), name.find_last_not_of(' ') + 1));
+    if (name.empty())
+      throw std::runtime_error(where + ": empty quantity name in '" + list + "' (give names separated by commas)");
+    names.push_back(name);
+    if (comma == list.size()) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
+RecordingLayout recordLayout(const Model& m, const std::vector<std::string>& names, const std::string& where) {
+  RecordingLayout l;
+  l.arrays.push_back(scalarArray("time", -1, "time"));
+  std::vector<const Quantity*> chosen;
+  auto choose = [&](const Quantity* q) {
+    if (q->name() != "time" && std::find(chosen.begin(), chosen.end(), q) == chosen.end()) chosen.push_back(q);
+  };
+  for (const std::string& name : names) {
+    if (name == "all") {
+      for (const Quantity& q : recordableQuantities()) choose(&q);
+    } else if (const Quantity* q = findQuantity(name)) {
+      choose(q);
+    } else {
+      throw std::runtime_error(where + ": no recordable quantity named '" + name + "'; the names are " +
+                               quantityNames() + " and all (`lockstep info SCENE` lists them with their columns)");
+    }
+  }
+  for (const Quantity* q : chosen) {
+    RecordedArray a;
+    a.quantity = q;
+    a.name = q->name();
+    a.columns = publicNames(m, q->info);
+    a.namesMember = a.name + "_names";
+    a.names = a.columns;
+    a.integer = q->info.integer;
+    l.arrays.push_back(std::move(a));
+  }
+  return l;
+}
+
+template <class T>
+Frame readFrame(Batch<T>& batch, const RecordingLayout& layout) {
+  // Each quantity sampled once, then cut into the layout's arrays.
+  std::vector<const Quantity*> quantities;
+  std::vector<std::size_t> source;
+  for (const RecordedArray& a : layout.arrays) {
+    auto it = std::find(quantities.begin(), quantities.end(), a.quantity);
+    source.push_back(static_cast<std::size_t>(it - quantities.begin()));
+    if (it == quantities.end()) quantities.push_back(a.quantity);
+  }
+  std::vector<std::vector<double>> values;
+  sampleQuantities(batch, quantities, values);
+  const std::int64_t W = batch.numWorlds();
+  Frame f;
+  for (std::size_t k = 0; k < layout.arrays.size(); ++k) {
+    const RecordedArray& a = layout.arrays[k];
+    const std::vector<double>& v = values[source[k]];
+    if (a.part < 0) {
+      f.arrays.push_back(v);
+      continue;
+    }
+    const std::int64_t n = a.quantity->count(batch.model());
+    std::vector<double> part(static_cast<std::size_t>(W));
+    for (std::int64_t w = 0; w < W; ++w) part[w] = v[w * n + a.part];
+    f.arrays.push_back(std::move(part));
+  }
+  return f;
+}
+
+template Frame readFrame<float>(Batch<float>&, const RecordingLayout&);
+template Frame readFrame<double>(Batch<double>&, const RecordingLayout&);
+
+// ---- files --------------------------------------------------------------------------------------
+
 bool isRecordingPath(const std::string& path) { return endsWith(path, ".csv") || endsWith(path, ".npz"); }
 
-std::unique_ptr<Recording> Recording::open(const std::string& path, const Model& model, std::int64_t worlds,
-                                           int frames) {
-  if (endsWith(path, ".csv")) return std::make_unique<CsvRecording>(path, model, worlds, frames);
-  if (endsWith(path, ".npz")) return std::make_unique<NpzRecording>(path, model, worlds, frames);
+std::unique_ptr<Recording> Recording::open(const std::string& path, const Model& model, const RecordingLayout& layout,
+                                           std::int64_t worlds, int frames) {
+  if (endsWith(path, ".csv")) return std::make_unique<CsvRecording>(path, model, layout, worlds, frames);
+  if (endsWith(path, ".npz")) return std::make_unique<NpzRecording>(path, model, layout, worlds, frames);
   throw std::runtime_error(path + ": unknown output format; name the file *.csv or *.npz");
 }
 

@@ -1,4 +1,5 @@
-// Writing a simulation's recorded frames to a file: CSV (long format) or NumPy .npz.
+// Writing a simulation's recorded frames to a file: CSV (long format) or NumPy .npz, with the
+// quantities of include/lockstep/quantities.h as named arrays and columns.
 #pragma once
 
 #include <cstdint>
@@ -6,18 +7,49 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/model.h"
+#include "lockstep/batch.h"
+#include "lockstep/quantities.h"
 
 namespace lockstep::cli {
 
-// One recorded frame: the outputs of every world, world-major (component c of world w at
-// [w * n + c]), which is the row order of both formats.
-struct Frame {
-  std::vector<double> time;                   // [worlds]
-  std::vector<double> q, u, udot, z;          // [worlds * nq], [worlds * nu], [worlds * nu], [worlds * nz]
-  std::vector<double> kinetic, potential;     // [worlds]
-  std::vector<std::int32_t> status;           // [worlds], StatusFlag bits
+// One array of a recording: a recordable quantity (or one component of it), every world per frame.
+struct RecordedArray {
+  const Quantity* quantity;
+  int part = -1;                      // -1: every component; else only component `part` of a per-world quantity
+  std::string name;                   // the .npz member ("q", "bushing.X_FM")
+  std::vector<std::string> columns;   // the CSV column of each component
+  std::string namesMember;            // the .npz member with the column names; empty: none
+  std::vector<std::string> names;     // what that member holds
+  bool componentAxis = true;          // .npz shape [frames, worlds, n]; false: [frames, worlds] (one component)
+  bool integer = false;               // int32 values (status bits)
+
+  std::int64_t width(const Model& m) const { return part >= 0 ? 1 : quantity->count(m); }
 };
+
+// What a recording holds, in file order; the first array is always "time".
+struct RecordingLayout {
+  std::vector<RecordedArray> arrays;
+};
+
+// Without --record: time, q, u, udot, kinetic_energy, potential_energy, z and status, with the
+// column names and .npz members of earlier versions ("q:joint1", "q_names", ...).
+RecordingLayout defaultLayout(const Model& model);
+// --record NAMES: time, then each named quantity (recordableQuantities(); "all" for every one),
+// its columns named by their public names ("q.joint1", "bushing.bushing.X_FM.r00") and its .npz
+// member NAME with NAME_names holding those same names. `where` prefixes the error of an unknown
+// or repeated name (std::runtime_error), which lists the valid names.
+RecordingLayout recordLayout(const Model& model, const std::vector<std::string>& names, const std::string& where);
+// "q,u,bushing.X_FM" -> {"q", "u", "bushing.X_FM"} (spaces around names ignored; empty names refused).
+std::vector<std::string> splitRecordList(const std::string& list, const std::string& where);
+
+// One recorded frame: per array of the layout, the values of every world, world-major
+// (component c of world w at [w * width + c]), which is the row order of both formats.
+struct Frame {
+  std::vector<std::vector<double>> arrays;
+};
+// The layout's values at the batch's host copy (after evaluate() and download()).
+template <class T>
+Frame readFrame(Batch<T>& batch, const RecordingLayout& layout);
 
 class Recording {
  public:
@@ -29,8 +61,8 @@ class Recording {
 
   // Opens `path` for `frames` frames of `worlds` worlds, in the format its extension names
   // (.csv or .npz); throws std::runtime_error for any other extension or when it cannot be written.
-  static std::unique_ptr<Recording> open(const std::string& path, const Model& model, std::int64_t worlds,
-                                         int frames);
+  static std::unique_ptr<Recording> open(const std::string& path, const Model& model, const RecordingLayout& layout,
+                                         std::int64_t worlds, int frames);
 };
 
 // True when `path` ends in an extension Recording::open accepts.

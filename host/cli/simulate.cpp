@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "lockstep/device.h"
+#include "options.h"
 #include "lockstep/scene.h"
 #include "progress.h"
 #include "recording.h"
@@ -25,10 +26,11 @@ struct SimulateOptions {
   int steps = -1;
   double dt = 0;
   std::string integrator;
-  std::string precision = "float";
+  std::string precision = "double";
   std::string device = "auto";
   int recordEvery = 0;
   std::string out;
+  std::string record;  // --record LIST; empty: the scene's simulation.record, else the default layout
   int threads = 0;
   bool repairInertia = false;
   std::string root;  // --root fixed|free, for a .urdf file
@@ -43,38 +45,14 @@ struct RunPlan {
   Backend backend;
   int recordEvery;  // 0: no recording
   std::string out;
+  RecordingLayout layout;  // what a recording holds
+  int threads;  // CPU backend threads (capped at cores and worlds)
 };
 
 const char* integratorName(Integrator i) { return i == Integrator::RK4 ? "rk4" : "euler"; }
 
 // Frames are recorded at step 0, every recordEvery steps, and at the last step.
 int frameCount(int steps, int every) { return steps / every + 1 + (steps % every ? 1 : 0); }
-
-template <class T>
-Frame readFrame(const Batch<T>& batch) {
-  const Sizes& s = batch.sizes();
-  const std::int64_t W = batch.numWorlds();
-  Frame f;
-  f.time.resize(W);
-  f.kinetic.resize(W);
-  f.potential.resize(W);
-  f.status.resize(W);
-  f.q.reserve(W * s.nq);
-  f.u.reserve(W * s.nu);
-  f.udot.reserve(W * s.nu);
-  f.z.reserve(W * s.nz);
-  for (std::int64_t w = 0; w < W; ++w) {
-    f.time[w] = batch.time(w);
-    f.kinetic[w] = batch.kineticEnergy(w);
-    f.potential[w] = batch.potentialEnergy(w);
-    f.status[w] = batch.status(w);
-    for (double x : batch.q(w)) f.q.push_back(x);
-    for (double x : batch.u(w)) f.u.push_back(x);
-    for (double x : batch.udot(w)) f.udot.push_back(x);
-    for (double x : batch.z(w)) f.z.push_back(x);
-  }
-  return f;
-}
 
 // The energy bookkeeping of one world after evaluate(): E = KE + PE + dissipated energy (the z
 // states), which stays constant in exact arithmetic, and |KE| + |PE| + |z| as its scale.
@@ -89,7 +67,7 @@ std::pair<double, double> energy(const Batch<T>& batch, std::int64_t w) {
   return {e, scale};
 }
 
-std::string deviceDescription(Backend backend) {
+std::string deviceDescription(Backend backend, int threads) {
   char buf[256];
   if (backend == Backend::Cuda) {
     const DeviceInfo d = queryDevice();
@@ -97,7 +75,7 @@ std::string deviceDescription(Backend backend) {
                   d.computeMinor, d.multiprocessors);
   } else {
     const DeviceInfo d = queryDevice();
-    std::snprintf(buf, sizeof(buf), "CPU, %d threads%s%s", cpuThreads(), d.available ? "" : " (no GPU: ",
+    std::snprintf(buf, sizeof(buf), "CPU, %d threads%s%s", threads, d.available ? "" : " (no GPU: ",
                   d.available ? "" : (d.reason + ")").c_str());
   }
   return buf;
@@ -122,8 +100,8 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   int frames = 0;
   if (plan.recordEvery > 0) {
     frames = frameCount(plan.steps, plan.recordEvery);
-    recording = Recording::open(plan.out, model, W, frames);
-    recording->write(readFrame(batch));
+    recording = Recording::open(plan.out, model, plan.layout, W, frames);
+    recording->write(readFrame(batch, plan.layout));
   }
 
   // Step in segments that end where a frame is recorded or the progress line is updated.
@@ -144,7 +122,7 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
       batch.evaluate();
       batch.download();
       evaluated = true;
-      recording->write(readFrame(batch));
+      recording->write(readFrame(batch, plan.layout));
     }
     progress.update(done, wall);
   }
@@ -158,11 +136,11 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   // Energy drift over the healthy worlds; flagged worlds grouped by reason.
   double relative = 0, absolute = 0, constraintError = 0;
   std::int64_t healthy = 0;
-  std::map<std::int32_t, std::int64_t> flagged;
+  std::map<std::int32_t, std::vector<std::int64_t>> flagged;  // status -> worlds
   for (std::int64_t w = 0; w < W; ++w) {
     const std::int32_t status = batch.status(w);
     if (status != kStatusOk) {
-      ++flagged[status];
+      flagged[status].push_back(w);
       continue;
     }
     ++healthy;
@@ -176,7 +154,7 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   std::printf("model         %d bodies, nq %d, nu %d; %zu bushings, %zu spring-dampers, %zu sphere contacts\n",
               model.numBodies(), model.nq(), model.nu(), model.bushings().size(), model.springs().size(),
               model.contacts().size());
-  std::printf("device        %s\n", deviceDescription(plan.backend).c_str());
+  std::printf("device        %s\n", deviceDescription(plan.backend, plan.threads).c_str());
   std::printf("worlds        %lld\n", static_cast<long long>(W));
   std::printf("steps         %d x dt %g s = %g s simulated\n", plan.steps, plan.dt, plan.steps * plan.dt);
   std::printf("integrator    %s\n", integratorName(plan.integrator));
@@ -192,12 +170,24 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
                 constraintError, static_cast<long long>(healthy));
   }
   std::int64_t nFlagged = 0;
-  for (const auto& f : flagged) nFlagged += f.second;
-  std::printf("flagged       %lld worlds\n", static_cast<long long>(nFlagged));
-  for (const auto& [status, count] : flagged)
-    std::printf("              %lld: %s\n", static_cast<long long>(count), describeStatus(status).c_str());
+  for (const auto& f : flagged) nFlagged += static_cast<std::int64_t>(f.second.size());
+  std::printf("flagged       %lld worlds%s\n", static_cast<long long>(nFlagged),
+              nFlagged && recording ? " (all of them in the output's status)" : "");
+  for (const auto& [status, worlds] : flagged)
+    std::printf("              %lld: %s; worlds %s\n", static_cast<long long>(worlds.size()),
+                describeStatus(status).c_str(), firstWorlds(worlds).c_str());
   if (recording) std::printf("output        %s (%d frames x %lld worlds)\n", plan.out.c_str(), frames, static_cast<long long>(W));
   return 0;
+}
+
+// What --out records: the quantities of --record, else those of the scene's simulation.record,
+// else the default layout (time, q, u, udot, energies, z, status).
+RecordingLayout recordingLayout(const Scene& scene, const SimulateOptions& o) {
+  const Model& model = *scene.model;
+  if (!o.record.empty()) return recordLayout(model, splitRecordList(o.record, "--record"), "--record");
+  if (!scene.simulation.record.empty())
+    return recordLayout(model, scene.simulation.record, scene.source + ": simulation.record");
+  return defaultLayout(model);
 }
 
 int simulate(const SimulateOptions& o) {
@@ -214,12 +204,17 @@ int simulate(const SimulateOptions& o) {
   plan.dt = o.dt > 0 ? o.dt : scene.simulation.dt;
   plan.integrator = o.integrator.empty() ? scene.simulation.integrator
                                          : (o.integrator == "rk4" ? Integrator::RK4 : Integrator::SemiImplicitEuler);
-  if (o.threads > 0) setCpuThreads(o.threads);
   plan.backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
                                                   : (o.device == "cuda" ? DeviceChoice::Cuda : DeviceChoice::Auto));
+  plan.threads = setCappedCpuThreads(o.threads, plan.worlds);
   plan.out = o.out;
+  plan.layout = recordingLayout(scene, o);
   // Recording: every --record-every steps, by default about 100 frames.
   plan.recordEvery = o.out.empty() ? 0 : (o.recordEvery > 0 ? o.recordEvery : std::max(1, plan.steps / 100));
+  // Refuse what cannot finish before running: an output that cannot be written, too many worlds.
+  if (!plan.out.empty()) checkWritable("--out", plan.out);
+  checkMemory(*scene.model, o.precision == "double" ? Precision::Double : Precision::Float, plan.worlds, plan.backend,
+              plan.threads);
   return o.precision == "double" ? run<double>(scene, plan, "double") : run<float>(scene, plan, "float");
 }
 
@@ -229,12 +224,12 @@ Command addSimulateCommand(CLI::App& parent) {
   auto o = std::make_shared<SimulateOptions>();
   CLI::App* app = parent.add_subcommand("simulate", "Run a scene on many worlds, print a summary, optionally record");
   app->add_option("scene", o->scene, "Scene file (JSON, docs/scene-format.md); default: the built-in chain-7-seed");
-  app->add_option("--worlds", o->worlds, "Number of worlds (default: the scene's, else 1)")->check(CLI::PositiveNumber);
-  app->add_option("--steps", o->steps, "Number of steps (default: the scene's, else 1000)")->check(CLI::NonNegativeNumber);
-  app->add_option("--dt", o->dt, "Step size in seconds (default: the scene's, else 0.001)")->check(CLI::PositiveNumber);
+  addWholeNumber(*app, "--worlds", o->worlds, 1, kMaxWorlds, "Number of worlds (default: the scene's, else 1)");
+  addWholeNumber(*app, "--steps", o->steps, 0, kMaxInt, "Number of steps (default: the scene's, else 1000)");
+  addPositiveNumber(*app, "--dt", o->dt, "Step size in seconds (default: the scene's, else 0.001)");
   app->add_option("--integrator", o->integrator, "euler (semi-implicit) or rk4 (default: the scene's, else rk4)")
       ->check(CLI::IsMember({"euler", "rk4"}));
-  app->add_option("--precision", o->precision, "float or double")
+  app->add_option("--precision", o->precision, "float or double (float is faster)")
       ->capture_default_str()
       ->check(CLI::IsMember({"float", "double"}));
   app->add_option("--device", o->device, "cpu, cuda or auto (CUDA when a GPU is present)")
@@ -247,10 +242,15 @@ Command addSimulateCommand(CLI::App& parent) {
                 return isRecordingPath(path) ? std::string() : "the file name must end in .csv or .npz";
               },
               "FILE.csv|FILE.npz"));
-  app->add_option("--record-every", o->recordEvery, "Record a frame every N steps (default: about 100 frames)")
-      ->check(CLI::PositiveNumber)
+  addWholeNumber(*app, "--record-every", o->recordEvery, 1, kMaxInt,
+                 "Record a frame every N steps (default: about 100 frames)")
       ->needs(out);
-  app->add_option("--threads", o->threads, "CPU threads (default: all cores)")->check(CLI::PositiveNumber);
+  app->add_option("--record", o->record,
+                  "Quantities to record, comma-separated (q,u,bodyPose,bushing.X_FM,...; all: every one); "
+                  "`lockstep info SCENE` lists them (default: the scene's simulation.record, else time, q, u, udot, "
+                  "energies, z, status)")
+      ->needs(out);
+  addWholeNumber(*app, "--threads", o->threads, 1, kMaxInt, "CPU threads (default and most: all cores, one per world)");
   app->add_flag("--repair-inertia", o->repairInertia,
                 "Replace physically invalid URDF inertias by the nearest valid ones (with a warning per link)");
   app->add_option("--root", o->root, "For a .urdf file: weld its root link to Ground (fixed, the default) or free it")

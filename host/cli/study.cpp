@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "lockstep/plot.h"
+#include "options.h"
 #include "lockstep/study_file.h"
 #include "progress.h"
 
@@ -82,10 +83,14 @@ int runStudyCommand(const StudyOptions& o) {
   if (o.steps >= 0) f.spec.steps = o.steps;
   if (o.seed >= 0) f.spec.seed = static_cast<std::uint64_t>(o.seed);
   if (!o.precision.empty()) f.precision = o.precision;
-  if (o.threads > 0) setCpuThreads(o.threads);
   const Backend backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
                                          : o.device == "cuda" ? DeviceChoice::Cuda
                                                               : DeviceChoice::Auto);
+  const int threads = setCappedCpuThreads(o.threads, f.spec.worlds);
+  // Refuse what cannot finish before running: outputs that cannot be written, too many worlds.
+  for (const char* extension : {".csv", ".json", ".png"}) checkWritable("--out", o.out + extension);
+  checkMemory(*f.scene.model, f.precision == "float" ? Precision::Float : Precision::Double, f.spec.worlds, backend,
+              threads);
   for (const WorldOverride& w : f.scene.perWorld)
     for (std::int64_t x : w.worlds)
       if (x >= f.spec.worlds)
@@ -137,15 +142,16 @@ Command addStudyCommand(CLI::App& parent) {
       "study", "Run a Monte Carlo parameter study: per-world parameters drawn from distributions, statistics of the "
                "outcomes across worlds (docs/study-format.md).");
   app->add_option("FILE", o->file, "study file, or a scene file with a \"study\" object")->required();
-  app->add_option("--worlds", o->worlds, "worlds (default: the study's)")->check(CLI::PositiveNumber);
-  app->add_option("--steps", o->steps, "steps (default: the study's)")->check(CLI::NonNegativeNumber);
-  app->add_option("--seed", o->seed, "seed of the parameter draws (default: the study's)")->check(CLI::NonNegativeNumber);
+  addWholeNumber(*app, "--worlds", o->worlds, 1, kMaxWorlds, "worlds (default: the study's)");
+  addWholeNumber(*app, "--steps", o->steps, 0, kMaxInt, "steps (default: the study's)");
+  addWholeNumber(*app, "--seed", o->seed, 0, std::numeric_limits<std::int64_t>::max(),
+                 "seed of the parameter draws (default: the study's)");
   app->add_option("--precision", o->precision, "float or double (default: the study's)")
       ->check(CLI::IsMember({"float", "double"}));
   app->add_option("--device", o->device, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
   app->add_option("--out", o->out, "prefix of the output files: PREFIX.csv, PREFIX.json, PREFIX.png")
       ->capture_default_str();
-  app->add_option("--threads", o->threads, "CPU threads (default: all cores)")->check(CLI::PositiveNumber);
+  addWholeNumber(*app, "--threads", o->threads, 1, kMaxInt, "CPU threads (default and most: all cores, one per world)");
   app->add_flag("--repair-inertia", o->repairInertia, "repair invalid URDF inertias (a warning per link)");
   return {app, [o] { return runStudyCommand(*o); }};
 }

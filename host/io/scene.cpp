@@ -12,6 +12,7 @@
 
 #include "json_node.h"
 #include "text_file.h"
+#include "lockstep/quantities.h"
 #include "lockstep/urdf.h"
 
 namespace lockstep {
@@ -377,11 +378,17 @@ class SceneReader {
   }
 
   void readSimulation(const JsonNode& n) {
-    n.expectObject({"dt", "steps", "integrator", "worlds"});
+    n.expectObject({"dt", "steps", "integrator", "worlds", "record"});
     SimulationSettings& s = scene_.simulation;
     if (auto x = n.find("dt")) s.dt = x->positive();
     if (auto x = n.find("steps")) s.steps = static_cast<int>(x->integer(0, INT_MAX));
     if (auto x = n.find("worlds")) s.worlds = x->integer(1, std::int64_t(1) << 40);
+    if (auto x = n.find("record"))  // names of recordable quantities (include/lockstep/quantities.h)
+      for (const JsonNode& name : x->elements()) {
+        s.record.push_back(name.string());
+        if (s.record.back() != "all" && !findQuantity(s.record.back()))
+          name.fail("no recordable quantity named " + inQuotes(s.record.back()) + "; `lockstep info SCENE` lists them");
+      }
     if (auto x = n.find("integrator")) {
       const std::string name = x->string();
       if (name == "rk4") s.integrator = Integrator::RK4;

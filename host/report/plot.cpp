@@ -3,6 +3,7 @@
 #include <plplot/plplot.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <stdexcept>
@@ -70,6 +71,101 @@ void writeHistogramPng(const std::string& path, const OutputStats& s, const std:
   };
   for (double q : s.quantiles) vline(q, 4, 2);
   vline(s.mean, 3, 1);
+  plend1();
+}
+
+namespace {
+
+// The curves' colours, distinct on white (cmap0 entries 2 .. 13).
+const unsigned char kCurveColors[LinePlot::kMaxCurves][3] = {
+    {31, 119, 180}, {214, 39, 40}, {44, 160, 44}, {255, 127, 14}, {148, 103, 189}, {140, 86, 75},
+    {227, 119, 194}, {90, 90, 90}, {188, 189, 34}, {23, 190, 207}, {0, 0, 128}, {128, 0, 0}};
+
+// Axis labels as the shortest of %g, so that small values (energy drifts of 1e-9 J) read as
+// themselves rather than under a separate "x10^-9" that PLplot would place over the title.
+void shortLabel(PLINT, PLFLT value, char* label, PLINT length, PLPointer) {
+  std::snprintf(label, static_cast<std::size_t>(length), "%.6g", std::abs(value) < 1e-300 ? 0.0 : value);
+}
+
+}  // namespace
+
+void writeLinePlotPng(const std::string& path, const LinePlot& p) {
+  const int n = static_cast<int>(p.curves.size());
+  if (n == 0 || n > LinePlot::kMaxCurves)
+    throw std::runtime_error("plot '" + path + "': " + std::to_string(n) + " curves (1 to " +
+                             std::to_string(LinePlot::kMaxCurves) + " fit one plot)");
+  if (p.x.empty()) throw std::runtime_error("plot '" + path + "': no points");
+  double ylo = INFINITY, yhi = -INFINITY;
+  for (const LinePlot::Curve& c : p.curves) {
+    if (c.y.size() != p.x.size()) throw std::logic_error("plot '" + path + "': curve '" + c.label + "' has the wrong length");
+    for (double y : c.y)
+      if (std::isfinite(y)) {
+        ylo = std::min(ylo, y);
+        yhi = std::max(yhi, y);
+      }
+  }
+  if (!std::isfinite(ylo)) ylo = yhi = 0;  // nothing finite: an empty window around 0
+  const double ypad = yhi > ylo ? 0.05 * (yhi - ylo) : std::max(0.5, 0.05 * std::abs(ylo));
+  double xlo = p.x.front(), xhi = p.x.back();
+  if (!(xhi > xlo)) {
+    xlo -= 0.5;
+    xhi += 0.5;
+  }
+  { // PLplot reports an unwritable file only on stderr: check first.
+    std::ofstream probe(path, std::ios::binary);
+    if (!probe) throw std::runtime_error("cannot write the plot image '" + path + "'");
+  }
+  plsstrm(0);
+  plsdev("pngcairo");
+  plsfnam(path.c_str());
+  plspage(0, 0, 1200, 700, 0, 0);
+  plscolbg(255, 255, 255);
+  plscol0(1, 0, 0, 0);  // axes and labels: black
+  for (int k = 0; k < LinePlot::kMaxCurves; ++k)
+    plscol0(2 + k, kCurveColors[k][0], kCurveColors[k][1], kCurveColors[k][2]);
+  plscol0(14, 235, 235, 235);  // grid
+  plinit();
+  pladv(0);
+  plvpor(0.12, 0.70, 0.11, 0.86);
+  plwind(xlo, xhi, ylo - ypad, yhi + ypad);
+  plcol0(14);
+  plbox("g", 0, 0, "g", 0, 0);
+  plcol0(1);
+  plslabelfunc(shortLabel, nullptr);
+  plbox("bcnst", 0, 0, "bcnstvo", 0, 0);
+  plslabelfunc(nullptr, nullptr);
+  plmtex("t", 3.2, 0.5, 0.5, p.title.c_str());
+  plschr(0, 0.75);
+  plmtex("t", 1.5, 0.5, 0.5, p.subtitle.c_str());
+  plschr(0, 1.0);
+  plmtex("b", 3.0, 0.5, 0.5, p.xLabel.c_str());
+  plmtex("l", 7.0, 0.5, 0.5, p.yLabel.c_str());
+  plwidth(2);
+  for (int k = 0; k < n; ++k) {  // each curve in runs of finite points
+    plcol0(2 + k);
+    const std::vector<double>& y = p.curves[k].y;
+    for (std::size_t i = 0; i < y.size();) {
+      std::size_t j = i;
+      while (j < y.size() && std::isfinite(y[j])) ++j;
+      if (j - i == 1) plpoin(1, const_cast<double*>(&p.x[i]), const_cast<double*>(&y[i]), 1);
+      if (j - i > 1) plline(static_cast<PLINT>(j - i), &p.x[i], &y[i]);
+      i = std::max(j, i + 1);
+    }
+  }
+  plwidth(1);
+  std::vector<PLINT> opts(n, PL_LEGEND_LINE), colors(n), styles(n, 1), textColors(n, 1);
+  std::vector<PLFLT> widths(n, 2.0);
+  std::vector<const char*> labels(n);
+  for (int k = 0; k < n; ++k) {
+    colors[k] = 2 + k;
+    labels[k] = p.curves[k].label.c_str();
+  }
+  PLFLT legendWidth = 0, legendHeight = 0;
+  plschr(0, 0.8);
+  pllegend(&legendWidth, &legendHeight, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+           PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0.02, 0.0, 0.06, 0, 1, 1, n, 1, n, opts.data(),
+           1.0, 1.0, 2.0, 0.0, textColors.data(), labels.data(), nullptr, nullptr, nullptr, nullptr, colors.data(),
+           styles.data(), widths.data(), nullptr, nullptr, nullptr, nullptr);
   plend1();
 }
 

@@ -1,10 +1,14 @@
 #include "lockstep/study.h"
 
+#include "lockstep/fields.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <sstream>
 #include <stdexcept>
+
+#include "lockstep/statistics.h"
 
 namespace lockstep {
 
@@ -25,81 +29,59 @@ double uniform01(std::uint64_t seed, int variation, std::int64_t world, int draw
   return (double(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 
-bool startsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
-
-int indexIn(const std::vector<std::string>& names, const std::string& name) {
-  auto it = std::find(names.begin(), names.end(), name);
-  return it == names.end() ? -1 : static_cast<int>(it - names.begin());
-}
-
-int axisOf(const std::string& s) { return s == "x" ? 0 : s == "y" ? 1 : s == "z" ? 2 : -1; }
-
-// "<prefix><element name>.<suffix>" with suffix one of the given ones: returns the element index
-// among names (matching the longest element name first) and the suffix, or -1.
-struct Split {
-  int element = -1;
-  std::string suffix;
-};
-Split splitName(const std::string& name, const std::string& prefix, const std::vector<std::string>& elements) {
-  Split best;
-  if (!startsWith(name, prefix)) return best;
-  std::size_t bestLength = 0;
-  for (std::size_t i = 0; i < elements.size(); ++i) {
-    const std::string head = prefix + elements[i] + ".";
-    if (startsWith(name, head) && elements[i].size() >= bestLength) {
-      best.element = static_cast<int>(i);
-      best.suffix = name.substr(head.size());
-      bestLength = elements[i].size();
-    }
-  }
-  return best;
-}
-
-std::vector<std::string> bodyNames(const Model& m) {
-  std::vector<std::string> n;
-  for (const Body& b : m.bodies()) n.push_back(b.name);
-  return n;
-}
-template <class E>
-std::vector<std::string> elementNames(const std::vector<E>& elements) {
-  std::vector<std::string> n;
-  for (const E& e : elements) n.push_back(e.desc.name);
-  return n;
-}
-
-const char* const kInertiaParts[6] = {"xx", "yy", "zz", "xy", "xz", "yz"};
-
 [[noreturn]] void unknown(const char* what, const std::string& name) {
   throw std::invalid_argument(std::string("study: ") + what + " '" + name +
-                              "' does not name anything in the model (see the names in include/lockstep/study.h)");
+                              "' does not name anything in the model (see the names `lockstep info` lists and docs/study-format.md)");
 }
 
-// Where an output lives: a component of a world field, or the sum of two (energy.total).
+// Where an output lives: a component of a world field (found by its public name in the field
+// registry), or the sum of two components (energy.total).
 struct OutputLocation {
   std::string field;
-  int component = 0;
-  int plusComponent = -1;
+  std::int64_t component = 0;
+  std::int64_t plusComponent = -1;
 };
 
 OutputLocation locateOutput(const Model& m, const std::string& name) {
-  if (name == "time") return {"time", 0};
-  if (name == "energy.kinetic") return {"energy", 0};
-  if (name == "energy.potential") return {"energy", 1};
   if (name == "energy.total") return {"energy", 0, 1};
-  if (startsWith(name, "q.") && indexIn(m.qNames(), name.substr(2)) >= 0) return {"q", indexIn(m.qNames(), name.substr(2))};
-  if (startsWith(name, "u.") && indexIn(m.uNames(), name.substr(2)) >= 0) return {"u", indexIn(m.uNames(), name.substr(2))};
-  if (startsWith(name, "udot.") && indexIn(m.uNames(), name.substr(5)) >= 0)
-    return {"udot", indexIn(m.uNames(), name.substr(5))};
-  if (startsWith(name, "z.") && indexIn(m.zNames(), name.substr(2)) >= 0) return {"z", indexIn(m.zNames(), name.substr(2))};
-  const Split body = splitName(name, "body.", bodyNames(m));
-  if (body.element >= 0 && axisOf(body.suffix) >= 0) return {"bodyPose", 7 * body.element + axisOf(body.suffix)};
-  const Split contact = splitName(name, "contact.", elementNames(m.contacts()));
-  if (contact.element >= 0 && contact.suffix == "error") return {"contactError", contact.element};
-  const Split bushing = splitName(name, "bushing.", elementNames(m.bushings()));
-  if (bushing.element >= 0 && bushing.suffix.size() == 3 && startsWith(bushing.suffix, "q.") &&
-      bushing.suffix[2] >= '0' && bushing.suffix[2] <= '5')
-    return {"bushingState", 12 * bushing.element + (bushing.suffix[2] - '0')};
-  unknown("output", name);
+  std::vector<FieldInfo> outcomes;  // what a run leaves in the world fields
+  for (const FieldInfo& f : worldFields())
+    if (!f.integer && (f.role == Role::State || f.role == Role::Evaluation || f.role == Role::Observation))
+      outcomes.push_back(f);
+  const std::optional<FieldComponent> c = findPublicName(m, outcomes, name);
+  if (!c) unknown("output", name);
+  return {c->field->name, c->component};
+}
+
+// A study input resolved once: a component of the initial state ("q.<coordinate>", "u.<speed>")
+// or of a per-world parameter (the registry's public names).
+struct StudyInput {
+  bool initialState = false;
+  FieldComponent component{};
+};
+
+StudyInput resolveInput(const Model& m, const std::string& name) {
+  if (std::optional<FieldComponent> c = findPublicName(m, parameterFields(), name)) return {false, *c};
+  for (const FieldInfo& f : worldFields()) {
+    if (std::string(f.name) != "q" && std::string(f.name) != "u") continue;
+    const std::vector<std::string> names = publicNames(m, f);
+    for (std::size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return {true, {&f, static_cast<std::int64_t>(i)}};
+  }
+  unknown("parameter", name);
+}
+
+template <class T>
+void setInput(Batch<T>& batch, std::int64_t w, const StudyInput& in, double value) {
+  if (!in.initialState) {
+    batch.setParameter(w, in.component, value);
+    return;
+  }
+  std::vector<double> q = batch.initialQ(w), u = batch.initialU(w);
+  (std::string(in.component.field->name) == "q" ? q : u)[in.component.component] = value;
+  batch.setInitialState(w, q, u);
+  batch.setQ(w, q);
+  batch.setU(w, u);
 }
 
 }  // namespace
@@ -128,94 +110,7 @@ double sampleVariation(const Variation& v, std::uint64_t seed, int variationInde
 
 template <class T>
 void setNamedParameter(Batch<T>& batch, std::int64_t w, const std::string& name, double value) {
-  const Model& m = batch.model();
-  if (startsWith(name, "q.")) {
-    const int i = indexIn(m.qNames(), name.substr(2));
-    if (i < 0) unknown("parameter", name);
-    std::vector<double> q = batch.initialQ(w);
-    q[i] = value;
-    batch.setInitialState(w, q, batch.initialU(w));
-    batch.setQ(w, q);
-    return;
-  }
-  if (startsWith(name, "u.")) {
-    const int i = indexIn(m.uNames(), name.substr(2));
-    if (i < 0) unknown("parameter", name);
-    std::vector<double> u = batch.initialU(w);
-    u[i] = value;
-    batch.setInitialState(w, batch.initialQ(w), u);
-    batch.setU(w, u);
-    return;
-  }
-  if (startsWith(name, "gravity.") && axisOf(name.substr(8)) >= 0) {
-    Vec3d g = batch.gravity(w);
-    g[axisOf(name.substr(8))] = value;
-    batch.setGravity(w, g);
-    return;
-  }
-  if (startsWith(name, "damping.")) {
-    const int i = indexIn(m.uNames(), name.substr(8));
-    if (i < 0) unknown("parameter", name);
-    std::vector<double> c = batch.damping(w);
-    c[i] = value;
-    batch.setDamping(w, c);
-    return;
-  }
-  if (const Split b = splitName(name, "body.", bodyNames(m)); b.element >= 0) {
-    MassProperties mp = batch.massProperties(w, b.element);
-    if (b.suffix == "mass") {
-      mp.mass = value;
-    } else if (startsWith(b.suffix, "com.") && axisOf(b.suffix.substr(4)) >= 0) {
-      mp.com[axisOf(b.suffix.substr(4))] = value;
-    } else if (startsWith(b.suffix, "inertia.")) {
-      const std::string part = b.suffix.substr(8);
-      double* fields[6] = {&mp.inertia.xx, &mp.inertia.yy, &mp.inertia.zz, &mp.inertia.xy, &mp.inertia.xz, &mp.inertia.yz};
-      int k = 0;
-      while (k < 6 && part != kInertiaParts[k]) ++k;
-      if (k == 6) unknown("parameter", name);
-      *fields[k] = value;
-    } else {
-      unknown("parameter", name);
-    }
-    batch.setMassProperties(w, b.element, mp);
-    return;
-  }
-  if (const Split b = splitName(name, "bushing.", elementNames(m.bushings())); b.element >= 0) {
-    const bool stiffness = startsWith(b.suffix, "stiffness."), damping = startsWith(b.suffix, "damping.");
-    const std::string idx = b.suffix.substr(b.suffix.find('.') + 1);
-    if ((!stiffness && !damping) || idx.size() != 1 || idx[0] < '0' || idx[0] > '5') unknown("parameter", name);
-    std::array<double, 6> k = stiffness ? batch.bushingStiffness(w, b.element) : batch.bushingDamping(w, b.element);
-    k[idx[0] - '0'] = value;
-    if (stiffness) batch.setBushingStiffness(w, b.element, k);
-    else batch.setBushingDamping(w, b.element, k);
-    return;
-  }
-  if (const Split s = splitName(name, "spring.", elementNames(m.springs())); s.element >= 0) {
-    std::array<double, 3> p = batch.springParameters(w, s.element);
-    std::array<Vec3d, 2> pts = batch.springPoints(w, s.element);
-    if (s.suffix == "free_length") p[0] = value;
-    else if (s.suffix == "stiffness") p[1] = value;
-    else if (s.suffix == "damping") p[2] = value;
-    else if (startsWith(s.suffix, "p_AP.") && axisOf(s.suffix.substr(5)) >= 0) pts[0][axisOf(s.suffix.substr(5))] = value;
-    else if (startsWith(s.suffix, "p_BQ.") && axisOf(s.suffix.substr(5)) >= 0) pts[1][axisOf(s.suffix.substr(5))] = value;
-    else unknown("parameter", name);
-    batch.setSpringParameters(w, s.element, p[0], p[1], p[2]);
-    batch.setSpringPoints(w, s.element, pts[0], pts[1]);
-    return;
-  }
-  if (const Split c = splitName(name, "contact.", elementNames(m.contacts())); c.element >= 0) {
-    std::array<double, 2> r = batch.sphereRadii(w, c.element);
-    std::array<Vec3d, 2> ctr = batch.sphereCenters(w, c.element);
-    if (c.suffix == "radius_on_F") r[0] = value;
-    else if (c.suffix == "radius_on_B") r[1] = value;
-    else if (startsWith(c.suffix, "center_on_F.") && axisOf(c.suffix.substr(12)) >= 0) ctr[0][axisOf(c.suffix.substr(12))] = value;
-    else if (startsWith(c.suffix, "center_on_B.") && axisOf(c.suffix.substr(12)) >= 0) ctr[1][axisOf(c.suffix.substr(12))] = value;
-    else unknown("parameter", name);
-    batch.setSphereRadii(w, c.element, r[0], r[1]);
-    batch.setSphereCenters(w, c.element, ctr[0], ctr[1]);
-    return;
-  }
-  unknown("parameter", name);
+  setInput(batch, w, resolveInput(batch.model(), name), value);
 }
 
 void validateStudy(const std::shared_ptr<const Model>& modelPtr, const StudySpec& spec) {
@@ -262,20 +157,14 @@ OutputStats reduceValues(const std::string& name, const double* values, const st
   s.mean = sum / double(v.size());
   double ss = 0;
   for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.stddev = v.size() > 1 ? std::sqrt(ss / double(v.size() - 1)) : 0.0;
+  s.stddev = sampleStddev(ss, s.count);
   s.min = v.front();
   s.max = v.back();
   for (double q : quantiles) {
-    const double pos = q * double(v.size() - 1);
-    const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
-    const std::size_t hi = std::min(lo + 1, v.size() - 1);
-    s.quantiles.push_back(v[lo] + (pos - double(lo)) * (v[hi] - v[lo]));
+    const QuantilePoint p = quantilePoint(q, s.count);
+    s.quantiles.push_back(interpolateQuantile(p, v[p.lo], v[p.hi]));
   }
-  const double range = s.max - s.min;
-  for (double x : v) {
-    int b = range > 0 ? static_cast<int>((x - s.min) / range * bins) : 0;
-    s.histogram[std::min(b, bins - 1)] += 1;
-  }
+  for (double x : v) s.histogram[histogramBin(x, s.min, s.max - s.min, bins)] += 1;
   return s;
 }
 
@@ -303,10 +192,11 @@ StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, 
   if (setup) setup(batch);
   for (std::size_t i = 0; i < spec.vary.size(); ++i) {
     const Variation& v = spec.vary[i];
+    const StudyInput input = resolveInput(*model, v.parameter);
     for (std::int64_t w = 0; w < spec.worlds; ++w) {
       const double x = sampleVariation(v, spec.seed, static_cast<int>(i), w);
       try {
-        setNamedParameter(batch, w, v.parameter, x);
+        setInput(batch, w, input, x);
       } catch (const ModelError& e) {
         std::ostringstream os;
         os << "study: variation '" << v.parameter << "' drew " << x << " for world " << w << ": " << e.what()

@@ -1,8 +1,14 @@
 #include "lockstep/throughput.h"
 
+#include "lockstep/fields.h"
+
+#include <unistd.h>
+
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -20,34 +26,38 @@ const char* precisionName(Precision p) { return p == Precision::Double ? "double
 
 namespace {
 
-// The sizes a Batch of this model has (the Batch constructor is where they are defined).
-Sizes sizesOf(const Model& model) {
-  struct NoDelete {
-    void operator()(const Model*) const {}
-  };
-  return Batch<double>(std::shared_ptr<const Model>(&model, NoDelete{}), 1, Backend::Cpu).sizes();
+
+// Byte counts that saturate at INT64_MAX instead of wrapping around.
+constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
+std::int64_t add(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  return __builtin_add_overflow(a, b, &r) ? kMaxBytes : r;
+}
+std::int64_t mul(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  return __builtin_mul_overflow(a, b, &r) ? kMaxBytes : r;
 }
 
 template <class T>
 BatchMemory batchMemoryOf(const Sizes& s, std::int64_t worlds, Backend backend, int threads) {
   std::int64_t perWorld = 0;  // fields, in bytes per world
-#define LOCKSTEP_X(type, name, count, doc) perWorld += static_cast<std::int64_t>(sizeof(type)) * (count);
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) perWorld += static_cast<std::int64_t>(sizeof(type)) * (fieldCount(s, per, parts));
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   std::int64_t params = 0;  // one shared copy
-#define LOCKSTEP_X(name, count, doc) params += static_cast<std::int64_t>(sizeof(T)) * (count);
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) params += static_cast<std::int64_t>(sizeof(T)) * (fieldCount(s, per, parts));
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   const std::int64_t modelArrays =
       static_cast<std::int64_t>(s.nb) * (sizeof(BodyTopology) + 2 * sizeof(Transform<T>)) +
       static_cast<std::int64_t>(s.nBushings + s.nSprings + s.nContacts) * sizeof(ElementTopology);
   const std::int64_t scratch = WorkspaceLayout::of(s).total * static_cast<std::int64_t>(sizeof(T));
   BatchMemory m;
-  m.hostBytes = perWorld * worlds + params + modelArrays;
+  m.hostBytes = add(add(mul(perWorld, worlds), params), modelArrays);
   if (backend == Backend::Cuda) {
-    m.deviceBytes = (perWorld + scratch) * worlds + params + modelArrays;
+    m.deviceBytes = add(add(mul(add(perWorld, scratch), worlds), params), modelArrays);
   } else {
-    m.hostBytes += scratch * threads;
+    m.hostBytes = add(m.hostBytes, mul(scratch, threads));
   }
   return m;
 }
@@ -83,6 +93,10 @@ MemoryAvailable memoryAvailable(bool queryDeviceMemory) {
       break;
     }
   }
+  if (m.hostBytes == 0) {  // no /proc/meminfo: the free physical pages
+    const long pages = sysconf(_SC_AVPHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
+    if (pages > 0 && pageSize > 0) m.hostBytes = mul(pages, pageSize);
+  }
   if (queryDeviceMemory && queryDevice().available) {
     std::size_t freeBytes = 0, totalBytes = 0;
     if (cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess) m.deviceBytes = static_cast<std::int64_t>(freeBytes);
@@ -99,6 +113,21 @@ std::string whyBatchDoesNotFit(const BatchMemory& need, const MemoryAvailable& h
     why += (why.empty() ? "" : "; ") + std::string("needs ") + gibText(need.hostBytes) + " of host memory, " +
            gibText(have.hostBytes) + " available";
   return why;
+}
+
+std::int64_t worldsThatFit(const Model& model, Precision precision, Backend backend, int cpuThreadCount,
+                           const MemoryAvailable& have, double fraction) {
+  // The need is fixed + perWorld * worlds in each memory: solve for worlds in both.
+  const BatchMemory one = batchMemory(model, precision, 1, backend, cpuThreadCount);
+  const BatchMemory two = batchMemory(model, precision, 2, backend, cpuThreadCount);
+  auto most = [fraction](std::int64_t oneWorld, std::int64_t twoWorlds, std::int64_t available) {
+    const double perWorld = double(twoWorlds - oneWorld), fixed = double(oneWorld) - perWorld;
+    const double n = std::floor((fraction * double(available) - fixed) / perWorld);
+    return n < 1 ? std::int64_t(0) : n > 9e18 ? kMaxBytes : static_cast<std::int64_t>(n);
+  };
+  std::int64_t n = most(one.hostBytes, two.hostBytes, have.hostBytes);
+  if (backend == Backend::Cuda) n = std::min(n, most(one.deviceBytes, two.deviceBytes, have.deviceBytes));
+  return n;
 }
 
 // ---- runner -------------------------------------------------------------------------------------

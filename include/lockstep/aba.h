@@ -10,12 +10,13 @@
 //            u_i = tau_i - ~H_i pA_i,  pa_i = pA_i + Ia_i c_i + U_i D_i^-1 u_i
 // Pass 3 (outward):
 //            a'_i = ~Phi a_parent + c_i,  udot_i = D_i^-1 (u_i - ~U_i a'_i),  a_i = a'_i + H_i udot_i
+//          (inboardAcceleration, jointAcceleration; bodyAccelerationsFromUdot for a known udot)
 // Ground does not accelerate; gravity enters as a body force (stage 2). The same bias and
 // outward passes with the velocity terms (I x* V, c) left out give udot = M^-1 (tau - ~J F): the
 // response to a force pattern, which the constraint solve uses.
 #pragma once
 
-#include "lockstep/forces.h"
+#include "lockstep/kinematics.h"
 #include "lockstep/smallmat.h"
 
 namespace lockstep {
@@ -31,30 +32,23 @@ LOCKSTEP_HD_INLINE void subtractOuter(ArticulatedInertia<T>& P, const SpatialVec
     for (int j = 0; j < 3; ++j) P.F.m[i][j] -= a.ang[i] * b.lin[j];
 }
 
-template <class T>
-LOCKSTEP_HD_INLINE Vec3<T> parentToChild(const Workspace<T>& ws, int b, int parent) {
-  return loadVec3<T>(ws.at(ws.L.X_GB + 12 * b + 9)) - loadVec3<T>(ws.at(ws.L.X_GB + 12 * parent + 9));
-}
-
 // The configuration-dependent half of pass 2: articulated inertias, U, D^-1. After
 // computeKinematics. Leaves Ia_i (after the joint's projection) in the IA slots. Returns StatusFlag
 // bits (kStatusSingularMassMatrix when some D_i is singular).
 template <class T>
 LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, const WorldParams<T>& params,
                                                   const Workspace<T>& ws) {
-  const WorkspaceLayout& L = ws.L;
   const int nb = model.sizes.nb;
   StatusOf<T> status = StatusOf<T>(kStatusOk);
-  for (int b = 0; b < nb; ++b)
-    storeArticulatedInertia(ws.at(L.IA + 21 * b), ArticulatedInertia<T>::fromRigid(bodyInertiaInG(ws, b)));
+  for (int b = 0; b < nb; ++b) storeArticulatedInertia(ws.IA(b), ArticulatedInertia<T>::fromRigid(bodyInertiaInG(ws, b)));
   for (int b = nb - 1; b >= 0; --b) {
     const BodyTopology topo = model.body[b];
     const int n = topo.nu;
-    ArticulatedInertia<T> Ia = loadArticulatedInertia<T>(ws.at(L.IA + 21 * b));
+    ArticulatedInertia<T> Ia = loadArticulatedInertia<T>(ws.IA(b));
     if (n == 1) {  // one-dof joints (pins, sliders): scalar D
-      const SpatialVec<T> H = loadSpatialVec<T>(ws.at(L.H + 6 * topo.uOffset));
+      const SpatialVec<T> H = loadSpatialVec<T>(ws.H(topo.uOffset));
       const SpatialVec<T> U = Ia * H;
-      storeSpatialVec(ws.at(L.U + 6 * topo.uOffset), U);
+      storeSpatialVec(ws.U(topo.uOffset), U);
       const T D = dot(H, U);
       const MaskOf<T> finite = isFiniteT(D);
       const MaskOf<T> positive = D > T(0);
@@ -64,17 +58,16 @@ LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, con
         if (allLanes(failed(status))) return status;
       }
       const T Dinv = T(1) / D;
-      ws.at(L.Dinv)[topo.dOffset] = Dinv;
+      ws.Dinv()[topo.dOffset] = Dinv;
       subtractOuter(Ia, Dinv * U, U);
-      storeArticulatedInertia(ws.at(L.IA + 21 * b), Ia);
+      storeArticulatedInertia(ws.IA(b), Ia);
     } else if (n > 1) {
       SpatialVec<T> U[kMaxMobilizerU];
       T D[kMaxMobilizerU * kMaxMobilizerU], Dinv[kMaxMobilizerU * kMaxMobilizerU];
       for (int j = 0; j < n; ++j) {
-        U[j] = Ia * loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + j)));
-        storeSpatialVec(ws.at(L.U + 6 * (topo.uOffset + j)), U[j]);
-        for (int i = 0; i <= j; ++i)
-          D[i * n + j] = D[j * n + i] = dot(loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + i))), U[j]);
+        U[j] = Ia * loadSpatialVec<T>(ws.H(topo.uOffset + j));
+        storeSpatialVec(ws.U(topo.uOffset + j), U[j]);
+        for (int i = 0; i <= j; ++i) D[i * n + j] = D[j * n + i] = dot(loadSpatialVec<T>(ws.H(topo.uOffset + i)), U[j]);
       }
       const MaskOf<T> ok = invertSymmetricPositiveDefinite(D, n, Dinv);
       if (!allLanes(ok)) {
@@ -84,21 +77,55 @@ LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, con
                                           flagIf((!ok) & finite, kStatusSingularMassMatrix));
         if (allLanes(failed(status))) return status;
       }
-      for (int k = 0; k < n * n; ++k) ws.at(L.Dinv)[topo.dOffset + k] = Dinv[k];
+      for (int k = 0; k < n * n; ++k) ws.Dinv()[topo.dOffset + k] = Dinv[k];
       // Ia = IA - U D^-1 ~U, a sum of outer products G_i ~U_i with G_i column i of U D^-1.
       for (int i = 0; i < n; ++i) {
         SpatialVec<T> G = SpatialVec<T>::zero();
         for (int j = 0; j < n; ++j) G += Dinv[j * n + i] * U[j];
         subtractOuter(Ia, G, U[i]);
       }
-      storeArticulatedInertia(ws.at(L.IA + 21 * b), Ia);
+      storeArticulatedInertia(ws.IA(b), Ia);
     }
     if (topo.parent >= 0) {
-      const Strided<T> IAp = ws.at(L.IA + 21 * topo.parent);
+      const Strided<T> IAp = ws.IA(topo.parent);
       storeArticulatedInertia(IAp, loadArticulatedInertia<T>(IAp) + Ia.shift(parentToChild(ws, b, topo.parent)));
     }
   }
   return status;
+}
+
+// Pass 3 for one body, before its joint moves: a'_b = ~Phi(l) A_parent (+ c_b with the velocity
+// terms), l = p_PB. 21 flops with a parent and velocity terms (l: 3, ~Phi: 12, + c: 6).
+template <class T>
+LOCKSTEP_HD_INLINE SpatialVec<T> inboardAcceleration(const BodyTopology& topo, const Workspace<T>& ws, int b,
+                                                     Strided<const T> A_GB, bool velocityTerms) {
+  SpatialVec<T> A = velocityTerms ? loadSpatialVec<T>(ws.c(b)) : SpatialVec<T>::zero();
+  if (topo.parent >= 0)
+    A += PhiMatrix<T>{parentToChild(ws, b, topo.parent)}.transposeTimes(bodyAcceleration<T>(A_GB, topo.parent));
+  return A;
+}
+// Pass 3 for one body, its joint's part: H_b udot_b, with udot_b the body's nu_b accelerations.
+// 12 nu_b flops.
+template <class T>
+LOCKSTEP_HD_INLINE SpatialVec<T> jointAcceleration(const BodyTopology& topo, const Workspace<T>& ws,
+                                                   Strided<const T> udot) {
+  SpatialVec<T> HUdot = SpatialVec<T>::zero();
+  for (int i = 0; i < topo.nu; ++i) HUdot += udot[topo.uOffset + i] * loadSpatialVec<T>(ws.H(topo.uOffset + i));
+  return HUdot;
+}
+
+// Pass 3 alone, for a known udot: the body spatial accelerations
+//   A_b = ~Phi A_parent + c_b + H_b udot_b
+// into A_GB (6 per body), after computeKinematics (which stored c and H). What the sweep computes
+// on its way, for callers that have udot already (inspection of a stored evaluation).
+template <class T>
+LOCKSTEP_HD void bodyAccelerationsFromUdot(const ModelView<T>& model, const Workspace<T>& ws, Strided<const T> udot,
+                                           Strided<T> A_GB) {
+  for (int b = 0; b < model.sizes.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    storeSpatialVec(bodySpatialVec(A_GB, b),
+                    inboardAcceleration(topo, ws, b, Strided<const T>(A_GB), true) + jointAcceleration(topo, ws, udot));
+  }
 }
 
 // The force-dependent half of pass 2 and pass 3, after factorArticulatedInertias:
@@ -110,51 +137,45 @@ template <class T>
 LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
                                   Strided<const T> F, Strided<const T> tau, bool velocityTerms, Strided<T> udot,
                                   Strided<T> A_GB) {
-  const WorkspaceLayout& L = ws.L;
   const int nb = model.sizes.nb;
+  const Strided<T> ub = ws.ub(), Dinv = ws.Dinv();
   for (int b = 0; b < nb; ++b) {
-    SpatialVec<T> pA = -loadSpatialVec<T>(F + 6 * b);
-    if (velocityTerms) pA += bodyInertiaInG(ws, b).gyroscopicForce(loadSpatialVec<T>(ws.at(L.V_GB + 6 * b)).ang);
-    storeSpatialVec(ws.at(L.pA + 6 * b), pA);
+    SpatialVec<T> pA = -loadSpatialVec<T>(bodySpatialVec(F, b));
+    if (velocityTerms) pA += bodyInertiaInG(ws, b).gyroscopicForce(bodyVelocity(ws, b).ang);
+    storeSpatialVec(ws.pA(b), pA);
   }
   for (int b = nb - 1; b >= 0; --b) {
     const BodyTopology topo = model.body[b];
     const int n = topo.nu;
-    const SpatialVec<T> pA = loadSpatialVec<T>(ws.at(L.pA + 6 * b));
+    const SpatialVec<T> pA = loadSpatialVec<T>(ws.pA(b));
     SpatialVec<T> pa = pA;
-    if (velocityTerms) pa += loadArticulatedInertia<T>(ws.at(L.IA + 21 * b)) * loadSpatialVec<T>(ws.at(L.c + 6 * b));
+    if (velocityTerms) pa += loadArticulatedInertia<T>(ws.IA(b)) * loadSpatialVec<T>(ws.c(b));
     if (n > 0) {
-      T ub[kMaxMobilizerU];
+      T u[kMaxMobilizerU];
       for (int j = 0; j < n; ++j) {
-        ub[j] = tau[topo.uOffset + j] - dot(loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + j))), pA);
-        ws.at(L.ub)[topo.uOffset + j] = ub[j];
+        u[j] = tau[topo.uOffset + j] - dot(loadSpatialVec<T>(ws.H(topo.uOffset + j)), pA);
+        ub[topo.uOffset + j] = u[j];
       }
       for (int i = 0; i < n; ++i) {
         T Dinv_u = T(0);
-        for (int j = 0; j < n; ++j) Dinv_u += ws.at(L.Dinv)[topo.dOffset + i * n + j] * ub[j];
-        pa += Dinv_u * loadSpatialVec<T>(ws.at(L.U + 6 * (topo.uOffset + i)));
+        for (int j = 0; j < n; ++j) Dinv_u += Dinv[topo.dOffset + i * n + j] * u[j];
+        pa += Dinv_u * loadSpatialVec<T>(ws.U(topo.uOffset + i));
       }
     }
-    if (topo.parent >= 0)
-      addSpatialVec(ws.at(L.pA + 6 * topo.parent), PhiMatrix<T>{parentToChild(ws, b, topo.parent)} * pa);
+    if (topo.parent >= 0) addSpatialVec(ws.pA(topo.parent), PhiMatrix<T>{parentToChild(ws, b, topo.parent)} * pa);
   }
   for (int b = 0; b < nb; ++b) {
     const BodyTopology topo = model.body[b];
-    SpatialVec<T> A = velocityTerms ? loadSpatialVec<T>(ws.at(L.c + 6 * b)) : SpatialVec<T>::zero();
-    if (topo.parent >= 0)
-      A += PhiMatrix<T>{parentToChild(ws, b, topo.parent)}.transposeTimes(loadSpatialVec<T>(A_GB + 6 * topo.parent));
+    const SpatialVec<T> A = inboardAcceleration(topo, ws, b, Strided<const T>(A_GB), velocityTerms);
     const int n = topo.nu;
     T rhs[kMaxMobilizerU];
-    for (int j = 0; j < n; ++j)
-      rhs[j] = ws.at(L.ub)[topo.uOffset + j] - dot(loadSpatialVec<T>(ws.at(L.U + 6 * (topo.uOffset + j))), A);
-    SpatialVec<T> HUdot = SpatialVec<T>::zero();
+    for (int j = 0; j < n; ++j) rhs[j] = ub[topo.uOffset + j] - dot(loadSpatialVec<T>(ws.U(topo.uOffset + j)), A);
     for (int i = 0; i < n; ++i) {
       T ud = T(0);
-      for (int j = 0; j < n; ++j) ud += ws.at(L.Dinv)[topo.dOffset + i * n + j] * rhs[j];
+      for (int j = 0; j < n; ++j) ud += Dinv[topo.dOffset + i * n + j] * rhs[j];
       udot[topo.uOffset + i] = ud;
-      HUdot += ud * loadSpatialVec<T>(ws.at(L.H + 6 * (topo.uOffset + i)));
     }
-    storeSpatialVec(A_GB + 6 * b, A + HUdot);
+    storeSpatialVec(bodySpatialVec(A_GB, b), A + jointAcceleration(topo, ws, Strided<const T>(udot)));
   }
 }
 
@@ -165,7 +186,7 @@ LOCKSTEP_HD StatusOf<T> computeArticulatedAccelerations(const ModelView<T>& mode
                                                         const Workspace<T>& ws, Strided<T> udot) {
   const StatusOf<T> status = factorArticulatedInertias(model, params, ws);
   if (allLanes(failed(status))) return status;
-  solveArticulated<T>(model, params, ws, ws.at(ws.L.Fb), ws.at(ws.L.tauTotal), true, udot, ws.at(ws.L.A_GB));
+  solveArticulated<T>(model, params, ws, ws.Fb(), ws.tauTotal(), true, udot, ws.A_GB());
   return status;
 }
 

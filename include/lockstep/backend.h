@@ -4,10 +4,26 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
-#include "lockstep/integrator.h"
+#include "lockstep/world.h"
 
 namespace lockstep {
+
+// What the CPU backend keeps across calls, so that a step allocates nothing: the model broadcast
+// into packs and each thread's pack of worlds (lanes.h). Made on first use, remade when the batch's
+// storage or parameter layout changes (a parameter becoming per-world changes the gather). A Batch
+// owns one (makeCpuBackendCache) and passes it in its context; opaque outside cpu_backend.cpp.
+template <class T>
+struct CpuBackendCache;
+template <class T>
+struct CpuBackendCacheDeleter {
+  void operator()(CpuBackendCache<T>* cache) const;
+};
+template <class T>
+using CpuBackendCacheHandle = std::unique_ptr<CpuBackendCache<T>, CpuBackendCacheDeleter<T>>;
+template <class T>
+CpuBackendCacheHandle<T> makeCpuBackendCache();
 
 template <class T>
 struct BackendContext {
@@ -16,6 +32,7 @@ struct BackendContext {
   WorkspaceLayout layout;
   T* scratch;            // CPU: one workspace per thread; CUDA: one per world, strided across worlds
   void* stream;          // CUDA: the cudaStream_t to launch on; CPU: unused
+  CpuBackendCache<T>* cpuCache = nullptr;  // CPU: kept by the batch across calls; null: made per call
 };
 
 // Indices, masks and states passed to resets live in the backend's memory (device pointers for
@@ -46,18 +63,5 @@ int cpuThreads();
 // world at a time (for comparisons).
 void setCpuLanes(bool on);
 bool cpuLanes();
-
-// Writes given states into the listed worlds (time 0, no dissipated energy, healthy) and observes
-// them: the body of both backends' SetStates.
-template <class T>
-LOCKSTEP_HD void setWorldState(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, const T* q,
-                               const T* u) {
-  for (int i = 0; i < model.sizes.nq; ++i) w.q[i] = q[i];
-  for (int i = 0; i < model.sizes.nu; ++i) w.u[i] = u[i];
-  for (int i = 0; i < model.sizes.nz; ++i) w.z[i] = T(0);
-  w.time[0] = T(0);
-  w.status[0] = kStatusOk;
-  observeWorld(model, w, ws);
-}
 
 }  // namespace lockstep

@@ -14,6 +14,12 @@
 // shape and strides, toDLPack() gives DLPack tensors for PyTorch and JAX); resetWorlds() and
 // setStates() take index lists or masks in device memory; captureStep() records a step as a
 // CUDA graph; with setAutoReset(true) failed worlds restart on their own, each recording why.
+//
+// The class is implemented by job, in host/batch/: batch.cpp (construction, state, the backend
+// table every run goes through, recorded steps), parameters.cpp (per-world parameters by name and
+// by element), inspection.cpp (force-element and contact quantities of one world), dlpack.cpp
+// (fields as raw views and DLPack tensors), device_memory.cpp (CUDA allocations, copies, streams),
+// compiled_model.cpp (the model in kernel form) and fields.cpp (the field registry by name).
 #pragma once
 
 #include <array>
@@ -25,8 +31,11 @@
 struct DLManagedTensor;
 
 #include "lockstep/backend.h"
+#include "lockstep/compiled_model.h"
+#include "lockstep/fields.h"
 #include "lockstep/force_elements.h"
 #include "lockstep/model.h"
+#include "lockstep/parameter_store.h"
 
 namespace lockstep {
 
@@ -101,8 +110,10 @@ class Batch {
   double potentialEnergy(std::int64_t w) const { return getField(energy_, 2, w)[1]; }
   std::int32_t status(std::int64_t w) const;
 
-  void setQ(std::int64_t w, const std::vector<double>& q) { setField(q_, sizes_.nq, w, q, "q"); }
-  void setU(std::int64_t w, const std::vector<double>& u) { setField(u_, sizes_.nu, w, u, "u"); }
+  // A q or u that is finite in double but not in T (u = 1e300 in float) flags the world
+  // (kStatusInvalidInitialState): it is never stepped, and the other worlds go on.
+  void setQ(std::int64_t w, const std::vector<double>& q);
+  void setU(std::int64_t w, const std::vector<double>& u);
   void setZ(std::int64_t w, const std::vector<double>& z) { setField(z_, sizes_.nz, w, z, "z"); }
   void setTau(std::int64_t w, const std::vector<double>& tau) { setField(tau_, sizes_.nu, w, tau, "tau"); }
   void setTime(std::int64_t w, double t) { setField(time_, 1, w, {t}, "time"); }
@@ -150,7 +161,7 @@ class Batch {
   DLManagedTensor* toDLPack(const std::string& name, MemorySpace space);
   // The CUDA stream the batch launches and copies on (a cudaStream_t; nullptr on the CPU
   // backend). setStream makes it use a stream of the caller's, e.g. a framework's current stream.
-  void* stream() const { return stream_; }
+  void* stream() const;
   void setStream(void* cudaStream);
   // Records step(dt, nSteps, integrator) (with the current auto-reset and observation settings).
   std::unique_ptr<StepGraph<T>> captureStep(double dt, int nSteps = 1, Integrator integrator = Integrator::RK4);
@@ -162,7 +173,16 @@ class Batch {
   Vec3d gravity(std::int64_t w) const;
   void setDamping(std::int64_t w, const std::vector<double>& damping);  // [nu], >= 0
   std::vector<double> damping(std::int64_t w) const;
-  bool isPerWorld(const std::string& param) const;  // true once some world overrides it
+  bool isPerWorld(const std::string& param) const;  // true once some world overrides it (C++ field name)
+
+  // Any per-world parameter component by its public name ("body.link1.mass", "gravity.z",
+  // "spring.spring.stiffness", "bushing.b.damping.3"; parameterNames() lists them, and `lockstep
+  // info` prints them): validated as the model builder validates the element it belongs to.
+  std::vector<std::string> parameterNames() const;
+  void setParameter(std::int64_t w, const std::string& name, double value);
+  // The same for a component already found by name (fields.h findPublicName), for loops over worlds.
+  void setParameter(std::int64_t w, const FieldComponent& component, double value);
+  double parameter(std::int64_t w, const std::string& name) const;
 
   // Force-element and constraint parameters (the seeds' Instance-stage values). Each setter takes
   // a world index, or kAllWorlds to set every world at once; values are validated as in the model.
@@ -236,12 +256,17 @@ class Batch {
   ModelView<T> hostModelView() const;
 
  private:
-  struct ParamStorage {
-    std::vector<T> data;    // count values (shared) or count * nWorlds values (per world)
-    std::int64_t count = 0;
-    bool perWorld = false;
+  struct Device;  // CUDA allocations and copies (device_memory.cpp)
+  // The backend entry points (backend.h) of this batch's backend: every run goes through them.
+  struct Ops {
+    void (*advance)(const BackendContext<T>&, const StepSettings<T>&);
+    void (*evaluate)(const BackendContext<T>&);
+    void (*assemble)(const BackendContext<T>&, T tol, int maxIterations);
+    void (*resetIndices)(const BackendContext<T>&, const std::int64_t*, std::int64_t count);
+    void (*resetMask)(const BackendContext<T>&, const std::uint8_t*);
+    void (*setStates)(const BackendContext<T>&, const std::int64_t*, std::int64_t count, const T* q, const T* u);
   };
-  struct Device;  // CUDA allocations (batch.cpp)
+  static const Ops& opsFor(Backend backend);
 
   std::vector<double> getField(const std::vector<T>& f, int count, std::int64_t w) const;
   std::int64_t getIntField(const std::vector<std::int32_t>& f, std::int64_t w) const;
@@ -253,46 +278,38 @@ class Batch {
   void checkWorld(std::int64_t w) const;
   void checkReadable() const;
   void touchHost();
-  T& paramRef(ParamStorage& p, std::int64_t w, std::int64_t c);
-  T paramValue(const ParamStorage& p, std::int64_t w, std::int64_t c) const;
-  ParamArray<T> paramView(const ParamStorage& p, const T* data) const;
-  // Sets component c of a parameter for world w, or for all worlds when w == kAllWorlds.
-  void setParam(ParamStorage& p, std::int64_t w, std::int64_t c, double value);
-  void setVec3Param(ParamStorage& p, std::int64_t w, std::int64_t offset, const Vec3d& v);
-  Vec3d vec3Param(const ParamStorage& p, std::int64_t w, std::int64_t offset) const;
-  Transformd transformParam(const ParamStorage& p, std::int64_t w, std::int64_t offset) const;  // R row-major, p
   void checkElement(int i, int count, const char* kind) const;
+  // Sets kStatusInvalidInitialState on world w when its q or u is not finite in T.
+  void flagInvalidState(std::int64_t w);
+  // One element's block of a parameter (massProps of a body: 10 values), for world w; the setter
+  // validates it, and takes kAllWorlds.
+  std::vector<double> parameterBlock(ParamId id, std::int64_t w, int element) const;
+  void setParameterBlock(ParamId id, std::int64_t w, int element, const std::vector<double>& block);
   BatchView<T> readOnlyHostView() const;
   // Runs the kinematics stage for world w of the host copy into a fresh workspace.
   std::vector<T> hostKinematics(std::int64_t w) const;
+  StepSettings<T> stepSettings(double dt, int nSteps, Integrator integrator) const;
 
   std::shared_ptr<const Model> model_;
   std::int64_t nWorlds_;
   Backend backend_;
-  Sizes sizes_;
-  WorkspaceLayout layout_;
+  const Ops* ops_;
+  CompiledModel<T> compiled_;
+  const Sizes& sizes_ = compiled_.sizes;
+  const WorkspaceLayout& layout_ = compiled_.layout;
 
-  // Model arrays in T.
-  std::vector<BodyTopology> topology_;
-  std::vector<Transform<T>> X_PF_, X_MB_;
-  std::vector<ElementTopology> bushingTopology_, springTopology_, contactTopology_;
-
-#define LOCKSTEP_X(type, name, count, doc) std::vector<type> name##_;
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, sizes_)
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) std::vector<type> name##_;
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) ParamStorage name##_;
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, sizes_)
-#undef LOCKSTEP_X
+  ParameterStore<T> params_;
 
   std::vector<T> cpuScratch_;  // per-thread workspaces of the CPU backend
+  CpuBackendCacheHandle<T> cpuCache_ = makeCpuBackendCache<T>();  // the CPU backend's packs, kept across calls
   std::unique_ptr<Device> device_;
   double constraintTolerance_;
   int maxProjectionIterations_ = 20;
   bool autoReset_ = false;
   bool observe_ = true;
-  void* stream_ = nullptr;        // cudaStream_t
-  bool ownsStream_ = false;
-  std::uint64_t paramGeneration_ = 0;  // bumped whenever device parameter arrays are reallocated
   friend class StepGraph<T>;
   bool hostChanged_ = true;    // host copy changed since the last upload
   bool deviceAhead_ = false;   // device copy advanced since the last download

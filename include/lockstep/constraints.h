@@ -107,10 +107,10 @@ template <class T>
 LOCKSTEP_HD_INLINE ContactKinematics<T> contactKinematicsOfWorld(const ModelView<T>& model, const WorldParams<T>& params,
                                                                   const Workspace<T>& ws, int i) {
   const ElementTopology e = model.contact[i];
-  const Strided<const T> c = params.sphereCenters + 6 * i;
+  const SphereParams<T> p = sphereParamsOf(params, i);
   return contactKinematics(bodyPose(ws, e.bodyA), bodyVelocity(ws, e.bodyA), bodyPose(ws, e.bodyB),
-                           bodyVelocity(ws, e.bodyB), bodyPose(ws, e.ancestor).R, loadVec3<T>(c), loadVec3<T>(c + 3),
-                           params.sphereRadii[2 * i], params.sphereRadii[2 * i + 1]);
+                           bodyVelocity(ws, e.bodyB), bodyPose(ws, e.ancestor).R, p.centerOnF, p.centerOnB, p.radiusOnF,
+                           p.radiusOnB);
 }
 
 // The signed separation of contact i alone (positions only): what observations need.
@@ -118,9 +118,9 @@ template <class T>
 LOCKSTEP_HD_INLINE T contactSeparationOfWorld(const ModelView<T>& model, const WorldParams<T>& params,
                                               const Workspace<T>& ws, int i) {
   const ElementTopology e = model.contact[i];
-  const Strided<const T> c = params.sphereCenters + 6 * i;
-  const Vec3<T> Sf = bodyPose(ws, e.bodyA) * loadVec3<T>(c), Sb = bodyPose(ws, e.bodyB) * loadVec3<T>(c + 3);
-  return norm(Sb - Sf) - (params.sphereRadii[2 * i] + params.sphereRadii[2 * i + 1]);
+  const SphereParams<T> p = sphereParamsOf(params, i);
+  const Vec3<T> Sf = bodyPose(ws, e.bodyA) * p.centerOnF, Sb = bodyPose(ws, e.bodyB) * p.centerOnB;
+  return norm(Sb - Sf) - (p.radiusOnF + p.radiusOnB);
 }
 
 LOCKSTEP_HD_INLINE int contactEquationCount(const ElementTopology& e) { return (e.flags & kContactRolling) ? 3 : 1; }
@@ -155,13 +155,8 @@ LOCKSTEP_HD_INLINE void addContactForce(const ElementTopology& e, const ContactK
   const Vec3<T> f = lambda * k.R_GC.R.col(axis);
   const Vec3<T>& rB = axis == 2 ? k.p_BSb : k.p_BCo;
   const Vec3<T>& rF = axis == 2 ? k.p_FSf : k.p_FCo;
-  if (e.bodyB >= 0) addSpatialVec(F + 6 * e.bodyB, SpatialVec<T>{-cross(rB, f), -f});
-  if (e.bodyA >= 0) addSpatialVec(F + 6 * e.bodyA, SpatialVec<T>{cross(rF, f), f});
-}
-
-template <class T>
-LOCKSTEP_HD_INLINE SpatialVec<T> bodyAcceleration(Strided<const T> A_GB, int b) {
-  return b < 0 ? SpatialVec<T>::zero() : loadSpatialVec<T>(A_GB + 6 * b);
+  if (e.bodyB >= 0) addSpatialVec(bodySpatialVec(F, e.bodyB), SpatialVec<T>{-cross(rB, f), -f});
+  if (e.bodyA >= 0) addSpatialVec(bodySpatialVec(F, e.bodyA), SpatialVec<T>{cross(rF, f), f});
 }
 
 // x = K^+ rhs, the minimum-norm least-squares solution, for a symmetric positive semidefinite
@@ -249,10 +244,9 @@ LOCKSTEP_HD_INLINE MaskOf<T> equationActive(const WorldParams<T>& params, int co
 template <class T>
 LOCKSTEP_HD T buildConstraintMatrix(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
                                        EquationSet set) {
-  const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
   const int nc = s.nc;
-  const Strided<T> K = ws.at(L.K), Fc = ws.at(L.Fc), dudot = ws.at(L.dudot), dA = ws.at(L.dA);
+  const Strided<T> K = ws.K(), Fc = ws.Fc(), dudot = ws.dudot(), dA = ws.dA();
   T scale = T(0);
   int col = 0;
   for (int ci = 0; ci < s.nContacts; ++ci) {
@@ -262,7 +256,13 @@ LOCKSTEP_HD T buildConstraintMatrix(const ModelView<T>& model, const WorldParams
       const int axis = contactEquationAxis(e, r);
       const MaskOf<T> active = equationActive(params, ci, axis, set);
       if (!allLanes(active)) {  // an inactive equation gets an identity row and column
-        for (int i = 0; i < nc; ++i) K[i * nc + col] = K[col * nc + i] = selectT(active, K[i * nc + col], T(i == col ? 1 : 0));
+        // Lane by lane: the lanes where it is active keep their row (its entries of the earlier
+        // columns are computed already) and get their column below.
+        for (int i = 0; i < nc; ++i) {
+          const T identity = T(i == col ? 1 : 0);
+          K[i * nc + col] = selectT(active, K[i * nc + col], identity);
+          K[col * nc + i] = selectT(active, K[col * nc + i], identity);
+        }
         if (!anyLane(active)) continue;
       }
       // Response to the force pattern of a unit multiplier: dudot = M^-1 (-~G e_col). The zeroed
@@ -302,9 +302,8 @@ LOCKSTEP_HD_INLINE T constraintRankTolerance() {
 template <class T>
 LOCKSTEP_HD void applyMultipliers(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
                                   Strided<const T> lambda) {
-  const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
-  const Strided<T> Fc = ws.at(L.Fc), dudot = ws.at(L.dudot);
+  const Strided<T> Fc = ws.Fc(), dudot = ws.dudot();
   for (int i = 0; i < 6 * s.nb; ++i) Fc[i] = T(0);
   for (int i = 0; i < s.nu; ++i) dudot[i] = T(0);
   int row = 0;
@@ -314,7 +313,7 @@ LOCKSTEP_HD void applyMultipliers(const ModelView<T>& model, const WorldParams<T
     for (int r = 0; r < contactEquationCount(e); ++r, ++row)
       addContactForce(e, kc, contactEquationAxis(e, r), lambda[row], Fc);
   }
-  solveArticulated<T>(model, params, ws, Fc, dudot, false, dudot, ws.at(L.dA));
+  solveArticulated<T>(model, params, ws, Fc, dudot, false, dudot, ws.dA());
 }
 
 // Constrained accelerations: after computeArticulatedAccelerations wrote the unconstrained udot
@@ -322,10 +321,9 @@ LOCKSTEP_HD void applyMultipliers(const ModelView<T>& model, const WorldParams<T
 template <class T>
 LOCKSTEP_HD StatusOf<T> solveConstraints(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
                                  Strided<T> udot, Strided<T> lambda) {
-  const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
   if (s.nc == 0) return StatusOf<T>(kStatusOk);
-  const Strided<T> rhs = ws.at(L.rhs), A_GB = ws.at(L.A_GB);
+  const Strided<T> rhs = ws.rhs(), A_GB = ws.A_GB();
   // Acceleration errors of the unconstrained motion.
   int row = 0;
   MaskOf<T> any = MaskOf<T>(false);
@@ -349,14 +347,15 @@ LOCKSTEP_HD StatusOf<T> solveConstraints(const ModelView<T>& model, const WorldP
     return StatusOf<T>(kStatusOk);
   }
   const T scale = buildConstraintMatrix(model, params, ws, EquationSet::All);
-  solveSymmetricPseudoInverse<T>(ws.at(L.K), s.nc, rhs, lambda, ws.at(L.V), constraintRankTolerance<T>(), scale);
+  solveSymmetricPseudoInverse<T>(ws.K(), s.nc, rhs, lambda, ws.V(), constraintRankTolerance<T>(), scale);
   MaskOf<T> finite = MaskOf<T>(true);
   for (int i = 0; i < s.nc; ++i) finite = finite & isFiniteT(lambda[i]);
   const StatusOf<T> status = flagIf(!finite, kStatusConstraintFailed);
   if (allLanes(failed(status))) return status;
   applyMultipliers<T>(model, params, ws, lambda);
-  for (int i = 0; i < s.nu; ++i) udot[i] += ws.at(L.dudot)[i];
-  for (int i = 0; i < 6 * s.nb; ++i) A_GB[i] += ws.at(L.dA)[i];
+  const Strided<T> dudot = ws.dudot(), dA = ws.dA();
+  for (int i = 0; i < s.nu; ++i) udot[i] += dudot[i];
+  for (int i = 0; i < 6 * s.nb; ++i) A_GB[i] += dA[i];
   return status;
 }
 
@@ -392,11 +391,10 @@ LOCKSTEP_HD T constraintErrors(const ModelView<T>& model, const WorldParams<T>& 
 template <class T>
 LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                                            T tol, int maxIterations, MaskOf<T> lanes = MaskOf<T>(true)) {
-  const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
   StatusOf<T> status = StatusOf<T>(kStatusOk);
   if (s.nc == 0) return status;
-  const Strided<T> rhs = ws.at(L.rhs), nu = ws.at(L.lambda), dudot = ws.at(L.dudot), qSave = ws.at(L.qSave);
+  const Strided<T> rhs = ws.rhs(), nu = ws.lambda(), dudot = ws.dudot(), qSave = ws.qSave();
   computeKinematics<T>(model, w.params, w.q, w.u, ws);
   T err = constraintErrors(model, w.params, ws, EquationSet::Holonomic, rhs);
   MaskOf<T> going = lanes & (err > tol);  // lanes still projecting q (of those asked for)
@@ -409,7 +407,7 @@ LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const Worl
     going = going & !failed(status);
     if (!anyLane(going)) break;
     const T scale = buildConstraintMatrix(model, w.params, ws, EquationSet::Holonomic);
-    solveSymmetricPseudoInverse<T>(ws.at(L.K), s.nc, rhs, nu, ws.at(L.V), constraintRankTolerance<T>(), scale);
+    solveSymmetricPseudoInverse<T>(ws.K(), s.nc, rhs, nu, ws.V(), constraintRankTolerance<T>(), scale);
     applyMultipliers<T>(model, w.params, ws, nu);  // G dudot = -K nu = -perr
     for (int i = 0; i < s.nq; ++i) qSave[i] = w.q[i];
     // Far from the manifold the linearization is poor: no coordinate moves more than 0.5 per try.
@@ -447,7 +445,7 @@ LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const Worl
     const MaskOf<T> ok = project & !failed(status);
     if (!anyLane(ok)) return status;
     const T scale = buildConstraintMatrix(model, w.params, ws, EquationSet::All);
-    solveSymmetricPseudoInverse<T>(ws.at(L.K), s.nc, rhs, nu, ws.at(L.V), constraintRankTolerance<T>(), scale);
+    solveSymmetricPseudoInverse<T>(ws.K(), s.nc, rhs, nu, ws.V(), constraintRankTolerance<T>(), scale);
     applyMultipliers<T>(model, w.params, ws, nu);
     for (int i = 0; i < s.nu; ++i) w.u[i] = selectT(ok, w.u[i] + dudot[i], w.u[i]);
   }

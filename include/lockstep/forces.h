@@ -22,23 +22,21 @@ struct ForceSummary {
 template <class T>
 LOCKSTEP_HD_INLINE void applyForceAtPoint(const Workspace<T>& ws, int b, const SpatialVec<T>& F, const Vec3<T>& p_G) {
   if (b < 0) return;
-  const Strided<T> Fb = ws.at(ws.L.Fb + 6 * b);
-  const Vec3<T> p_GB = loadVec3<T>(ws.at(ws.L.X_GB + 12 * b + 9));
-  addSpatialVec(Fb, shiftForceFromTo(F, p_G, p_GB));
+  addSpatialVec(ws.Fb(b), shiftForceFromTo(F, p_G, bodyOrigin(ws, b)));
 }
 
 template <class T>
 LOCKSTEP_HD_INLINE BushingQuantities<T> evaluateBushingOfWorld(const ModelView<T>& model, const WorldParams<T>& params,
                                                                const Workspace<T>& ws, int i) {
   const ElementTopology e = model.bushing[i];
-  const Strided<const T> frames = params.bushingFrames + 24 * i;
+  const Strided<const T> stiffness = bushingStiffnessAt(params, i), damping = bushingDampingAt(params, i);
   T k[6], c[6];
   for (int j = 0; j < 6; ++j) {
-    k[j] = params.bushingStiffness[6 * i + j];
-    c[j] = params.bushingDamping[6 * i + j];
+    k[j] = stiffness[j];
+    c[j] = damping[j];
   }
   return evaluateBushing(bodyPose(ws, e.bodyA), bodyVelocity(ws, e.bodyA), bodyPose(ws, e.bodyB),
-                         bodyVelocity(ws, e.bodyB), loadTransform<T>(frames), loadTransform<T>(frames + 12), k, c);
+                         bodyVelocity(ws, e.bodyB), bushingFrameF(params, i), bushingFrameM(params, i), k, c);
 }
 
 template <class T>
@@ -46,23 +44,21 @@ LOCKSTEP_HD_INLINE SpringDamperQuantities<T> evaluateSpringOfWorld(const ModelVi
                                                                     const WorldParams<T>& params,
                                                                     const Workspace<T>& ws, int i) {
   const ElementTopology e = model.spring[i];
-  const Strided<const T> sp = params.springParams + 3 * i;
-  const Strided<const T> pts = params.springPoints + 6 * i;
+  const SpringParams<T> p = springParamsOf(params, i);
   return evaluateSpringDamper(bodyPose(ws, e.bodyA), bodyVelocity(ws, e.bodyA), bodyPose(ws, e.bodyB),
-                              bodyVelocity(ws, e.bodyB), loadVec3<T>(pts), loadVec3<T>(pts + 3), sp[0], sp[1], sp[2]);
+                              bodyVelocity(ws, e.bodyB), p.p_AP, p.p_BQ, p.freeLength, p.stiffness, p.damping);
 }
 
 // After computeKinematics. zdot receives the dissipated powers [nBushings + 1].
 template <class T>
 LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const WorldView<T>& w, Strided<const T> u,
                                           const Workspace<T>& ws, Strided<T> zdot) {
-  const WorkspaceLayout& L = ws.L;
   const Sizes& s = model.sizes;
   ForceSummary<T> out{T(0), StatusOf<T>(kStatusOk)};
   T otherDissipation = T(0);
 
   // Mobility forces: actions within their effort limits, minus viscous joint damping.
-  const Strided<T> tauTotal = ws.at(L.tauTotal);
+  const Strided<T> tauTotal = ws.tauTotal();
   for (int i = 0; i < s.nu; ++i) {
     const T limit = w.params.effortLimit[i];
     T tau = w.tau[i];
@@ -75,11 +71,9 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
   // Body forces: the user's, plus gravity m g at the center of mass.
   const Vec3<T> g = loadVec3<T>(w.params.gravity);
   for (int b = 0; b < s.nb; ++b) {
-    const Strided<const T> inertia = ws.at(L.I_G + 10 * b);
-    const T m = inertia[0];
-    const Vec3<T> c_G = loadVec3<T>(inertia + 1);
-    const SpatialVec<T> F = loadSpatialVec<T>(w.bodyForce + 6 * b) + SpatialVec<T>{cross(c_G, m * g), m * g};
-    storeSpatialVec(ws.at(L.Fb + 6 * b), F);
+    const SpatialInertia<T> I = bodyInertiaInG(ws, b);
+    const SpatialVec<T> F = loadSpatialVec<T>(bodyForceAt(w, b)) + SpatialVec<T>{cross(I.c, I.m * g), I.m * g};
+    storeSpatialVec(ws.Fb(b), F);
   }
 
   for (int i = 0; i < s.nBushings; ++i) {
@@ -107,13 +101,12 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
 template <class T>
 LOCKSTEP_HD void computeEnergy(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
                                T* kinetic, T* gravitational) {
-  const WorkspaceLayout& L = ws.L;
   const Vec3<T> g = loadVec3<T>(params.gravity);
   T ke = T(0), pe = T(0);
   for (int b = 0; b < model.sizes.nb; ++b) {
     const SpatialInertia<T> I = bodyInertiaInG(ws, b);
-    ke += I.kineticEnergy(loadSpatialVec<T>(ws.at(L.V_GB + 6 * b)));
-    pe -= I.m * dot(g, loadVec3<T>(ws.at(L.X_GB + 12 * b + 9)) + I.c);
+    ke += I.kineticEnergy(bodyVelocity(ws, b));
+    pe -= I.m * dot(g, bodyOrigin(ws, b) + I.c);
   }
   *kinetic = ke;
   *gravitational = pe;

@@ -7,25 +7,15 @@
 //   A_GB = ~Phi(l) A_GP + H udot + c_B
 #pragma once
 
-#include "lockstep/views.h"
+#include "lockstep/workspace.h"
 
 namespace lockstep {
-
-// Rigid-body spatial inertia of body b about Bo, expressed in G, from this world's mass properties.
-template <class T>
-LOCKSTEP_HD_INLINE SpatialInertia<T> bodyInertiaFromParams(const WorldParams<T>& params, int b, const Rotation<T>& R_GB) {
-  const Strided<const T> mp = params.massProps + 10 * b;
-  const SpatialInertia<T> I_B =
-      SpatialInertia<T>::fromCentral(mp[0], Vec3<T>{{mp[1], mp[2], mp[3]}}, loadSymMat33<T>(mp + 4));
-  return I_B.reexpress(R_GB);
-}
 
 // With full == false only the poses and velocities are computed (for observations); the sweep
 // needs full == true.
 template <class T>
 LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<T>& params, Strided<const T> q,
                                    Strided<const T> u, const Workspace<T>& ws, bool full = true) {
-  const WorkspaceLayout& L = ws.L;
   for (int b = 0; b < model.sizes.nb; ++b) {
     const BodyTopology topo = model.body[b];
     const Strided<const T> qb = q + topo.qOffset;
@@ -35,8 +25,8 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
     Transform<T> X_GP = Transform<T>::identity();
     SpatialVec<T> V_GP = SpatialVec<T>::zero();
     if (topo.parent >= 0) {
-      X_GP = loadTransform<T>(ws.at(L.X_GB + 12 * topo.parent));
-      V_GP = loadSpatialVec<T>(ws.at(L.V_GB + 6 * topo.parent));
+      X_GP = bodyPose(ws, topo.parent);
+      V_GP = bodyVelocity(ws, topo.parent);
     }
     // Frames whose rotation is the identity (common: chains, URDF joints on axis) skip the product.
     const Transform<T> X_GF = (topo.frames & kPFTranslationOnly)
@@ -44,14 +34,8 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
                                   : X_GP * model.X_PF[b];
     const Transform<T> X_GM = composeMobilizer(X_GF, topo.mobilizer, qb);
     const Transform<T> X_GB = (topo.frames & kMBIdentity) ? X_GM : X_GM * model.X_MB[b];
-    storeTransform(ws.at(L.X_GB + 12 * b), X_GB);
-    if (full) {
-      const SpatialInertia<T> I_G = bodyInertiaFromParams(params, b, X_GB.R);
-      const Strided<T> inertia = ws.at(L.I_G + 10 * b);
-      inertia[0] = I_G.m;
-      storeVec3(inertia + 1, I_G.c);
-      storeSymMat33(inertia + 4, I_G.J);
-    }
+    storeTransform(ws.X_GB(b), X_GB);
+    if (full) storeBodyInertiaInG(ws, b, centralInertiaOf(params, b).reexpress(X_GB.R));
 
     // H columns, moved from Mo (in F) to Bo (in G): w_j = R_GF Hw_j, v_j = R_GF Hv_j + w_j x r.
     const Vec3<T> r = X_GB.p - X_GM.p;  // p_MoBo, in G
@@ -67,7 +51,7 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
                         : topo.mobilizer == MobilizerType::Slider ? X_GF.R.R.col(0)
                                                                   : X_GF.R * H_FM[j].lin;
       const SpatialVec<T> Hj = {w, v + cross(w, r)};
-      if (full) storeSpatialVec(ws.at(L.H + 6 * (topo.uOffset + j)), Hj);
+      if (full) storeSpatialVec(ws.H(topo.uOffset + j), Hj);
       V_rel += ub[j] * Hj;
     }
 
@@ -75,7 +59,7 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
     const Vec3<T> l = X_GB.p - X_GP.p;
     const Vec3<T>& w_GP = V_GP.ang;
     const SpatialVec<T> V_GB = {w_GP + V_rel.ang, V_GP.lin + cross(w_GP, l) + V_rel.lin};
-    storeSpatialVec(ws.at(L.V_GB + 6 * b), V_GB);
+    storeSpatialVec(ws.V_GB(b), V_GB);
     if (!full) continue;
 
     // Velocity-dependent acceleration: transport terms of the moving parent frame, plus the
@@ -88,25 +72,8 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
       c.ang += bh;
       c.lin += X_GF.R * HdotU.lin + cross(bh, r);
     }
-    storeSpatialVec(ws.at(L.c + 6 * b), c);
+    storeSpatialVec(ws.c(b), c);
   }
-}
-
-// Pose and velocity of body b (Ground for b < 0) after computeKinematics.
-template <class T>
-LOCKSTEP_HD_INLINE Transform<T> bodyPose(const Workspace<T>& ws, int b) {
-  return b < 0 ? Transform<T>::identity() : loadTransform<T>(ws.at(ws.L.X_GB + 12 * b));
-}
-template <class T>
-LOCKSTEP_HD_INLINE SpatialVec<T> bodyVelocity(const Workspace<T>& ws, int b) {
-  return b < 0 ? SpatialVec<T>::zero() : loadSpatialVec<T>(ws.at(ws.L.V_GB + 6 * b));
-}
-
-// Body b's rigid-body inertia about Bo in G, as computeKinematics stored it.
-template <class T>
-LOCKSTEP_HD_INLINE SpatialInertia<T> bodyInertiaInG(const Workspace<T>& ws, int b) {
-  const Strided<const T> inertia = ws.at(ws.L.I_G + 10 * b);
-  return {inertia[0], loadVec3<T>(inertia + 1), loadSymMat33<T>(inertia + 4)};
 }
 
 }  // namespace lockstep

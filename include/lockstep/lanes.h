@@ -11,7 +11,9 @@
 // (math.h, "lanes"). Width: 256 bits, AVX2's registers (4 doubles or 8 floats).
 //
 // LaneModel and LaneWorlds put a batch's model and N of its worlds into that form: what the CPU
-// backend (host/backends/cpu_backend.cpp) steps, and what the benchmarks time.
+// backend (host/backends/cpu_backend.cpp) steps, and what the benchmarks time. Both allocate once,
+// when made; the backend keeps them across calls while the batch's storage and parameter layout
+// stay the same (refreshShared() then picks up new values of the shared parameters).
 #pragma once
 
 #include <algorithm>
@@ -21,7 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "lockstep/views.h"
+#include "lockstep/workspace.h"
 
 // Packs pass by value between inlined functions; where a file is compiled without AVX, g++ notes
 // that such arguments would change the ABI of a non-inlined call. None crosses a library boundary.
@@ -329,54 +331,41 @@ class LaneWorlds {
 
   LaneWorlds(const BatchView<T>& batch, const Sizes& s, const WorkspaceLayout& layout)
       : batch_(batch), sizes_(s), scratch_(static_cast<std::size_t>(layout.total)), ws_{layout, {scratch_.data(), 1}} {
-    std::int64_t n = 0;
-#define LOCKSTEP_X(name, count, doc) n += (count);
-    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+    std::int64_t n = 0;  // packs: every parameter, and every world field a step gathers or writes back
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
+    n += (std::is_same<type, T>::value && role != Role::Reset) ? fieldCount(s, per, parts) : 0;
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-    const std::int64_t nObservations = 13 * std::int64_t(s.nb) + 12 * s.nBushings + s.nContacts;
-    const std::int64_t nEvaluation = s.nu + 2 + s.nc;
-    packs_.resize(static_cast<std::size_t>(n + s.nq + 2 * s.nu + s.nz + 1 + 6 * s.nb + nObservations + nEvaluation));
+    packs_.resize(static_cast<std::size_t>(n));
     Pack<T>* p = packs_.data();
-    // Parameters shared by all worlds are broadcast once; per-world ones are gathered per pack.
-#define LOCKSTEP_X(name, count, doc)                                                  \
+    // Parameters shared by all worlds are broadcast (refreshShared); per-world ones are gathered per pack.
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                   \
     view_.params.name = {p, 1};                                                       \
-    if (batch.name.worldStride == 0) {                                                \
-      for (std::int64_t c = 0; c < (count); ++c) p[c] = Pack<T>(batch.name.data[c * batch.name.compStride]); \
-    } else {                                                                          \
-      perWorld_.push_back({p, batch.name.data, nullptr, batch.name.compStride, batch.name.worldStride, (count)}); \
-    }                                                                                 \
-    p += (count);
-    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, s)
+    addParameter(p, batch.name, fieldCount(s, per, parts));
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-    // State and inputs: q, u, z, time, tau, bodyForce (the fields stepWorld touches).
-    enum Kind { kInput, kState, kObservation, kEvaluation };
-    const auto field = [&](Strided<Pack<T>>& v, T* data, std::int64_t count, Kind kind) {
-      v = {p, 1};
-      const Field f{p, data, kind == kInput ? nullptr : data, batch.nWorlds, 1, count};
-      (kind == kInput ? perWorld_ : kind == kState ? state_ : kind == kObservation ? observations_ : evaluation_)
-          .push_back(f);
-      p += count;
-    };
-    field(view_.q, batch.q, s.nq, kState);
-    field(view_.u, batch.u, s.nu, kState);
-    field(view_.z, batch.z, s.nz, kState);
-    field(view_.time, batch.time, 1, kState);
-    field(view_.tau, batch.tau, s.nu, kInput);
-    field(view_.bodyForce, batch.bodyForce, 6 * s.nb, kInput);
-    field(view_.bodyPose, batch.bodyPose, 7 * s.nb, kObservation);
-    field(view_.bodyVelocity, batch.bodyVelocity, 6 * s.nb, kObservation);
-    field(view_.bushingState, batch.bushingState, 12 * s.nBushings, kObservation);
-    field(view_.contactError, batch.contactError, s.nContacts, kObservation);
-    field(view_.udot, batch.udot, s.nu, kEvaluation);
-    field(view_.energy, batch.energy, 2, kEvaluation);
-    field(view_.multipliers, batch.multipliers, s.nc, kEvaluation);
+    // The world fields, by their role: states and inputs are gathered, states, observations and
+    // evaluation outputs written back; status bits are kept per world by the backend.
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
+    addField(view_.name, batch.name, fieldCount(s, per, parts), role, p);
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    refreshShared();
   }
 
   LaneWorlds(const LaneWorlds&) = delete;  // the views point into this object
   LaneWorlds& operator=(const LaneWorlds&) = delete;
 
   const WorldView<Pack<T>>& view() const { return view_; }
+  const BatchView<T>& batch() const { return batch_; }
   const Workspace<Pack<T>>& workspace() const { return ws_; }
+
+  // Broadcasts the current values of the parameters that all worlds share into every lane.
+  void refreshShared() {
+    for (const Field& f : shared_)
+      for (std::int64_t c = 0; c < f.count; ++c) f.dst[c] = Pack<T>(f.src[c * f.compStride]);
+  }
 
   // Loads worlds w0 .. w0+lanes-1 (lanes <= W). The lanes past them, and those whose `use` is
   // false (worlds already flagged), get a copy of a used world instead, so that no lane computes
@@ -442,12 +431,31 @@ class LaneWorlds {
     }
   }
 
+  void addParameter(Pack<T>*& p, const ParamArray<T>& a, std::int64_t count) {
+    if (a.worldStride == 0) {
+      shared_.push_back({p, a.data, nullptr, a.compStride, 0, count});
+    } else {
+      perWorld_.push_back({p, a.data, nullptr, a.compStride, a.worldStride, count});
+    }
+    p += count;
+  }
+  void addField(Strided<Pack<T>>& v, T* data, std::int64_t count, Role role, Pack<T>*& p) {
+    if (role == Role::Reset) return;
+    v = {p, 1};
+    const Field f{p, data, role == Role::Input ? nullptr : data, batch_.nWorlds, 1, count};
+    (role == Role::Input ? perWorld_ : role == Role::State ? state_ : role == Role::Observation ? observations_
+                                                                                             : evaluation_)
+        .push_back(f);
+    p += count;
+  }
+  void addField(Strided<std::int32_t>&, std::int32_t*, std::int64_t, Role, Pack<T>*&) {}
+
   BatchView<T> batch_;
   Sizes sizes_;
   std::vector<Pack<T>> packs_, scratch_;
   Workspace<Pack<T>> ws_;
   WorldView<Pack<T>> view_{};
-  std::vector<Field> perWorld_, state_, observations_, evaluation_;
+  std::vector<Field> shared_, perWorld_, state_, observations_, evaluation_;
   std::int64_t w0_ = 0;
   int lanes_ = 0;
   int source_[W] = {};       // the world (from w0) each lane was loaded from

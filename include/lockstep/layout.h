@@ -70,6 +70,11 @@ LOCKSTEP_HD_INLINE Transform<T> loadTransform(Strided<S> d) {
   X.p = {{d[9], d[10], d[11]}};
   return X;
 }
+// The origin p of a stored Transform alone.
+template <class T, class S>
+LOCKSTEP_HD_INLINE Vec3<T> loadTransformOrigin(Strided<S> d) {
+  return {{d[9], d[10], d[11]}};
+}
 template <class T>
 LOCKSTEP_HD_INLINE void storeTransform(Strided<T> d, const Transform<T>& X) {
   for (int i = 0; i < 3; ++i)

@@ -36,6 +36,7 @@ struct SimulationSettings {
   int steps = 1000;
   Integrator integrator = Integrator::RK4;
   std::int64_t worlds = 1;
+  std::vector<std::string> record;  // quantities `simulate --out` records (quantities.h); empty: the default
 };
 
 // Per-world values of one force element or constraint, by groups that the Batch sets together;
@@ -99,8 +100,9 @@ const std::string& builtinSceneJson();
 
 // Puts the scene's initial state into every world of the batch (z = 0, t = 0, status cleared),
 // then applies the per-world overrides. Throws InputError when an override names a world outside
-// the batch. It only sets values: a state that violates the scene's sphere contacts stays so until
-// Batch::assemble() (after upload() on the CUDA backend) projects it onto them.
+// the batch. A world whose q or u is not finite in T (1e300 in float) is flagged by the Batch's
+// setters (kStatusInvalidInitialState), the others untouched. It only sets values: a state that
+// violates the scene's sphere contacts stays so until Batch::assemble() (after upload() on the CUDA backend) projects it onto them.
 template <class T>
 void applyScene(const Scene& scene, Batch<T>& batch);
 

@@ -5,16 +5,13 @@
 // Sampling is counter-based: the value drawn for (seed, variation, world) depends on nothing
 // else, so a study gives the same parameters whatever the number of worlds, threads or backend.
 //
-// Parameter names (per-world parameters and initial states):
-//   body.<body>.mass   body.<body>.com.{x,y,z}   body.<body>.inertia.{xx,yy,zz,xy,xz,yz} (central)
-//   gravity.{x,y,z}    damping.<speed name>     q.<coordinate name>   u.<speed name>  (initial state)
-//   bushing.<name>.stiffness.<0-5>   bushing.<name>.damping.<0-5>
-//   spring.<name>.{free_length,stiffness,damping}   spring.<name>.{p_AP,p_BQ}.{x,y,z}
-//   contact.<name>.{radius_on_F,radius_on_B}         contact.<name>.{center_on_F,center_on_B}.{x,y,z}
-// Output names (values at the end of the run):
-//   q.<coordinate>  u.<speed>  udot.<speed>  z.<auxiliary state>  time
-//   energy.{kinetic,potential,total}  body.<body>.{x,y,z}  contact.<name>.error
-//   bushing.<name>.q.<0-5>
+// Names come from the field registry (views.h; `lockstep info` prints them for a model, and
+// docs/study-format.md gives the grammar prefix[.element][.part]):
+//   parameters: every per-world parameter (body.<body>.mass, spring.<name>.stiffness, gravity.z, ...)
+//               and the initial state q.<coordinate>, u.<speed>;
+//   outputs:    every component of the state, evaluation and observation fields at the end of the
+//               run (q.<coordinate>, udot.<speed>, energy.kinetic, body.<body>.x, body.<body>.vx,
+//               bushing.<name>.q.3, contact.<name>.error, multiplier.<contact>.z, ...) and energy.total.
 #pragma once
 
 #include <cstdint>

@@ -38,7 +38,8 @@ const char* precisionName(Precision p);  // "float", "double"
 // parameters (LOCKSTEP_PARAM_FIELDS, one shared copy as long as no world overrides them), the model
 // arrays, and the scratch of WorkspaceLayout::of(sizes).total scalars per world on the device (CUDA)
 // or per thread on the host (CPU). The CUDA backend keeps a host copy of the fields too. The
-// allocator's own rounding is not included.
+// allocator's own rounding is not included. Sums that exceed int64 saturate at INT64_MAX (worlds
+// near 2^62 need more than any machine has, and are refused, never wrapped around).
 struct BatchMemory {
   std::int64_t hostBytes = 0;
   std::int64_t deviceBytes = 0;  // 0 on the CPU backend
@@ -57,6 +58,10 @@ MemoryAvailable memoryAvailable(bool queryDevice);
 // Empty when `need` fits in `fraction` of what is available; otherwise why not, e.g.
 // "needs 12.3 GiB of device memory, 9.8 GiB free".
 std::string whyBatchDoesNotFit(const BatchMemory& need, const MemoryAvailable& have, double fraction = 0.9);
+
+// The most worlds of `model` whose batch fits in `fraction` of `have` (0 when not even one does).
+std::int64_t worldsThatFit(const Model& model, Precision precision, Backend backend, int cpuThreads,
+                           const MemoryAvailable& have, double fraction = 0.9);
 
 struct ThroughputConfig {
   std::string scene;  // label for the table, e.g. "chain-7"

@@ -3,10 +3,10 @@
 // ModelView<T>   the model's topology and constant frames, converted to T (shared by all worlds).
 // BatchView<T>   base pointers of every per-world field and parameter of a batch.
 // WorldView<T>   one world's Strided views into a BatchView (what the per-world physics sees).
-// Workspace<T>   one world's scratch for the stages of one evaluation, laid out by WorkspaceLayout.
+// (Workspace<T>, one world's scratch, and the element accessors are in workspace.h.)
 //
-// Every per-world field is declared exactly once, in LOCKSTEP_WORLD_FIELDS or LOCKSTEP_PARAM_FIELDS;
-// allocation, host/device copies, readback and comparisons are generated from those lists.
+// Every per-world field is declared exactly once, in the field registry below (LOCKSTEP_WORLD_FIELDS
+// and LOCKSTEP_PARAM_FIELDS); everything that lists fields is generated from it.
 #pragma once
 
 #include <cstdint>
@@ -31,44 +31,105 @@ struct Sizes {
   std::int32_t nc = 0;  // constraint equations of all contacts (3 rolling, 1 otherwise)
 };
 
-// Per-world state, inputs and outputs: X(type, name, count per world, description). The
-// observations (bodyPose, bodyVelocity, bushingState, contactError) are written after every
-// step() call, reset and evaluate(), from the positions and velocities then current.
-#define LOCKSTEP_WORLD_FIELDS(X, s)                                                                       \
-  X(T, q, (s).nq, "generalized coordinates [world][nq]; written by the integrator")                       \
-  X(T, u, (s).nu, "generalized speeds [world][nu]; written by the integrator")                            \
-  X(T, z, (s).nz, "auxiliary states [world][nz]: dissipated energies; written by the integrator")         \
-  X(T, time, 1, "simulated time [world]; written by the integrator")                                      \
-  X(T, tau, (s).nu, "applied mobility forces, the actions [world][nu]; written by the user")              \
-  X(T, bodyForce, 6 * (s).nb, "applied spatial force at each body origin, in G [world][body][6]; user")   \
-  X(T, udot, (s).nu, "generalized accelerations [world][nu]; written by evaluate()")                      \
-  X(T, energy, 2, "kinetic and potential energy [world][2]; written by evaluate()")                       \
-  X(T, multipliers, (s).nc, "constraint multipliers [world][nc]; written by evaluate()")                  \
-  X(T, bodyPose, 7 * (s).nb, "observation: p_GB, then R_GB as a quaternion (w,x,y,z) [world][body][7]")    \
-  X(T, bodyVelocity, 6 * (s).nb, "observation: V_GB at Bo, in G [world][body][6]")                         \
-  X(T, bushingState, 12 * (s).nBushings, "observation: q[6] then f[6] of each bushing [world][bushing][12]") \
-  X(T, contactError, (s).nContacts, "observation: signed separation of each contact [world][contact]")   \
-  X(T, initialQ, (s).nq, "the q a reset returns to [world][nq]")                                          \
-  X(T, initialU, (s).nu, "the u a reset returns to [world][nu]")                                          \
-  X(std::int32_t, status, 1, "StatusFlag bits [world]; 0 while the world is healthy")                     \
-  X(std::int32_t, lastFailure, 1, "StatusFlag bits that caused the last automatic reset [world]")         \
-  X(std::int32_t, resetCount, 1, "automatic resets of the world so far [world]")
+// What the components of a per-world field are counted per: component c of a field is element
+// c / width, part c % width, where width is the number of its component names (1 when none).
+enum class Per : std::int8_t { World, Coordinate, Speed, Aux, Body, Bushing, Spring, Contact, Equation };
+LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
+  switch (per) {
+    case Per::World: return 1;
+    case Per::Coordinate: return s.nq;
+    case Per::Speed: return s.nu;
+    case Per::Aux: return s.nz;
+    case Per::Body: return s.nb;
+    case Per::Bushing: return s.nBushings;
+    case Per::Spring: return s.nSprings;
+    case Per::Contact: return s.nContacts;
+    case Per::Equation: return s.nc;
+  }
+  return 0;
+}
+// Words of a space-separated list of component names (1 for an empty list).
+constexpr int componentWidth(const char* names) {
+  int n = 0;
+  for (bool inWord = false; *names; ++names) {
+    const bool space = *names == ' ';
+    if (!space && !inWord) ++n;
+    inWord = !space;
+  }
+  return n > 0 ? n : 1;
+}
+LOCKSTEP_HD_INLINE constexpr std::int64_t fieldCount(const Sizes& s, Per per, const char* components) {
+  return perCount(per, s) * componentWidth(components);
+}
 
-// Per-world parameters: a shared default (world stride 0) until some world overrides it, then one
-// copy per world. X(name, count per world, description).
-#define LOCKSTEP_PARAM_FIELDS(X, s)                                                                        \
-  X(massProps, 10 * (s).nb, "mass, center of mass p_BC (3), central inertia xx yy zz xy xz yz [world][body][10]") \
-  X(gravity, 3, "gravity, in G [world][3]")                                                                \
-  X(damping, (s).nu, "viscous joint damping per generalized speed [world][nu]")                           \
-  X(effortLimit, (s).nu, "bound on |tau| per generalized speed [world][nu]")                            \
-  X(bushingFrames, 24 * (s).nBushings, "X_B1F then X_B2M of each bushing [world][bushing][2][12]")        \
-  X(bushingStiffness, 6 * (s).nBushings, "stiffness k of each bushing [world][bushing][6]")              \
-  X(bushingDamping, 6 * (s).nBushings, "damping c of each bushing [world][bushing][6]")                  \
-  X(springParams, 3 * (s).nSprings, "free length, stiffness, damping of each spring [world][spring][3]") \
-  X(springPoints, 6 * (s).nSprings, "p_AP then p_BQ of each spring [world][spring][6]")                  \
-  X(sphereCenters, 6 * (s).nContacts, "center on F then on B of each contact [world][contact][6]")      \
-  X(sphereRadii, 2 * (s).nContacts, "radius on F and on B of each contact [world][contact][2]")          \
-  X(contactEnabled, (s).nContacts, "1 where the contact is enabled, 0 where disabled [world][contact]")
+// What a field is to a step: which of them a SIMD pack gathers, writes back, and when.
+enum class Role : std::int8_t {
+  State,        // advanced by the integrator: gathered and written back
+  Input,        // written by the user, read by a step: gathered
+  Evaluation,   // written by evaluate(): written back
+  Observation,  // written after every step, reset and evaluate(): written back
+  Reset,        // the state a reset returns to
+  Health,       // status bits and automatic-reset bookkeeping
+  Parameter,    // per-world parameters (shared until a world overrides them)
+};
+
+// THE FIELD REGISTRY. Every per-world quantity stored in a Batch is one line here; storage (host
+// and device), views, upload and download, the SIMD packs' gather and write-back, the per-world
+// parameter accessors and their public names, the study parameter and outcome names and the
+// recordable outputs are generated from these two lists (host/batch/fields.cpp lists them at run time).
+//   X(type, name, per, role, public prefix, component names, description)
+// A component's public name is  prefix[.element name][.component name]  (element names for
+// Per::World none; coordinates, speeds and auxiliary states by their model names; bodies and
+// elements by theirs). Adding a quantity is adding a line.
+#define LOCKSTEP_WORLD_FIELDS(X)                                                                                 \
+  X(T, q, Per::Coordinate, Role::State, "q", "", "generalized coordinates; written by the integrator")                  \
+  X(T, u, Per::Speed, Role::State, "u", "", "generalized speeds; written by the integrator")                           \
+  X(T, z, Per::Aux, Role::State, "z", "", "auxiliary states: dissipated energies; written by the integrator")          \
+  X(T, time, Per::World, Role::State, "time", "", "simulated time; written by the integrator")                        \
+  X(T, tau, Per::Speed, Role::Input, "tau", "", "applied mobility forces, the actions; written by the user")           \
+  X(T, bodyForce, Per::Body, Role::Input, "body_force", "mx my mz fx fy fz",                                          \
+    "applied spatial force at each body origin, in G; written by the user")                                            \
+  X(T, udot, Per::Speed, Role::Evaluation, "udot", "", "generalized accelerations; written by evaluate()")             \
+  X(T, energy, Per::World, Role::Evaluation, "energy", "kinetic potential",                                           \
+    "kinetic and potential energy (force elements included); written by evaluate()")                                   \
+  X(T, multipliers, Per::Equation, Role::Evaluation, "multiplier", "", "constraint multipliers; written by evaluate()") \
+  X(T, bodyPose, Per::Body, Role::Observation, "body", "x y z qw qx qy qz",                                           \
+    "observation: p_GB, then R_GB as a quaternion (w, x, y, z)")                                                       \
+  X(T, bodyVelocity, Per::Body, Role::Observation, "body", "wx wy wz vx vy vz", "observation: V_GB at Bo, in G")       \
+  X(T, bushingState, Per::Bushing, Role::Observation, "bushing", "q.0 q.1 q.2 q.3 q.4 q.5 f.0 f.1 f.2 f.3 f.4 f.5", \
+    "observation: the bushing's coordinates q, then its generalized forces f")                                         \
+  X(T, contactError, Per::Contact, Role::Observation, "contact", "error", "observation: signed separation")             \
+  X(T, initialQ, Per::Coordinate, Role::Reset, "initial_q", "", "the q a reset returns to")                            \
+  X(T, initialU, Per::Speed, Role::Reset, "initial_u", "", "the u a reset returns to")                                 \
+  X(std::int32_t, status, Per::World, Role::Health, "status", "", "StatusFlag bits; 0 while the world is healthy")     \
+  X(std::int32_t, lastFailure, Per::World, Role::Health, "last_failure", "",                                          \
+    "StatusFlag bits that caused the last automatic reset")                                                            \
+  X(std::int32_t, resetCount, Per::World, Role::Health, "reset_count", "", "automatic resets of the world so far")
+
+#define LOCKSTEP_PARAM_FIELDS(X)                                                                                 \
+  X(T, massProps, Per::Body, Role::Parameter, "body",                                                                  \
+    "mass com.x com.y com.z inertia.xx inertia.yy inertia.zz inertia.xy inertia.xz inertia.yz",                       \
+    "mass, center of mass p_BC, central inertia in B")                                                                 \
+  X(T, gravity, Per::World, Role::Parameter, "gravity", "x y z", "gravity, in G")                                      \
+  X(T, damping, Per::Speed, Role::Parameter, "damping", "", "viscous joint damping per generalized speed")             \
+  X(T, effortLimit, Per::Speed, Role::Parameter, "effort_limit", "", "bound on |tau| per generalized speed")           \
+  X(T, bushingFrames, Per::Bushing, Role::Parameter, "bushing",                                                        \
+    "X_B1F.r00 X_B1F.r01 X_B1F.r02 X_B1F.r10 X_B1F.r11 X_B1F.r12 X_B1F.r20 X_B1F.r21 X_B1F.r22 X_B1F.x X_B1F.y X_B1F.z " \
+    "X_B2M.r00 X_B2M.r01 X_B2M.r02 X_B2M.r10 X_B2M.r11 X_B2M.r12 X_B2M.r20 X_B2M.r21 X_B2M.r22 X_B2M.x X_B2M.y X_B2M.z", \
+    "frame F on body 1, then frame M on body 2 (R row-major, then p)")                                                  \
+  X(T, bushingStiffness, Per::Bushing, Role::Parameter, "bushing",                                                     \
+    "stiffness.0 stiffness.1 stiffness.2 stiffness.3 stiffness.4 stiffness.5", "stiffness k (rotational 0-2, translational 3-5)") \
+  X(T, bushingDamping, Per::Bushing, Role::Parameter, "bushing",                                                       \
+    "damping.0 damping.1 damping.2 damping.3 damping.4 damping.5", "damping c (rotational 0-2, translational 3-5)")  \
+  X(T, springParams, Per::Spring, Role::Parameter, "spring", "free_length stiffness damping",                         \
+    "free length, stiffness and damping of each spring-damper")                                                        \
+  X(T, springPoints, Per::Spring, Role::Parameter, "spring", "p_AP.x p_AP.y p_AP.z p_BQ.x p_BQ.y p_BQ.z",             \
+    "the spring's end points: p_AP on body A, then p_BQ on body B")                                                    \
+  X(T, sphereCenters, Per::Contact, Role::Parameter, "contact",                                                        \
+    "center_on_F.x center_on_F.y center_on_F.z center_on_B.x center_on_B.y center_on_B.z",                            \
+    "sphere centers on body F, then on body B")                                                                        \
+  X(T, sphereRadii, Per::Contact, Role::Parameter, "contact", "radius_on_F radius_on_B", "sphere radii on F and on B") \
+  X(T, contactEnabled, Per::Contact, Role::Parameter, "contact", "enabled", "1 where the contact is enabled, 0 where disabled")
 
 // Why a world stopped advancing. A world with any bit set is skipped by step() until reset.
 enum StatusFlag : std::int32_t {
@@ -78,6 +139,7 @@ enum StatusFlag : std::int32_t {
   kStatusSpringLengthZero = 1 << 2,      // a spring-damper's length became nearly zero
   kStatusBushingSingular = 1 << 3,       // a bushing's middle angle reached +/-90 degrees
   kStatusConstraintFailed = 1 << 4,      // the constraint solve or projection failed
+  kStatusInvalidInitialState = 1 << 5,   // an initial q or u is not finite in the batch's precision
 };
 
 // Topology of one body, as kernels read it.
@@ -123,15 +185,15 @@ struct ParamArray {
 
 template <class T>
 struct WorldParams {
-#define LOCKSTEP_X(name, count, doc) Strided<const T> name;
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, Sizes{})
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) Strided<const type> name;
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
 };
 
 template <class T>
 struct WorldView {
-#define LOCKSTEP_X(type, name, count, doc) Strided<type> name;
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, Sizes{})
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) Strided<type> name;
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   WorldParams<T> params;
 };
@@ -139,92 +201,24 @@ struct WorldView {
 template <class T>
 struct BatchView {
   std::int64_t nWorlds;
-#define LOCKSTEP_X(type, name, count, doc) type* name;
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, Sizes{})
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) type* name;
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) ParamArray<T> name;
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, Sizes{})
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) ParamArray<type> name;
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
 
   // World w's views: component c of a field at base[c * nWorlds + w].
   LOCKSTEP_HD_INLINE WorldView<T> world(std::int64_t w) const {
     WorldView<T> v;
-#define LOCKSTEP_X(type, name, count, doc) v.name = Strided<type>{name + w, nWorlds};
-    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X, Sizes{})
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.name = Strided<type>{name + w, nWorlds};
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(name, count, doc) v.params.name = name.world(w);
-    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X, Sizes{})
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.params.name = name.world(w);
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     return v;
   }
-};
-
-// Scratch of one evaluation, per world, in scalars. Offsets are computed once per model.
-struct WorkspaceLayout {
-  std::int64_t X_GB;      // [nb][12]  body poses in Ground
-  std::int64_t V_GB;      // [nb][6]   body spatial velocities at Bo, in G
-  std::int64_t I_G;       // [nb][10]  body inertias about Bo, in G: m, p_BoC (3), J (6)
-  std::int64_t c;         // [nb][6]   velocity-dependent (Coriolis) accelerations
-  std::int64_t IA;        // [nb][21]  articulated inertias about Bo, in G
-  std::int64_t pA;        // [nb][6]   articulated bias forces at Bo, in G
-  std::int64_t A_GB;      // [nb][6]   body spatial accelerations
-  std::int64_t Fb;        // [nb][6]   total applied body force at Bo, in G (forces stage)
-  std::int64_t H;         // [nu][6]   mobilizer H columns at Bo, in G
-  std::int64_t U;         // [nu][6]   IA * H
-  std::int64_t ub;        // [nu]      joint-space bias force (Featherstone's u)
-  std::int64_t Dinv;      // [nd]      inverse joint inertias, nu_b x nu_b each
-  std::int64_t tauTotal;  // [nu]      total mobility force (forces stage)
-  std::int64_t Fc;        // [nb][6]   constraint force pattern, at Bo, in G
-  std::int64_t dA;        // [nb][6]   body accelerations of a constraint-force response
-  std::int64_t dudot;     // [nu]      udot of a constraint-force response
-  std::int64_t K;         // [nc][nc]  G M^-1 ~G, then its eigenvalues
-  std::int64_t rhs;       // [nc]      constraint errors being solved for
-  std::int64_t lambda;    // [nc]      multipliers
-  std::int64_t V;         // [nc][nc]  eigenvectors of K
-  std::int64_t qSave;     // [nq]      q before a projection step (line search)
-  std::int64_t y0;        // [nq+nu+nz] state at the start of a step
-  std::int64_t acc;       // [nq+nu+nz] weighted sum of stage derivatives (RK4)
-  std::int64_t ydot;      // [nq+nu+nz] derivative of the state
-  std::int64_t total;
-
-  static WorkspaceLayout of(const Sizes& s) {
-    WorkspaceLayout L{};
-    std::int64_t o = 0;
-    const std::int64_t ny = s.nq + s.nu + s.nz;
-    L.X_GB = o; o += 12 * s.nb;
-    L.V_GB = o; o += 6 * s.nb;
-    L.I_G = o; o += 10 * s.nb;
-    L.c = o; o += 6 * s.nb;
-    L.IA = o; o += 21 * s.nb;
-    L.pA = o; o += 6 * s.nb;
-    L.A_GB = o; o += 6 * s.nb;
-    L.Fb = o; o += 6 * s.nb;
-    L.H = o; o += 6 * s.nu;
-    L.U = o; o += 6 * s.nu;
-    L.ub = o; o += s.nu;
-    L.Dinv = o; o += s.nd;
-    L.tauTotal = o; o += s.nu;
-    L.Fc = o; o += 6 * s.nb;
-    L.dA = o; o += 6 * s.nb;
-    L.dudot = o; o += s.nu;
-    L.K = o; o += static_cast<std::int64_t>(s.nc) * s.nc;
-    L.rhs = o; o += s.nc;
-    L.lambda = o; o += s.nc;
-    L.V = o; o += static_cast<std::int64_t>(s.nc) * s.nc;
-    L.qSave = o; o += s.nc > 0 ? s.nq : 0;
-    L.y0 = o; o += ny;
-    L.acc = o; o += ny;
-    L.ydot = o; o += ny;
-    L.total = o;
-    return L;
-  }
-};
-
-template <class T>
-struct Workspace {
-  WorkspaceLayout L;
-  Strided<T> base;  // component 0 of this world's scratch
-  LOCKSTEP_HD_INLINE Strided<T> at(std::int64_t offset) const { return base + offset; }
 };
 
 }  // namespace lockstep

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -76,7 +77,7 @@ TEST_F(Cli, SimulateTheBuiltinSceneAndSummarize) {
   for (const char* line : {"scene         chain-7-seed (<built-in chain-7-seed>)",
                            "model         7 bodies, nq 7, nu 7; 1 bushings, 1 spring-dampers, 1 sphere contacts",
                            "device        CPU", "worlds        64", "steps         20 x dt 0.001 s = 0.02 s simulated",
-                           "integrator    rk4", "precision     float", "wall time", "throughput", "energy drift",
+                           "integrator    rk4", "precision     double", "wall time", "throughput", "energy drift",
                            "constraint    ", "m max |position error| of the enabled sphere contacts",
                            "flagged       0 worlds"})
     EXPECT_TRUE(contains(r.out, line)) << line << "\n" << r.out;
@@ -239,7 +240,7 @@ TEST_F(Cli, CommandLineMistakesSayWhatToDo) {
     std::string args, message;
   };
   const std::vector<Case> cases = {
-      {"simulate " + chain + " --worlds 0", "--worlds: Value 0 not in range"},
+      {"simulate " + chain + " --worlds 0", "--worlds: '0' is out of range: give a whole number from 1 to 1000000000000000"},
       {"simulate " + chain + " --out result.txt", "--out: the file name must end in .csv or .npz"},
       {"simulate " + chain + " --record-every 5", "--record-every requires --out"},
       {"simulate " + chain + " --integrator rk45", "--integrator: rk45 not in {euler,rk4}"},
@@ -286,6 +287,235 @@ TEST_F(Cli, BenchPrintsTheThroughputTable) {
   for (std::string line; std::getline(lines, line);) rows += line.rfind("chain-7 ", 0) == 0;
   EXPECT_EQ(rows, 2) << r.out;
   EXPECT_EQ(run("bench --worlds two").status, 1);
+}
+
+}  // namespace
+}  // namespace lockstep::test
+
+// ---- options, sizes, outputs, initial states and reports (issue 16; issue 12's small things) ----
+
+#include "lockstep/throughput.h"
+
+namespace lockstep::test {
+namespace {
+
+// Writes `text` to `path`.
+void writeText(const fs::path& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+}
+
+TEST_F(Cli, NumericOptionsAreParsedWholeAndTheirRangesSaidInPlainNumbers) {
+  const std::string chain = kRoot + "/scenes/chain-7.json";
+  const std::string study = kRoot + "/studies/chain-7-seed-stiffness.json";
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {"simulate " + chain + " --worlds 0", "--worlds: '0' is out of range: give a whole number from 1 to 1000000000000000"},
+      {"simulate " + chain + " --worlds 1e16", "--worlds: '1e16' is out of range"},
+      {"simulate " + chain + " --worlds 1.5e15", "--worlds: '1.5e15' is out of range"},
+      {"simulate " + chain + " --worlds 1e12x", "--worlds: '1e12x' is not a whole number"},
+      {"simulate " + chain + " --worlds 2.5", "--worlds: '2.5' is not a whole number"},
+      {"simulate " + chain + " --worlds 0x10", "--worlds: '0x10' is not a whole number"},
+      {"simulate " + chain + " --steps=-1", "--steps: '-1' is out of range: give a whole number from 0 to 2147483647"},
+      {"simulate " + chain + " --steps 99999999999999999999999", "--steps: '99999999999999999999999' is out of range"},
+      {"simulate " + chain + " --dt nan", "--dt: 'nan' is not a number: give a finite number > 0"},
+      {"simulate " + chain + " --dt inf", "--dt: 'inf' is not a number"},
+      {"simulate " + chain + " --dt 1e400", "--dt: '1e400' is not a finite number"},
+      {"simulate " + chain + " --dt 0", "--dt: '0' is out of range: give a finite number > 0"},
+      {"simulate " + chain + " --dt=-0.001", "--dt: '-0.001' is out of range"},
+      {"simulate " + chain + " --dt 0.001s", "--dt: '0.001s' is not a number"},
+      {"simulate " + chain + " --threads 0", "--threads: '0' is out of range: give a whole number from 1 to 2147483647"},
+      {"simulate " + chain + " --out x.csv --record-every 0", "--record-every: '0' is out of range"},
+      {"study " + study + " --worlds 0", "--worlds: '0' is out of range"},
+      {"study " + study + " --seed=-5", "--seed: '-5' is out of range: give a whole number >= 0"},
+      {"study " + study + " --steps 1e3.5", "--steps: '1e3.5' is not a whole number"},
+      {"bench " + chain + " --worlds 1e16", "--worlds: '1e16' is out of range"},
+      {"study " + study + " --seed 1e17", "--seed: '1e17' is beyond 2^53, where notation with an exponent is not exact"},
+      {"bench " + chain + " --worlds 4,two", "--worlds: 'two' is not a whole number"},
+      {"bench " + chain + " --repetitions 0", "--repetitions: '0' is out of range"},
+  };
+  for (const Case& c : cases) {
+    const CliResult r = run(c.args);
+    EXPECT_NE(r.status, 0) << c.args;
+    EXPECT_TRUE(contains(r.err, c.message)) << c.args << "\n" << r.err;
+    EXPECT_FALSE(contains(r.err, "179769")) << c.args << "\n" << r.err;  // no 309-digit bound
+    EXPECT_EQ(r.out, "") << c.args;
+  }
+  // Scientific notation that is a whole number is that number.
+  const CliResult r = run("simulate " + chain + " --worlds 2e0 --steps 1e1 --dt 5e-4 --device cpu");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "worlds        2\n")) << r.out;
+  EXPECT_TRUE(contains(r.out, "steps         10 x dt 0.0005 s")) << r.out;
+}
+
+TEST_F(Cli, TooManyWorldsAreRefusedBeforeAnythingIsAllocatedSayingHowManyFit) {
+  const std::string chain = kRoot + "/scenes/chain-7.json";
+  const std::string study = kRoot + "/studies/chain-7-seed-stiffness.json";
+  std::string huge = readText(study);  // a study file that asks for 2^40 worlds
+  huge.replace(huge.find("\"../scenes/"), 11, "\"" + kRoot + "/scenes/");
+  huge.replace(huge.find("\"worlds\": 4096"), 14, "\"worlds\": 1099511627776");
+  writeText(dir_ / "huge.json", huge);
+  for (const std::string& args :
+       {"simulate " + chain + " --worlds 1e12 --device cpu", std::string("simulate --worlds 1000000000000 --precision float --device cpu"),
+        std::string("study ") + study + " --worlds 1099511627776 --device cpu --out " + (dir_ / "s").string(),
+        "study " + (dir_ / "huge.json").string() + " --device cpu --out " + (dir_ / "s").string()}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const CliResult r = run(args);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(r.status, 1) << args;
+    EXPECT_TRUE(contains(r.err, "lockstep: error: ")) << r.err;
+    EXPECT_TRUE(contains(r.err, " worlds in ")) << r.err;
+    EXPECT_TRUE(contains(r.err, "GiB of host memory")) << r.err;
+    EXPECT_TRUE(contains(r.err, "worlds fit (use --worlds)")) << r.err;
+    EXPECT_FALSE(contains(r.err, "bad_alloc")) << r.err;
+    EXPECT_LT(seconds, 20) << args;
+  }
+  // bench reads the whole number (it used to read "1" of "1e12") and skips what does not fit.
+  const CliResult b = run("bench " + chain + " --worlds 1e12 --device cpu --repetitions 1");
+  ASSERT_EQ(b.status, 0) << b.err;
+  EXPECT_TRUE(contains(b.out, "skipped chain-7 float 1000000000000 worlds: needs ")) << b.out;
+  EXPECT_TRUE(contains(b.out, " worlds fit")) << b.out;
+  EXPECT_FALSE(contains(b.out, "chain-7                cpu")) << b.out;  // no row was measured
+}
+
+TEST(BatchMemory, SaturatesInsteadOfOverflowing) {
+  const Scene scene = loadBuiltinScene();
+  const Model& m = *scene.model;
+  const std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  for (std::int64_t worlds : {std::int64_t(1) << 40, std::int64_t(1) << 62, kMax}) {
+    const BatchMemory cpu = batchMemory(m, Precision::Double, worlds, Backend::Cpu, 2);
+    const BatchMemory gpu = batchMemory(m, Precision::Float, worlds, Backend::Cuda, 2);
+    EXPECT_GE(cpu.hostBytes, worlds > (std::int64_t(1) << 40) ? kMax : worlds) << worlds;
+    EXPECT_GE(gpu.deviceBytes, worlds > (std::int64_t(1) << 40) ? kMax : worlds) << worlds;
+    EXPECT_FALSE(whyBatchDoesNotFit(cpu, MemoryAvailable{std::int64_t(1) << 40, 0}).empty()) << worlds;
+  }
+  // How many fit: the count whose need is just within 90% of what is available.
+  const MemoryAvailable have{std::int64_t(1) << 30, 0};
+  const std::int64_t n = worldsThatFit(m, Precision::Double, Backend::Cpu, 2, have);
+  ASSERT_GT(n, 0);
+  EXPECT_TRUE(whyBatchDoesNotFit(batchMemory(m, Precision::Double, n, Backend::Cpu, 2), have).empty());
+  EXPECT_FALSE(whyBatchDoesNotFit(batchMemory(m, Precision::Double, n + 1, Backend::Cpu, 2), have).empty());
+  EXPECT_EQ(worldsThatFit(m, Precision::Double, Backend::Cpu, 2, MemoryAvailable{1000, 0}), 0);
+}
+
+TEST_F(Cli, ThreadsAreCappedAtCoresAndWorlds) {
+  const CliResult r = run("simulate " + kRoot + "/scenes/chain-7.json --worlds 1 --steps 2 --device cpu --threads 2147483647");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.err, "lockstep: warning: --threads 2147483647 lowered to 1 (1 worlds)")) << r.err;
+  EXPECT_TRUE(contains(r.out, "device        CPU, 1 threads")) << r.out;
+}
+
+TEST_F(Cli, UnwritableOutputsAreRefusedBeforeTheRun) {
+  const std::string study = kRoot + "/studies/chain-7-seed-stiffness.json";
+  struct Case {
+    std::string args, message;
+  };
+  const std::vector<Case> cases = {
+      {"study " + study + " --device cpu --out /nonexistent/x",
+       "--out: cannot write '/nonexistent/x.csv': the folder '/nonexistent' does not exist"},
+      {"simulate --worlds 2 --steps 1 --device cpu --out /nonexistent/x.npz",
+       "--out: cannot write '/nonexistent/x.npz': the folder '/nonexistent' does not exist"},
+      {"simulate --worlds 2 --steps 1 --device cpu --out " + dir_.string() + "/.npz", ""},
+  };
+  fs::create_directories(dir_ / "folder.csv");
+  const std::vector<Case> more = {
+      {"simulate --worlds 2 --steps 1 --device cpu --out " + (dir_ / "folder.csv").string(), "is a folder, not a file name"}};
+  for (const std::vector<Case>* list : {&cases, &more}) {
+    for (const Case& c : *list) {
+      if (c.message.empty()) continue;
+      const CliResult r = run(c.args);
+      EXPECT_EQ(r.status, 1) << c.args;
+      EXPECT_TRUE(contains(r.err, c.message)) << c.args << "\n" << r.err;
+      EXPECT_FALSE(contains(r.out, "wall time")) << c.args << "\n" << r.out;  // nothing ran
+    }
+  }
+}
+
+// A world whose initial u is finite in double but not in float (1e300) is flagged before the
+// first step; the summary names it, the file's status says it at frame 0, the others are unchanged.
+TEST_F(Cli, InitialStatesNotFiniteInThePrecisionFlagTheirWorldsOnly) {
+  std::string scene = readText(kRoot + "/tests/data/scenes/per_world.json");
+  const std::string base = dir_ / "base.json", bad = dir_ / "bad.json";
+  writeText(base, scene);
+  const std::string from = "{\"worlds\": [1], \"gravity\": [0, -1.62, 0], \"damping\": {\"joint2\": 0.5}}";
+  ASSERT_NE(scene.find(from), std::string::npos);
+  scene.replace(scene.find(from), from.size(),
+                from + ",\n    {\"worlds\": [1], \"initial_state\": {\"joints\": {\"joint1\": {\"u\": 1e300}}}}");
+  writeText(bad, scene);
+  const std::string common = " --precision float --device cpu --steps 10 --record-every 5 --threads 1 --out ";
+  const CliResult r = run("simulate " + bad + common + (dir_ / "bad.npz").string());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "flagged       1 worlds (all of them in the output's status)")) << r.out;
+  EXPECT_TRUE(contains(r.out, "1: initial q or u not finite in this precision; worlds 1\n")) << r.out;
+  const CliResult ok = run("simulate " + base + common + (dir_ / "base.npz").string());
+  ASSERT_EQ(ok.status, 0) << ok.err;
+
+  const auto flaggedRun = readNpz((dir_ / "bad.npz").string()), healthyRun = readNpz((dir_ / "base.npz").string());
+  const std::vector<std::int32_t> status = flaggedRun.at("status").int32s();
+  ASSERT_EQ(status.size(), 3u * 3u);  // frames 0, 5, 10 of 3 worlds
+  for (int f = 0; f < 3; ++f) {
+    EXPECT_EQ(status[f * 3 + 0], 0);
+    EXPECT_EQ(status[f * 3 + 1], kStatusInvalidInitialState) << "frame " << f;
+    EXPECT_EQ(status[f * 3 + 2], 0);
+  }
+  const std::vector<double> q = flaggedRun.at("q").doubles(), q0 = healthyRun.at("q").doubles();
+  const int nq = static_cast<int>(q.size() / 9);
+  for (int f = 0; f < 3; ++f)
+    for (int w : {0, 2})
+      for (int i = 0; i < nq; ++i) EXPECT_EQ(q[(f * 3 + w) * nq + i], q0[(f * 3 + w) * nq + i]) << f << " " << w;
+  // In double, 1e300 is finite: nothing is flagged at the start.
+  const CliResult d = run("simulate " + bad + " --precision double --device cpu --steps 0");
+  ASSERT_EQ(d.status, 0) << d.err;
+  EXPECT_FALSE(contains(d.out, "initial q or u")) << d.out;
+}
+
+TEST_F(Cli, IdenticalRunsWriteIdenticalNpzBytesWithAFixedEntryTime) {
+  const std::string common = "simulate --worlds 4 --steps 3 --device cpu --threads 1 --out ";
+  const fs::path a = dir_ / "a.npz", b = dir_ / "b.npz";
+  ASSERT_EQ(run(common + a.string()).status, 0);
+  ASSERT_EQ(run(common + b.string()).status, 0);
+  const std::string bytesA = readText(a), bytesB = readText(b);
+  EXPECT_EQ(bytesA, bytesB);
+  // Every local file header ("PK\3\4") says 1980-01-01 00:00 (DOS time 0, date 0x21), not today.
+  int entries = 0;
+  for (std::size_t at = bytesA.find("PK\x03\x04"); at != std::string::npos; at = bytesA.find("PK\x03\x04", at + 4)) {
+    ASSERT_LE(at + 14, bytesA.size());
+    const auto u16 = [&](std::size_t i) { return unsigned(std::uint8_t(bytesA[i])) | unsigned(std::uint8_t(bytesA[i + 1])) << 8; };
+    EXPECT_EQ(u16(at + 10), 0u);
+    EXPECT_EQ(u16(at + 12), 0x21u);
+    ++entries;
+  }
+  EXPECT_GE(entries, 8);
+}
+
+TEST_F(Cli, VersionHelpDefaultsAndStudyNamesSayTheTruth) {
+  const CliResult v = run("--version");
+  EXPECT_EQ(v.status, 0);
+  for (const char* part : {"lockstep 0.", "CUDA architectures: sm_", "CPU SIMD packs: ", " float or ",
+                           " double worlds per pack", "precisions: float, double (default double)"})
+    EXPECT_TRUE(contains(v.out, part)) << part << "\n" << v.out;
+  const CliResult h = run("--help");
+  EXPECT_FALSE(contains(h.out, "shorter run")) << h.out;
+  EXPECT_TRUE(contains(h.out, "4096 worlds for 1000 steps in double precision")) << h.out;
+  // One default precision: double, in simulate as in study.
+  const CliResult s = run("simulate --worlds 2 --steps 1 --device cpu");
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_TRUE(contains(s.out, "precision     double")) << s.out;
+  EXPECT_TRUE(contains(run("simulate --help").out, "--precision TEXT:{float,double}=double"));
+  // A bad study parameter name points to `lockstep info` and the study format, not to a header.
+  std::string study = readText(kRoot + "/studies/chain-7-seed-stiffness.json");
+  study.replace(study.find("\"../scenes/"), 11, "\"" + kRoot + "/scenes/");
+  study.replace(study.find("spring.spring.stiffness"), 23, "spring.spring.stiffnes");
+  writeText(dir_ / "bad_study.json", study);
+  const CliResult b = run("study " + (dir_ / "bad_study.json").string() + " --device cpu --worlds 2 --steps 1 --out " +
+                          (dir_ / "s").string());
+  EXPECT_EQ(b.status, 1);
+  EXPECT_TRUE(contains(b.err, "'spring.spring.stiffnes' does not name anything in the model (see the names "
+                              "`lockstep info` lists and docs/study-format.md)"))
+      << b.err;
+  EXPECT_FALSE(contains(b.err, "include/lockstep")) << b.err;
 }
 
 }  // namespace

@@ -1,0 +1,66 @@
+// The CUDA side of a Batch: device copies of every per-world field and parameter, the compiled
+// model, the per-world workspaces, staging buffers for host arrays, and the batch's stream.
+// Private to host/batch/.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "lockstep/batch.h"
+#include "lockstep/device.h"
+
+namespace lockstep {
+
+// A device allocation of n values of U.
+template <class U>
+class DeviceArray {
+ public:
+  DeviceArray() = default;
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { release(); }
+  // Returns true when the allocation moved (pointers taken before are stale).
+  bool resize(std::size_t n);
+  // Copies a host array of any size in, reallocating when its size changed; returns resize's answer.
+  bool upload(const std::vector<U>& h, cudaStream_t stream);
+  void download(std::vector<U>& h, cudaStream_t stream) const;
+  U* get() const { return p_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  void release();
+  U* p_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+inline cudaStream_t asStream(void* s) { return static_cast<cudaStream_t>(s); }
+
+template <class T>
+struct Batch<T>::Device {
+  Device(const CompiledModel<T>& model, std::int64_t nWorlds);
+  ~Device();
+
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) DeviceArray<type> name;
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  DeviceArray<T> params[kParamCount];
+  DeviceArray<BodyTopology> body;
+  DeviceArray<Transform<T>> X_PF, X_MB;
+  DeviceArray<ElementTopology> bushing, spring, contact;
+  DeviceArray<T> scratch;                // one workspace per world, strided across worlds
+  DeviceArray<std::uint8_t> staging[3];  // host arrays passed to resets, copied to the device
+
+  void* stream = nullptr;  // cudaStream_t
+  bool ownsStream = true;
+  std::uint64_t paramGeneration = 0;  // bumped whenever a device parameter array moves
+
+  ModelView<T> modelView(const Sizes& s) const {
+    return {s, body.get(), X_PF.get(), X_MB.get(), bushing.get(), spring.get(), contact.get()};
+  }
+  void useStream(void* cudaStream);
+  void synchronize(const char* what) const;
+};
+
+}  // namespace lockstep

@@ -1,0 +1,138 @@
+#include "lockstep/fields.h"
+
+#include <sstream>
+#include <type_traits>
+#include <unordered_map>
+
+namespace lockstep {
+
+namespace {
+
+std::vector<std::string> splitWords(const char* s) {
+  std::vector<std::string> out;
+  std::istringstream in(s);
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+template <class T>
+std::vector<FieldInfo> listWorldFields() {
+  std::vector<FieldInfo> out;
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
+  out.push_back({#name, per, role, prefix, splitWords(parts), doc, std::is_same<type, std::int32_t>::value});
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  return out;
+}
+
+template <class T>
+std::vector<FieldInfo> listParameterFields() {
+  std::vector<FieldInfo> out;
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
+  out.push_back({#name, per, role, prefix, splitWords(parts), doc, false});
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  return out;
+}
+
+const char* const kAxes[3] = {"x", "y", "z"};
+
+}  // namespace
+
+const std::vector<FieldInfo>& worldFields() {
+  static const std::vector<FieldInfo> fields = listWorldFields<double>();
+  return fields;
+}
+
+const std::vector<FieldInfo>& parameterFields() {
+  static const std::vector<FieldInfo> fields = listParameterFields<double>();
+  return fields;
+}
+
+const FieldInfo* findField(const std::string& name) {
+  for (const auto* list : {&worldFields(), &parameterFields()})
+    for (const FieldInfo& f : *list)
+      if (name == f.name) return &f;
+  return nullptr;
+}
+
+Sizes sizesOf(const Model& m) {
+  Sizes s;
+  s.nb = m.numBodies();
+  s.nq = m.nq();
+  s.nu = m.nu();
+  s.nz = m.nz();
+  for (const Body& b : m.bodies()) s.nd += b.nu * b.nu;
+  s.nBushings = static_cast<std::int32_t>(m.bushings().size());
+  s.nSprings = static_cast<std::int32_t>(m.springs().size());
+  s.nContacts = static_cast<std::int32_t>(m.contacts().size());
+  s.nc = m.numConstraintEquations();
+  return s;
+}
+
+std::vector<std::string> elementNames(const Model& m, Per per) {
+  std::vector<std::string> out;
+  switch (per) {
+    case Per::World: return {""};
+    case Per::Coordinate: return m.qNames();
+    case Per::Speed: return m.uNames();
+    case Per::Aux: return m.zNames();
+    case Per::Body:
+      for (const Body& b : m.bodies()) out.push_back(b.name);
+      return out;
+    case Per::Bushing:
+      for (const auto& e : m.bushings()) out.push_back(e.desc.name);
+      return out;
+    case Per::Spring:
+      for (const auto& e : m.springs()) out.push_back(e.desc.name);
+      return out;
+    case Per::Contact:
+      for (const auto& e : m.contacts()) out.push_back(e.desc.name);
+      return out;
+    case Per::Equation:
+      // The equations of each contact in order: x, y, z when rolling is enforced, z otherwise.
+      for (const auto& e : m.contacts()) {
+        if (e.desc.enforceRolling) {
+          for (const char* axis : kAxes) out.push_back(e.desc.name + "." + axis);
+        } else {
+          out.push_back(e.desc.name + ".z");
+        }
+      }
+      return out;
+  }
+  return out;
+}
+
+namespace {
+std::string joinName(const FieldInfo& f, const std::string& element, std::int64_t part) {
+  std::string n = f.prefix;
+  if (!element.empty()) n += "." + element;
+  if (!f.parts.empty()) n += "." + f.parts[part];
+  return n;
+}
+}  // namespace
+
+std::string publicName(const Model& m, const FieldInfo& f, std::int64_t component) {
+  const std::vector<std::string> elements = elementNames(m, f.per);
+  return joinName(f, elements.at(component / f.width()), component % f.width());
+}
+
+std::vector<std::string> publicNames(const Model& m, const FieldInfo& f) {
+  std::vector<std::string> out;
+  for (const std::string& e : elementNames(m, f.per))
+    for (int k = 0; k < f.width(); ++k) out.push_back(joinName(f, e, k));
+  return out;
+}
+
+std::optional<FieldComponent> findPublicName(const Model& m, const std::vector<FieldInfo>& fields,
+                                             const std::string& name) {
+  for (const FieldInfo& f : fields) {
+    if (name.compare(0, std::char_traits<char>::length(f.prefix), f.prefix) != 0) continue;
+    const std::vector<std::string> names = publicNames(m, f);
+    for (std::size_t c = 0; c < names.size(); ++c)
+      if (names[c] == name) return FieldComponent{&f, static_cast<std::int64_t>(c)};
+  }
+  return std::nullopt;
+}
+
+}  // namespace lockstep

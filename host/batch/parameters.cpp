@@ -1,0 +1,393 @@
+// Per-world parameters: the model's values as the shared defaults, one element's block of values
+// at a time (validated as the model builder validates that element), by public name for studies
+// and scenes, and the typed accessors of the C++ API, all over the one ParameterStore.
+#include <cmath>
+#include <stdexcept>
+
+#include "lockstep/batch.h"
+#include "lockstep/fields.h"
+
+namespace lockstep {
+
+namespace {
+
+void appendTransform(std::vector<double>& out, const Transformd& X) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) out.push_back(X.R(i, j));
+  for (int i = 0; i < 3; ++i) out.push_back(X.p[i]);
+}
+Transformd transformAt(const std::vector<double>& v, int offset) {
+  Transformd X;
+  for (int k = 0; k < 9; ++k) X.R.R.m[k / 3][k % 3] = v[offset + k];
+  X.p = {{v[offset + 9], v[offset + 10], v[offset + 11]}};
+  return X;
+}
+Vec3d vec3At(const std::vector<double>& v, int offset) { return {{v[offset], v[offset + 1], v[offset + 2]}}; }
+void appendVec3(std::vector<double>& out, const Vec3d& v) { out.insert(out.end(), {v[0], v[1], v[2]}); }
+
+MassProperties massPropertiesOf(const std::vector<double>& v) {
+  MassProperties mp;
+  mp.mass = v[0];
+  mp.com = vec3At(v, 1);
+  mp.inertia = {v[4], v[5], v[6], v[7], v[8], v[9]};
+  return mp;
+}
+
+const FieldInfo& infoOf(ParamId id) { return parameterFields()[int(id)]; }
+
+// "world 3 spring-damper 'spring'": where a parameter value belongs, for error messages.
+std::string describeElement(const Model& m, ParamId id, std::int64_t w, int element) {
+  std::string s = w < 0 ? "all worlds" : "world " + std::to_string(w);
+  const Per per = infoOf(id).per;
+  static const char* const kKinds[] = {"", "coordinate", "generalized speed", "auxiliary state", "body",
+                                       "bushing", "spring-damper", "sphere contact", "constraint equation"};
+  if (per != Per::World) s += std::string(" ") + kKinds[int(per)] + " '" + elementNames(m, per)[element] + "'";
+  return s;
+}
+
+}  // namespace
+
+std::vector<double> modelParameterBlock(const Model& m, ParamId id, int e) {
+  std::vector<double> v;
+  switch (id) {
+    case ParamId::massProps: {
+      const MassProperties& mp = m.body(e).mass;
+      v = {mp.mass, mp.com[0], mp.com[1], mp.com[2], mp.inertia.xx, mp.inertia.yy, mp.inertia.zz,
+           mp.inertia.xy, mp.inertia.xz, mp.inertia.yz};
+      break;
+    }
+    case ParamId::gravity: appendVec3(v, m.gravity()); break;
+    case ParamId::damping: v = {m.damping()[e]}; break;
+    case ParamId::effortLimit: v = {m.effortLimit()[e]}; break;
+    case ParamId::bushingFrames:
+      appendTransform(v, m.bushings()[e].desc.X_B1F);
+      appendTransform(v, m.bushings()[e].desc.X_B2M);
+      break;
+    case ParamId::bushingStiffness: v.assign(m.bushings()[e].desc.stiffness.begin(), m.bushings()[e].desc.stiffness.end()); break;
+    case ParamId::bushingDamping: v.assign(m.bushings()[e].desc.damping.begin(), m.bushings()[e].desc.damping.end()); break;
+    case ParamId::springParams: {
+      const auto& d = m.springs()[e].desc;
+      v = {d.freeLength, d.stiffness, d.damping};
+      break;
+    }
+    case ParamId::springPoints:
+      appendVec3(v, m.springs()[e].desc.p_AP);
+      appendVec3(v, m.springs()[e].desc.p_BQ);
+      break;
+    case ParamId::sphereCenters:
+      appendVec3(v, m.contacts()[e].desc.centerOnF);
+      appendVec3(v, m.contacts()[e].desc.centerOnB);
+      break;
+    case ParamId::sphereRadii: v = {m.contacts()[e].desc.radiusOnF, m.contacts()[e].desc.radiusOnB}; break;
+    case ParamId::contactEnabled: v = {m.contacts()[e].desc.enabledByDefault ? 1.0 : 0.0}; break;
+  }
+  return v;
+}
+
+void validateParameterBlock(const Model& m, ParamId id, int e, const std::vector<double>& v, const std::string& where) {
+  const FieldInfo& info = infoOf(id);
+  if (static_cast<int>(v.size()) != info.width())
+    throw std::invalid_argument(where + ": " + info.name + ": expected " + std::to_string(info.width()) +
+                                " values, got " + std::to_string(v.size()));
+  switch (id) {
+    case ParamId::massProps: validateMassProperties(massPropertiesOf(v), where, m.largestInertia()); break;
+    case ParamId::gravity:
+      for (double x : v) validateFinite(x, where, "gravity");
+      break;
+    case ParamId::damping: validateNonNegative(v[0], where, "damping"); break;
+    case ParamId::effortLimit:
+      if (!(v[0] > 0)) throw ModelError(where + ": effort limit: must be > 0 (infinity: unbounded)");
+      break;
+    case ParamId::bushingFrames:
+      validateTransform(transformAt(v, 0), where, "frame on body1");
+      validateTransform(transformAt(v, 12), where, "frame on body2");
+      break;
+    case ParamId::bushingStiffness:
+    case ParamId::bushingDamping: {
+      std::array<double, 6> k{}, none{};
+      std::copy(v.begin(), v.end(), k.begin());
+      if (id == ParamId::bushingStiffness) validateBushingParameters(k, none, where);
+      else validateBushingParameters(none, k, where);
+      break;
+    }
+    case ParamId::springParams: validateSpringParameters(v[0], v[1], v[2], where); break;
+    case ParamId::springPoints:
+      for (int k = 0; k < 6; ++k) validateFinite(v[k], where, k < 3 ? "p_AP" : "p_BQ");
+      break;
+    case ParamId::sphereCenters:
+      for (int k = 0; k < 6; ++k) validateFinite(v[k], where, k < 3 ? "center on F" : "center on B");
+      break;
+    case ParamId::sphereRadii: validateSphereRadii(v[0], v[1], where); break;
+    case ParamId::contactEnabled:
+      if (v[0] != 0 && v[0] != 1) throw ModelError(where + ": enabled: must be 0 or 1");
+      break;
+  }
+  (void)m;
+  (void)e;
+}
+
+// ---- the store ---------------------------------------------------------------------------------
+
+template <class T>
+ParameterStore<T>::ParameterStore(const Model& m, const Sizes& s, std::int64_t nWorlds) : nWorlds_(nWorlds) {
+  for (int p = 0; p < kParamCount; ++p) {
+    const ParamId id = ParamId(p);
+    Entry& e = entries_[p];
+    e.count = infoOf(id).count(s);
+    const std::int64_t elements = perCount(infoOf(id).per, s);
+    for (std::int64_t k = 0; k < elements; ++k)
+      for (double x : modelParameterBlock(m, id, static_cast<int>(k))) e.data.push_back(T(x));
+  }
+}
+
+template <class T>
+void ParameterStore<T>::set(ParamId id, std::int64_t w, std::int64_t c, double value) {
+  Entry& e = entries_[int(id)];
+  if (w == kAllWorlds) {
+    if (!e.perWorld) e.data[c] = T(value);
+    else
+      for (std::int64_t x = 0; x < nWorlds_; ++x) e.data[c * nWorlds_ + x] = T(value);
+    return;
+  }
+  if (!e.perWorld) {
+    std::vector<T> all(static_cast<std::size_t>(e.count) * nWorlds_);
+    for (std::int64_t k = 0; k < e.count; ++k)
+      for (std::int64_t x = 0; x < nWorlds_; ++x) all[k * nWorlds_ + x] = e.data[k];
+    e.data.swap(all);
+    e.perWorld = true;
+  }
+  e.data[c * nWorlds_ + w] = T(value);
+}
+
+template class ParameterStore<float>;
+template class ParameterStore<double>;
+
+// ---- Batch: parameters by element block and by name --------------------------------------------
+
+template <class T>
+std::vector<double> Batch<T>::parameterBlock(ParamId id, std::int64_t w, int element) const {
+  checkWorld(w);
+  const FieldInfo& info = infoOf(id);
+  checkElement(element, static_cast<int>(perCount(info.per, sizes_)), info.name);
+  std::vector<double> v(info.width());
+  for (int k = 0; k < info.width(); ++k) v[k] = double(params_.value(id, w, std::int64_t(element) * info.width() + k));
+  return v;
+}
+
+template <class T>
+void Batch<T>::setParameterBlock(ParamId id, std::int64_t w, int element, const std::vector<double>& v) {
+  if (w != kAllWorlds) checkWorld(w);
+  const FieldInfo& info = infoOf(id);
+  checkElement(element, static_cast<int>(perCount(info.per, sizes_)), info.name);
+  validateParameterBlock(*model_, id, element, v, describeElement(*model_, id, w, element));
+  touchHost();
+  for (int k = 0; k < info.width(); ++k) params_.set(id, w, std::int64_t(element) * info.width() + k, v[k]);
+}
+
+template <class T>
+bool Batch<T>::isPerWorld(const std::string& param) const {
+  for (int p = 0; p < kParamCount; ++p)
+    if (param == infoOf(ParamId(p)).name) return params_.perWorld(ParamId(p));
+  throw std::invalid_argument("no per-world parameter named '" + param + "'");
+}
+
+template <class T>
+std::vector<std::string> Batch<T>::parameterNames() const {
+  std::vector<std::string> names;
+  for (const FieldInfo& f : parameterFields())
+    for (std::string& n : publicNames(*model_, f)) names.push_back(std::move(n));
+  return names;
+}
+
+namespace {
+FieldComponent findParameter(const Model& m, const std::string& name) {
+  const std::optional<FieldComponent> found = findPublicName(m, parameterFields(), name);
+  if (!found)
+    throw std::invalid_argument("no per-world parameter named '" + name +
+                                "' (`lockstep info` lists them; the grammar is in docs/study-format.md)");
+  return *found;
+}
+ParamId idOf(const FieldInfo* f) { return ParamId(f - parameterFields().data()); }
+}  // namespace
+
+template <class T>
+void Batch<T>::setParameter(std::int64_t w, const std::string& name, double value) {
+  setParameter(w, findParameter(*model_, name), value);
+}
+
+template <class T>
+void Batch<T>::setParameter(std::int64_t w, const FieldComponent& c, double value) {
+  if (c.field < parameterFields().data() || c.field >= parameterFields().data() + kParamCount)
+    throw std::invalid_argument(std::string("setParameter: '") + c.field->name + "' is not a per-world parameter");
+  const ParamId id = idOf(c.field);
+  const int width = c.field->width();
+  const int element = static_cast<int>(c.component / width);
+  // One component changes; each world's block (the shared one while there is one) is checked whole.
+  const bool eachWorld = w == kAllWorlds && params_.perWorld(id);
+  for (std::int64_t x = eachWorld ? 0 : w; x < (eachWorld ? nWorlds_ : w + 1); ++x) {
+    std::vector<double> block = parameterBlock(id, x == kAllWorlds ? 0 : x, element);
+    block[c.component % width] = value;
+    validateParameterBlock(*model_, id, element, block, describeElement(*model_, id, x, element));
+  }
+  touchHost();
+  params_.set(id, w, c.component, value);
+}
+
+template <class T>
+double Batch<T>::parameter(std::int64_t w, const std::string& name) const {
+  const FieldComponent c = findParameter(*model_, name);
+  checkWorld(w);
+  return double(params_.value(idOf(c.field), w, c.component));
+}
+
+// ---- typed accessors --------------------------------------------------------------------------
+
+template <class T>
+void Batch<T>::setMassProperties(std::int64_t w, int body, const MassProperties& mp) {
+  setParameterBlock(ParamId::massProps, w, body,
+                    {mp.mass, mp.com[0], mp.com[1], mp.com[2], mp.inertia.xx, mp.inertia.yy, mp.inertia.zz,
+                     mp.inertia.xy, mp.inertia.xz, mp.inertia.yz});
+}
+template <class T>
+MassProperties Batch<T>::massProperties(std::int64_t w, int body) const {
+  return massPropertiesOf(parameterBlock(ParamId::massProps, w, body));
+}
+template <class T>
+void Batch<T>::setGravity(std::int64_t w, const Vec3d& g) {
+  setParameterBlock(ParamId::gravity, w, 0, {g[0], g[1], g[2]});
+}
+template <class T>
+Vec3d Batch<T>::gravity(std::int64_t w) const {
+  return vec3At(parameterBlock(ParamId::gravity, w, 0), 0);
+}
+template <class T>
+void Batch<T>::setDamping(std::int64_t w, const std::vector<double>& c) {
+  if (static_cast<int>(c.size()) != sizes_.nu)
+    throw std::invalid_argument("damping: expected " + std::to_string(sizes_.nu) + " values, got " + std::to_string(c.size()));
+  for (int i = 0; i < sizes_.nu; ++i)
+    validateNonNegative(c[i], describeElement(*model_, ParamId::damping, w, i), "damping");
+  for (int i = 0; i < sizes_.nu; ++i) setParameterBlock(ParamId::damping, w, i, {c[i]});
+}
+template <class T>
+std::vector<double> Batch<T>::damping(std::int64_t w) const {
+  std::vector<double> out(sizes_.nu);
+  for (int i = 0; i < sizes_.nu; ++i) out[i] = parameterBlock(ParamId::damping, w, i)[0];
+  return out;
+}
+
+template <class T>
+void Batch<T>::setBushingFrames(std::int64_t w, int i, const Transformd& X_B1F, const Transformd& X_B2M) {
+  std::vector<double> v;
+  appendTransform(v, X_B1F);
+  appendTransform(v, X_B2M);
+  setParameterBlock(ParamId::bushingFrames, w, i, v);
+}
+template <class T>
+void Batch<T>::setBushingStiffness(std::int64_t w, int i, const std::array<double, 6>& k) {
+  setParameterBlock(ParamId::bushingStiffness, w, i, {k.begin(), k.end()});
+}
+template <class T>
+void Batch<T>::setBushingDamping(std::int64_t w, int i, const std::array<double, 6>& c) {
+  setParameterBlock(ParamId::bushingDamping, w, i, {c.begin(), c.end()});
+}
+template <class T>
+Transformd Batch<T>::bushingFrameOnBody1(std::int64_t w, int i) const {
+  return transformAt(parameterBlock(ParamId::bushingFrames, w, i), 0);
+}
+template <class T>
+Transformd Batch<T>::bushingFrameOnBody2(std::int64_t w, int i) const {
+  return transformAt(parameterBlock(ParamId::bushingFrames, w, i), 12);
+}
+template <class T>
+std::array<double, 6> Batch<T>::bushingStiffness(std::int64_t w, int i) const {
+  const std::vector<double> v = parameterBlock(ParamId::bushingStiffness, w, i);
+  return {v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+template <class T>
+std::array<double, 6> Batch<T>::bushingDamping(std::int64_t w, int i) const {
+  const std::vector<double> v = parameterBlock(ParamId::bushingDamping, w, i);
+  return {v[0], v[1], v[2], v[3], v[4], v[5]};
+}
+
+template <class T>
+void Batch<T>::setSpringParameters(std::int64_t w, int i, double freeLength, double stiffness, double damping) {
+  setParameterBlock(ParamId::springParams, w, i, {freeLength, stiffness, damping});
+}
+template <class T>
+void Batch<T>::setSpringPoints(std::int64_t w, int i, const Vec3d& p_AP, const Vec3d& p_BQ) {
+  setParameterBlock(ParamId::springPoints, w, i, {p_AP[0], p_AP[1], p_AP[2], p_BQ[0], p_BQ[1], p_BQ[2]});
+}
+template <class T>
+std::array<double, 3> Batch<T>::springParameters(std::int64_t w, int i) const {
+  const std::vector<double> v = parameterBlock(ParamId::springParams, w, i);
+  return {v[0], v[1], v[2]};
+}
+template <class T>
+std::array<Vec3d, 2> Batch<T>::springPoints(std::int64_t w, int i) const {
+  const std::vector<double> v = parameterBlock(ParamId::springPoints, w, i);
+  return {vec3At(v, 0), vec3At(v, 3)};
+}
+
+template <class T>
+void Batch<T>::setSphereCenters(std::int64_t w, int i, const Vec3d& onF, const Vec3d& onB) {
+  setParameterBlock(ParamId::sphereCenters, w, i, {onF[0], onF[1], onF[2], onB[0], onB[1], onB[2]});
+}
+template <class T>
+void Batch<T>::setSphereRadii(std::int64_t w, int i, double radiusOnF, double radiusOnB) {
+  setParameterBlock(ParamId::sphereRadii, w, i, {radiusOnF, radiusOnB});
+}
+template <class T>
+void Batch<T>::setContactEnabled(std::int64_t w, int i, bool enabled) {
+  setParameterBlock(ParamId::contactEnabled, w, i, {enabled ? 1.0 : 0.0});
+}
+template <class T>
+std::array<Vec3d, 2> Batch<T>::sphereCenters(std::int64_t w, int i) const {
+  const std::vector<double> v = parameterBlock(ParamId::sphereCenters, w, i);
+  return {vec3At(v, 0), vec3At(v, 3)};
+}
+template <class T>
+std::array<double, 2> Batch<T>::sphereRadii(std::int64_t w, int i) const {
+  const std::vector<double> v = parameterBlock(ParamId::sphereRadii, w, i);
+  return {v[0], v[1]};
+}
+template <class T>
+bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
+  return parameterBlock(ParamId::contactEnabled, w, i)[0] != 0;
+}
+
+#define LOCKSTEP_INSTANTIATE(T)                                                                           \
+  template std::vector<double> Batch<T>::parameterBlock(ParamId, std::int64_t, int) const;                \
+  template void Batch<T>::setParameterBlock(ParamId, std::int64_t, int, const std::vector<double>&);       \
+  template bool Batch<T>::isPerWorld(const std::string&) const;                                           \
+  template std::vector<std::string> Batch<T>::parameterNames() const;                                     \
+  template void Batch<T>::setParameter(std::int64_t, const std::string&, double);                         \
+  template void Batch<T>::setParameter(std::int64_t, const FieldComponent&, double);                      \
+  template double Batch<T>::parameter(std::int64_t, const std::string&) const;                            \
+  template void Batch<T>::setMassProperties(std::int64_t, int, const MassProperties&);                    \
+  template MassProperties Batch<T>::massProperties(std::int64_t, int) const;                              \
+  template void Batch<T>::setGravity(std::int64_t, const Vec3d&);                                         \
+  template Vec3d Batch<T>::gravity(std::int64_t) const;                                                   \
+  template void Batch<T>::setDamping(std::int64_t, const std::vector<double>&);                           \
+  template std::vector<double> Batch<T>::damping(std::int64_t) const;                                     \
+  template void Batch<T>::setBushingFrames(std::int64_t, int, const Transformd&, const Transformd&);      \
+  template void Batch<T>::setBushingStiffness(std::int64_t, int, const std::array<double, 6>&);           \
+  template void Batch<T>::setBushingDamping(std::int64_t, int, const std::array<double, 6>&);             \
+  template Transformd Batch<T>::bushingFrameOnBody1(std::int64_t, int) const;                             \
+  template Transformd Batch<T>::bushingFrameOnBody2(std::int64_t, int) const;                             \
+  template std::array<double, 6> Batch<T>::bushingStiffness(std::int64_t, int) const;                     \
+  template std::array<double, 6> Batch<T>::bushingDamping(std::int64_t, int) const;                       \
+  template void Batch<T>::setSpringParameters(std::int64_t, int, double, double, double);                 \
+  template void Batch<T>::setSpringPoints(std::int64_t, int, const Vec3d&, const Vec3d&);                 \
+  template std::array<double, 3> Batch<T>::springParameters(std::int64_t, int) const;                     \
+  template std::array<Vec3d, 2> Batch<T>::springPoints(std::int64_t, int) const;                          \
+  template void Batch<T>::setSphereCenters(std::int64_t, int, const Vec3d&, const Vec3d&);                \
+  template void Batch<T>::setSphereRadii(std::int64_t, int, double, double);                              \
+  template void Batch<T>::setContactEnabled(std::int64_t, int, bool);                                     \
+  template std::array<Vec3d, 2> Batch<T>::sphereCenters(std::int64_t, int) const;                         \
+  template std::array<double, 2> Batch<T>::sphereRadii(std::int64_t, int) const;                          \
+  template bool Batch<T>::contactEnabled(std::int64_t, int) const;
+LOCKSTEP_INSTANTIATE(float)
+LOCKSTEP_INSTANTIATE(double)
+#undef LOCKSTEP_INSTANTIATE
+
+}  // namespace lockstep

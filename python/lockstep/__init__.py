@@ -1,0 +1,352 @@
+"""Lockstep from Python: many worlds of one mechanism advanced in lockstep on the CPU or a GPU.
+
+    import lockstep
+    model = lockstep.load("scenes/chain-7.json")
+    batch = lockstep.Batch(model, worlds=4096, device="cpu", dtype="float64")
+    batch.tau[:] = 0.1            # actions: a view of the engine's memory, no copy
+    batch.step(100)               # the GIL is released while the engine runs
+    batch.evaluate()              # udot and energies (step() refreshes q, u and the observations)
+    print(batch.q.shape, batch.energy[:, 0].mean())
+
+Per-world fields. Every field of the engine's registry (include/lockstep/views.h; names in
+``lockstep.FIELD_NAMES``) is a property of Batch returning a view of the batch's memory, not a
+copy: element (world w, component c) of a field with C components is at offset w + c * worlds, so
+the array has shape (worlds, C) and strides (elem, worlds * elem); the fields of one value per
+world (time, status, lastFailure, resetCount) have shape (worlds,). Here
+elem is 4 bytes for dtype float32 and for status bits, 8 for float64. Writes land in the engine
+and the engine's writes are seen by the array. On the CPU backend the views are NumPy arrays (and
+speak DLPack, so ``torch.from_dlpack(batch.tau)`` shares the memory); on the CUDA backend they
+are DLPack arrays of device memory (``torch.from_dlpack``, ``jax.dlpack.from_dlpack``). A view
+keeps its batch alive.
+
+Errors. The engine's messages reach Python unchanged: bad scene and URDF files raise
+``lockstep.InputError`` (a ValueError) naming the file, the element and the reason, invalid model
+values ``lockstep.ModelError`` (a ValueError), other invalid arguments ValueError, world indices
+out of range IndexError, and misuse of the device copies RuntimeError.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from typing import Any, Iterator, Mapping, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _ext
+from ._ext import InputError, ModelError, describe_status
+
+__all__ = [
+    "load", "Model", "Batch", "Params", "run_study", "describe_status", "InputError", "ModelError",
+    "FIELDS", "FIELD_NAMES", "VectorEnv",
+]
+
+# The registry's per-world fields, in declaration order: dicts with name, prefix, doc, integer.
+FIELDS = tuple(_ext.world_fields())
+FIELD_NAMES = tuple(f["name"] for f in FIELDS)
+
+_ROOTS = ("fixed", "free")
+_DEVICES = ("cpu", "cuda", "auto")
+_DTYPES = {"float32": (_ext.BatchF32, np.float32), "float64": (_ext.BatchF64, np.float64)}
+
+
+class Model:
+    """A mechanism read from a scene file or a URDF file (lockstep.load), with the scene's initial
+    state, simulation defaults and per-world values. Immutable; any number of Batches share it."""
+
+    def __init__(self, ext: "_ext.Model", info_path: Optional[str], info_text: Optional[str], repair_inertia: bool):
+        self._ext = ext
+        self._info_path = info_path      # the file `lockstep info` reads, or
+        self._info_text = info_text      # the scene text it reads (root="free", dicts)
+        self._repair = repair_inertia
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._ext, name)
+
+    def __dir__(self):
+        return sorted(set(super().__dir__()) | {n for n in dir(self._ext) if not n.startswith("_")})
+
+    def __repr__(self) -> str:
+        return f"<lockstep.Model '{self.name}' ({self.source}): nq {self.nq}, nu {self.nu}>"
+
+    @property
+    def info(self) -> str:
+        """What `lockstep info SCENE` prints for this model."""
+        if self._info_path is not None:
+            return _ext.scene_info(self._info_path, self._repair)
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, f"{self.name}.json")
+            with open(path, "w") as f:
+                f.write(self._info_text)
+            return _ext.scene_info(path, self._repair)
+
+
+def load(path: Union[str, os.PathLike, Mapping[str, Any], None] = None, root: str = "fixed",
+         repair_inertia: bool = False) -> Model:
+    """Reads a scene file (docs/scene-format.md), a URDF file, or a scene given as a dict; None
+    gives the built-in chain-7-seed scene. root="free" puts a URDF robot's root link on a Free
+    mobilizer named "root" (the scene's urdf.root_joint); repair_inertia replaces physically invalid
+    URDF inertias by the nearest valid ones, with a warning each (Model.warnings)."""
+    if root not in _ROOTS:
+        raise ValueError(f'root must be "fixed" or "free", not {root!r}')
+    if path is None:
+        if root != "fixed":
+            raise ValueError('root="free": the built-in chain-7-seed scene has no URDF robot')
+        return Model(_ext.builtin_scene(), None, _ext.builtin_scene_json(), repair_inertia)
+    if isinstance(path, Mapping):
+        scene = _with_root(dict(path), root, "<dict>", os.getcwd())
+        text = json.dumps(scene)
+        return Model(_ext.parse_scene(text, "<dict>", os.getcwd(), repair_inertia), None, text, repair_inertia)
+    path = os.fspath(path)
+    if root == "fixed":
+        return Model(_ext.load_scene(path, repair_inertia), path, None, repair_inertia)
+    base = os.path.dirname(os.path.abspath(path))
+    if path.endswith(".urdf"):
+        if not os.path.isfile(path):
+            _ext.load_scene(path, repair_inertia)  # raises the engine's message for the file
+        stem = os.path.splitext(os.path.basename(path))[0]
+        scene = {"name": stem, "urdf": {"path": os.path.abspath(path), "root_joint": "free"}}
+    else:
+        _ext.load_scene(path, repair_inertia)  # any problem of the file is reported as `fixed` would
+        with open(path) as f:
+            scene = _with_root(json.load(f), root, path, base)
+    text = json.dumps(scene)
+    return Model(_ext.parse_scene(text, path, base, repair_inertia), None, text, repair_inertia)
+
+
+def _with_root(scene: dict, root: str, source: str, base: str) -> dict:
+    """The scene with its URDF robot's root joint set, URDF path made absolute (for `info`)."""
+    urdf = scene.get("urdf")
+    if root == "free":
+        if not isinstance(urdf, dict):
+            raise ValueError(f'{source}: root="free" applies to a URDF robot, and this scene has no "urdf" '
+                             f'object (its bodies name their own mobilizers)')
+        urdf = dict(urdf, root_joint="free")
+    if isinstance(urdf, dict) and isinstance(urdf.get("path"), str):
+        urdf = dict(urdf, path=os.path.join(base, urdf["path"]))
+    if urdf is not None:
+        scene = dict(scene, urdf=urdf)
+    return scene
+
+
+class Params(Mapping):
+    """Per-world parameters by public name ("body.link1.mass", "gravity.z",
+    "spring.spring.stiffness"; Model.parameter_names lists them). Reading gives one value per world
+    (a copy); assigning takes one value for every world or an array of one per world, validated as
+    the model builder validates the element."""
+
+    def __init__(self, batch: "Batch"):
+        self._batch = batch
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        return self._batch._b.parameter(name)
+
+    def __setitem__(self, name: str, value) -> None:
+        values = np.ascontiguousarray(np.asarray(value, dtype=np.float64).reshape(-1))
+        if np.ndim(value) > 1:
+            raise ValueError(f"parameter '{name}': expected a scalar or a 1-D array of one value per world, "
+                             f"got shape {np.shape(value)}")
+        self._batch._b.set_parameter(name, values)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._batch._b.parameter_names())
+
+    def __len__(self) -> int:
+        return len(self._batch._b.parameter_names())
+
+    def __contains__(self, name) -> bool:
+        return name in self._batch._b.parameter_names()
+
+
+class Batch:
+    """N worlds of one Model, advanced in lockstep on the CPU or a CUDA device.
+
+    It starts as `lockstep simulate` does: the scene's initial state and per-world values in every
+    world, projected onto the scene's sphere contacts when it has any (resets return to that
+    state), then evaluated (udot, energies and observations of the initial state).
+    """
+
+    def __init__(self, model: Model, worlds: int, device: str = "cpu", dtype: str = "float32"):
+        if not isinstance(model, Model):
+            raise TypeError(f"model must be a lockstep.Model (from lockstep.load), not {type(model).__name__}")
+        if device not in _DEVICES:
+            raise ValueError(f'device must be "cpu", "cuda" or "auto", not {device!r}')
+        if dtype not in _DTYPES:
+            raise ValueError(f'dtype must be "float32" or "float64", not {dtype!r}')
+        cls, self.dtype = _DTYPES[dtype]
+        self.model = model
+        self._b = cls(model._ext, int(worlds), device)
+        self._dt, self._integrator = model.dt, model.integrator
+        self.params = Params(self)
+
+    def __repr__(self) -> str:
+        return (f"<lockstep.Batch of {self.worlds} worlds of '{self.model.name}' on {self.backend}, "
+                f"{np.dtype(self.dtype).name}>")
+
+    @property
+    def worlds(self) -> int:
+        return self._b.worlds
+
+    @property
+    def backend(self) -> str:
+        """"CPU" or "CUDA"."""
+        return self._b.backend
+
+    @property
+    def device(self) -> str:
+        return "cuda" if self._b.on_device else "cpu"
+
+    def field(self, name: str) -> Any:
+        """The per-world field `name` of the registry as a view (see the module's documentation)."""
+        return self._b.field(name)
+
+    def step(self, n: int = 1, dt: Optional[float] = None, integrator: Optional[str] = None) -> None:
+        """Advances every healthy world by n steps of dt (default: the scene's simulation dt, 1e-3
+        when it gives none) with the scene's integrator unless "rk4" or "euler" is given."""
+        self._b.step(n, self._dt if dt is None else dt, self._integrator if integrator is None else integrator)
+
+    def evaluate(self) -> None:
+        """udot, constraint multipliers, energies and observations at the current state."""
+        self._b.evaluate()
+
+    def assemble(self, max_iterations: int = 200) -> None:
+        """Projects every healthy world's q, then u, onto its enabled sphere contacts."""
+        self._b.assemble(int(max_iterations))
+
+    def reset(self, indices=None, mask=None) -> None:
+        """Puts worlds back to their initial state (time 0, z = 0, healthy): all of them, the listed
+        world indices, or those where the boolean mask of one entry per world is true."""
+        if indices is not None and mask is not None:
+            raise ValueError("reset takes indices or mask, not both")
+        if indices is not None:
+            self._b.reset_indices(self._indices(indices))
+        elif mask is not None:
+            m = np.asarray(mask)
+            if m.dtype != np.bool_ and not np.issubdtype(m.dtype, np.integer):
+                raise TypeError(f"mask must be boolean (or integer), not {m.dtype}")
+            if m.shape != (self.worlds,):
+                raise ValueError(f"mask must have shape ({self.worlds},), one entry per world, not {m.shape}")
+            self._b.reset_mask(np.ascontiguousarray(m != 0, dtype=np.uint8))
+        else:
+            self._b.reset_all()
+
+    def set_state(self, q, u, indices=None) -> None:
+        """Sets q and u of the listed worlds (all when None): arrays of shape (len(indices), nq) and
+        (len(indices), nu), or (nq,) and (nu,) for the same state in each."""
+        idx = np.arange(self.worlds, dtype=np.int64) if indices is None else self._indices(indices)
+        qa = self._rows("q", q, len(idx), self.model.nq)
+        ua = self._rows("u", u, len(idx), self.model.nu)
+        self._b.set_states(idx, qa, ua)
+
+    @property
+    def status(self) -> Any:
+        """Status bits of every world (0: healthy); describe_status(w) says what they mean."""
+        return self._b.field("status")
+
+    def describe_status(self, world: int) -> str:
+        """A one-line description of world w's status bits ("ok" when none is set)."""
+        return self._b.describe_status(int(world))
+
+    def set_auto_reset(self, on: bool) -> None:
+        """Failed worlds go back to their initial state at the end of step(), their status bits saved
+        in lastFailure and resetCount incremented."""
+        self._b.set_auto_reset(bool(on))
+
+    def upload(self) -> None:
+        self._b.upload()
+
+    def download(self) -> None:
+        self._b.download()
+
+    def synchronize(self) -> None:
+        self._b.synchronize()
+
+    def host_field(self, name: str) -> np.ndarray:
+        """The host copy of a field as a NumPy view (the same as field() on the CPU backend; on the
+        CUDA backend, valid after download())."""
+        return self._b.field(name, host=True)
+
+    def _indices(self, indices) -> np.ndarray:
+        idx = np.asarray(indices)
+        if idx.ndim == 0:
+            idx = idx.reshape(1)
+        if idx.ndim != 1 or not (np.issubdtype(idx.dtype, np.integer) or idx.size == 0):
+            raise TypeError(f"indices must be a 1-D array of integers, not {idx.dtype} of shape {idx.shape}")
+        idx = np.ascontiguousarray(idx, dtype=np.int64)
+        bad = (idx < 0) | (idx >= self.worlds)
+        if bad.any():
+            raise IndexError(f"world {int(idx[bad][0])} is outside the batch ({self.worlds} worlds)")
+        return idx
+
+    def _rows(self, what: str, values, count: int, width: int) -> np.ndarray:
+        a = np.asarray(values, dtype=self.dtype)
+        if a.shape == (width,):
+            a = np.broadcast_to(a, (count, width))
+        if a.shape != (count, width):
+            raise ValueError(f"{what} must have shape ({count}, {width}) or ({width},), not {np.shape(values)}")
+        return np.ascontiguousarray(a)
+
+
+def _field_property(name: str, doc: str) -> property:
+    def get(self):
+        return self._b.field(name)
+
+    def set(self, value):
+        view = self._b.field(name)
+        if not isinstance(view, np.ndarray):
+            raise TypeError(f"'{name}' is in device memory: write into it through DLPack "
+                            f"(torch.from_dlpack(batch.{name})[...] = ...)")
+        value = np.asarray(value)
+        try:
+            view[...] = value
+        except ValueError:
+            raise ValueError(f"cannot assign an array of shape {value.shape} to field '{name}' of shape "
+                             f"{view.shape}") from None
+
+    return property(get, set, doc=f"{doc} (a view; see the module's documentation for the layout)")
+
+
+# Every registry field becomes a property of Batch, named as in the registry; names Batch already
+# gives a meaning (status) keep it.
+for _f in FIELDS:
+    if not hasattr(Batch, _f["name"]):
+        setattr(Batch, _f["name"], _field_property(_f["name"], _f["doc"]))
+del _f
+
+
+def run_study(study: Union[str, os.PathLike, Mapping[str, Any]], device: str = "auto") -> dict:
+    """Runs a Monte Carlo study (docs/study-format.md) from a study file, a scene file with a
+    "study" object, or the same as a dict (relative paths from the current directory). Returns the
+    statistics of every output: "names", and arrays "count", "mean", "stddev", "min", "max",
+    "quantiles" [outputs, levels] at "quantile_levels", "histograms" [outputs, bins]; the per-world
+    "outcomes" [outputs, worlds] and "status" [worlds] (statistics are over the worlds of status
+    0; both None for a study of 0 steps); with
+    "flagged_worlds", "worlds", "steps", "dt", "seed", "backend", "precision", "wall_seconds"."""
+    if device not in _DEVICES:
+        raise ValueError(f'device must be "cpu", "cuda" or "auto", not {device!r}')
+    if isinstance(study, Mapping):
+        r = _ext.run_study_text(json.dumps(study), "<dict>", os.getcwd(), device)
+    else:
+        r = _ext.run_study_file(os.fspath(study), device)
+    outputs = r.pop("outputs")
+    r["names"] = [o["name"] for o in outputs]
+    for key, dtype in (("count", np.int64), ("mean", np.float64), ("stddev", np.float64), ("min", np.float64),
+                       ("max", np.float64)):
+        r[key] = np.array([o[key] for o in outputs], dtype=dtype)
+    r["quantile_levels"] = np.array(outputs[0]["quantile_levels"] if outputs else [], dtype=np.float64)
+    r["quantiles"] = np.array([o["quantiles"] for o in outputs], dtype=np.float64)
+    r["histograms"] = np.array([o["histogram"] for o in outputs], dtype=np.int64)
+    if r["outcomes"]:
+        r["outcomes"] = np.array(r["outcomes"], dtype=np.float64)
+        r["status"] = np.array(r["status"], dtype=np.int32)
+    else:  # a study of 0 steps reports statistics only
+        r["outcomes"], r["status"] = None, None
+    return r
+
+
+def __getattr__(name: str):
+    # lockstep.VectorEnv needs Gymnasium: imported on first use only.
+    if name == "VectorEnv":
+        from .env import VectorEnv
+        return VectorEnv
+    raise AttributeError(f"module 'lockstep' has no attribute {name!r}")

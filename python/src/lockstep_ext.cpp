@@ -1,0 +1,448 @@
+// lockstep._ext: the nanobind bindings of the engine. Thin by design: every check and every error
+// message is the C++ API's own; this file only moves arrays across without copies where the
+// layout allows (per-world fields as views of the batch's memory) and releases the GIL while the
+// engine runs. The Python-facing classes are in python/lockstep/__init__.py.
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cuda_runtime.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "../../host/cli/commands.h"
+#include "lockstep/batch.h"
+#include "lockstep/fields.h"
+#include "lockstep/input_error.h"
+#include "lockstep/scene.h"
+#include "lockstep/study.h"
+#include "lockstep/study_file.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace lockstep::python {
+
+namespace {
+
+// ---- models -----------------------------------------------------------------------------------
+
+struct PyModel {
+  std::shared_ptr<const Scene> scene;
+};
+
+PyModel loadScene(const std::string& path, bool repairInertia) {
+  SceneOptions o;
+  o.repairInertia = repairInertia;
+  return {std::make_shared<const Scene>(loadSceneFile(path, o))};
+}
+
+PyModel parseSceneText(const std::string& json, const std::string& source, const std::string& baseDirectory,
+                       bool repairInertia) {
+  SceneOptions o;
+  o.repairInertia = repairInertia;
+  return {std::make_shared<const Scene>(parseScene(json, source, baseDirectory, o))};
+}
+
+// What `lockstep info SCENE` prints (host/cli/info.cpp, run as the command line runs it, its
+// standard output captured), so that the two can never disagree.
+std::string sceneInfo(const std::string& path, bool repairInertia) {
+  CLI::App app("lockstep");
+  cli::Command command = cli::addInfoCommand(app);
+  std::vector<std::string> args = {"lockstep", "info", path};
+  if (repairInertia) args.push_back("--repair-inertia");
+  std::vector<const char*> argv;
+  for (const std::string& a : args) argv.push_back(a.c_str());
+  app.parse(int(argv.size()), argv.data());
+
+  std::fflush(stdout);
+  FILE* capture = std::tmpfile();
+  if (!capture) throw std::runtime_error("lockstep: cannot create a temporary file to capture `info`");
+  const int saved = dup(STDOUT_FILENO);
+  dup2(fileno(capture), STDOUT_FILENO);
+  std::string error;
+  try {
+    command.run();
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  std::fflush(stdout);
+  dup2(saved, STDOUT_FILENO);
+  close(saved);
+  std::string text;
+  std::rewind(capture);
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, capture)) > 0;) text.append(buf, n);
+  std::fclose(capture);
+  if (!error.empty()) throw InputError(error);
+  return text;
+}
+
+// ---- batches ----------------------------------------------------------------------------------
+
+DeviceChoice parseDevice(const std::string& device) {
+  if (device == "cpu") return DeviceChoice::Cpu;
+  if (device == "cuda") return DeviceChoice::Cuda;
+  if (device == "auto") return DeviceChoice::Auto;
+  throw std::invalid_argument("device must be \"cpu\", \"cuda\" or \"auto\", not \"" + device + "\"");
+}
+
+Integrator parseIntegrator(const std::string& name) {
+  if (name == "rk4") return Integrator::RK4;
+  if (name == "euler") return Integrator::SemiImplicitEuler;
+  throw std::invalid_argument("integrator must be \"rk4\" or \"euler\", not \"" + name + "\"");
+}
+
+template <class T>
+struct PyBatch {
+  std::shared_ptr<const Scene> scene;
+  std::unique_ptr<Batch<T>> batch;
+
+  PyBatch(const PyModel& model, std::int64_t worlds, const std::string& device) : scene(model.scene) {
+    if (worlds < 1) throw std::invalid_argument("worlds must be at least 1, not " + std::to_string(worlds));
+    batch = std::make_unique<Batch<T>>(scene->model, worlds, resolveBackend(parseDevice(device)));
+    // As `lockstep simulate` starts a run: the scene's state and per-world values, projected onto
+    // the sphere contacts when it has any; resets return to that state.
+    applyScene(*scene, *batch);
+    batch->upload();
+    if (!scene->model->contacts().empty()) {
+      batch->assemble();
+      batch->captureInitialState();
+    }
+    batch->evaluate();
+  }
+
+  bool onDevice() const { return batch->backend() == Backend::Cuda; }
+
+  // A host-side change on the CUDA backend: bring the host copy up to date first, send it after.
+  template <class F>
+  void changeHost(F&& change) {
+    if (onDevice()) batch->download();
+    change();
+    if (onDevice()) batch->upload();
+  }
+
+  // A per-world field as an array that views the batch's memory: shape [worlds, components]
+  // (or [worlds] for the fields of one value per world), strides [1, worlds] elements. NumPy on the CPU
+  // backend; a DLPack-speaking array on the CUDA backend. `self` owns it: the batch lives as long
+  // as any view of it.
+  nb::object field(nb::handle self, const std::string& name, bool host) {
+    const FieldView v = batch->field(name, host ? MemorySpace::Host : MemorySpace::Backend);
+    const std::size_t shape[2] = {std::size_t(v.worlds), std::size_t(v.components)};
+    const std::int64_t strides[2] = {v.worldStride, v.componentStride};
+    // One dimension for the fields that hold one value per world (time, status); two for the
+    // others, even when the model gives them one component (q of a single pendulum).
+    const FieldInfo* info = findField(name);
+    const std::size_t ndim = info->per == Per::World && info->parts.empty() ? 1 : 2;
+    nb::dlpack::dtype dtype = v.elementType == FieldView::Type::Int32     ? nb::dtype<std::int32_t>()
+                              : v.elementType == FieldView::Type::Float32 ? nb::dtype<float>()
+                                                                          : nb::dtype<double>();
+    const int deviceType = v.onDevice ? nb::device::cuda::value : nb::device::cpu::value;
+    int deviceId = 0;
+    if (v.onDevice) deviceId = cudaDevice();
+    if (!v.onDevice) {
+      nb::ndarray<nb::numpy> a(v.data, ndim, shape, self, strides, dtype, deviceType, deviceId);
+      return nb::cast(a, nb::rv_policy::reference);
+    }
+    nb::ndarray<> a(v.data, ndim, shape, self, strides, dtype, deviceType, deviceId);
+    return nb::cast(a, nb::rv_policy::reference);
+  }
+
+  static int cudaDevice() {
+    int d = 0;
+    cudaGetDevice(&d);  // the batch allocates on the current device (device_memory.cpp)
+    return d;
+  }
+
+  void step(int n, double dt, const std::string& integrator) {
+    if (n < 0) throw std::invalid_argument("n must be >= 0, not " + std::to_string(n));
+    const Integrator i = parseIntegrator(integrator);
+    nb::gil_scoped_release release;
+    batch->step(dt, n, i);
+    batch->synchronize();
+  }
+
+  // For bench/python_overhead.py: the wall time of k calls of step(dt, 1) made from C++, the
+  // same calls a C++ program would make, to compare with k calls from Python.
+  double timeStepCalls(int k, double dt, const std::string& integrator) {
+    const Integrator i = parseIntegrator(integrator);
+    nb::gil_scoped_release release;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int n = 0; n < k; ++n) batch->step(dt, 1, i);
+    batch->synchronize();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  void evaluate() {
+    nb::gil_scoped_release release;
+    batch->evaluate();
+    batch->synchronize();
+  }
+
+  void assemble(int maxIterations) {
+    nb::gil_scoped_release release;
+    batch->assemble(maxIterations);
+    batch->synchronize();
+  }
+
+  void resetAll() {
+    std::vector<std::int64_t> all(batch->numWorlds());
+    for (std::int64_t w = 0; w < batch->numWorlds(); ++w) all[w] = w;
+    batch->resetWorlds(all.data(), std::int64_t(all.size()), MemorySpace::Host);
+    batch->synchronize();
+  }
+
+  void resetIndices(nb::ndarray<const std::int64_t, nb::ndim<1>, nb::device::cpu, nb::c_contig> worlds) {
+    batch->resetWorlds(worlds.data(), std::int64_t(worlds.shape(0)), MemorySpace::Host);
+    batch->synchronize();
+  }
+
+  void resetMask(nb::ndarray<const std::uint8_t, nb::ndim<1>, nb::device::cpu, nb::c_contig> mask) {
+    if (std::int64_t(mask.shape(0)) != batch->numWorlds())
+      throw std::invalid_argument("mask has " + std::to_string(mask.shape(0)) + " entries; the batch has " +
+                                  std::to_string(batch->numWorlds()) + " worlds");
+    batch->resetWorldsMask(mask.data(), MemorySpace::Host);
+    batch->synchronize();
+  }
+
+  void setStates(nb::ndarray<const std::int64_t, nb::ndim<1>, nb::device::cpu, nb::c_contig> worlds,
+                 nb::ndarray<const T, nb::ndim<2>, nb::device::cpu, nb::c_contig> q,
+                 nb::ndarray<const T, nb::ndim<2>, nb::device::cpu, nb::c_contig> u) {
+    const std::int64_t count = std::int64_t(worlds.shape(0));
+    const Sizes& s = batch->sizes();
+    if (std::int64_t(q.shape(0)) != count || std::int64_t(q.shape(1)) != s.nq)
+      throw std::invalid_argument("q must have shape (" + std::to_string(count) + ", " + std::to_string(s.nq) +
+                                  "), not (" + std::to_string(q.shape(0)) + ", " + std::to_string(q.shape(1)) + ")");
+    if (std::int64_t(u.shape(0)) != count || std::int64_t(u.shape(1)) != s.nu)
+      throw std::invalid_argument("u must have shape (" + std::to_string(count) + ", " + std::to_string(s.nu) +
+                                  "), not (" + std::to_string(u.shape(0)) + ", " + std::to_string(u.shape(1)) + ")");
+    batch->setStates(worlds.data(), count, q.data(), u.data(), MemorySpace::Host);
+    batch->synchronize();
+  }
+
+  nb::ndarray<nb::numpy, double> parameter(const std::string& name) {
+    if (onDevice()) batch->download();
+    const std::int64_t W = batch->numWorlds();
+    auto* values = new double[W];
+    nb::capsule owner(values, [](void* p) noexcept { delete[] static_cast<double*>(p); });
+    for (std::int64_t w = 0; w < W; ++w) values[w] = batch->parameter(w, name);
+    return nb::ndarray<nb::numpy, double>(values, {std::size_t(W)}, owner);
+  }
+
+  void setParameter(const std::string& name, nb::ndarray<const double, nb::ndim<1>, nb::device::cpu> values) {
+    const std::int64_t W = batch->numWorlds();
+    const std::optional<FieldComponent> found = findPublicName(batch->model(), parameterFields(), name);
+    if (!found) {
+      batch->parameter(0, name);  // throws the C++ API's message for an unknown name
+      throw std::invalid_argument("no per-world parameter named '" + name + "'");
+    }
+    if (values.shape(0) != 1 && std::int64_t(values.shape(0)) != W)
+      throw std::invalid_argument("parameter '" + name + "': expected one value or " + std::to_string(W) +
+                                  " (one per world), got " + std::to_string(values.shape(0)));
+    auto view = values.view();
+    changeHost([&] {
+      for (std::int64_t w = 0; w < W; ++w) batch->setParameter(w, *found, view(values.shape(0) == 1 ? 0 : w));
+    });
+  }
+
+  std::string describe(std::int64_t w) {
+    if (w < 0 || w >= batch->numWorlds())
+      throw std::out_of_range("world " + std::to_string(w) + " is outside the batch (" +
+                              std::to_string(batch->numWorlds()) + " worlds)");
+    if (onDevice()) batch->download();
+    return describeStatus(batch->status(w));
+  }
+};
+
+template <class T>
+void bindBatch(nb::module_& m, const char* name) {
+  using B = PyBatch<T>;
+  nb::class_<B>(m, name)
+      .def(nb::init<const PyModel&, std::int64_t, const std::string&>(), "model"_a, "worlds"_a, "device"_a)
+      .def_prop_ro("worlds", [](const B& b) { return b.batch->numWorlds(); })
+      .def_prop_ro("backend", [](const B& b) { return std::string(backendName(b.batch->backend())); })
+      .def_prop_ro("on_device", &B::onDevice)
+      .def_static("field_names", [] { return Batch<T>::fieldNames(); })
+      .def("field", [](nb::handle self, const std::string& name, bool host) {
+             return nb::cast<B&>(self).field(self, name, host);
+           }, "name"_a, "host"_a = false)
+      .def("step", &B::step, "n"_a, "dt"_a, "integrator"_a)
+      .def("time_step_calls", &B::timeStepCalls, "k"_a, "dt"_a, "integrator"_a)
+      .def("evaluate", &B::evaluate)
+      .def("assemble", &B::assemble, "max_iterations"_a = 200)
+      .def("reset_all", &B::resetAll)
+      .def("reset_indices", &B::resetIndices, "worlds"_a)
+      .def("reset_mask", &B::resetMask, "mask"_a)
+      .def("set_states", &B::setStates, "worlds"_a, "q"_a, "u"_a)
+      .def("parameter_names", [](const B& b) { return b.batch->parameterNames(); })
+      .def("parameter", &B::parameter, "name"_a)
+      .def("set_parameter", &B::setParameter, "name"_a, "values"_a)
+      .def("describe_status", &B::describe, "world"_a)
+      .def("set_auto_reset", [](B& b, bool on) { b.batch->setAutoReset(on); }, "on"_a)
+      .def("upload", [](B& b) { b.batch->upload(); })
+      .def("download", [](B& b) { b.batch->download(); })
+      .def("synchronize", [](B& b) { b.batch->synchronize(); });
+}
+
+// ---- studies ----------------------------------------------------------------------------------
+
+nb::dict statsDict(const OutputStats& s, const std::vector<double>& quantiles) {
+  nb::dict d;
+  d["name"] = s.name;
+  d["count"] = s.count;
+  d["mean"] = s.mean;
+  d["stddev"] = s.stddev;
+  d["min"] = s.min;
+  d["max"] = s.max;
+  d["quantile_levels"] = quantiles;
+  d["quantiles"] = s.quantiles;
+  d["histogram"] = s.histogram;
+  return d;
+}
+
+// Runs a study as `lockstep study` does, and keeps the per-world outcomes: runStudy reduces them
+// and frees its batch, so they are read when its progress callback reports the last step done
+// (evaluated first, as runStudy evaluates before reducing; evaluating does not change the state).
+template <class T>
+StudyResult runKeepingOutcomes(const StudyFile& f, Backend backend, std::vector<std::vector<double>>& outcomes,
+                               std::vector<std::int32_t>& status) {
+  Batch<T>* batch = nullptr;
+  auto setup = [&](Batch<T>& b) {
+    applyScene(f.scene, b);
+    batch = &b;
+  };
+  auto progress = [&](double fraction, double) {
+    if (fraction < 1.0 || !batch) return;
+    batch->evaluate();
+    batch->download();
+    for (const std::string& o : f.spec.outputs) outcomes.push_back(outputValues(*batch, o));
+    for (std::int64_t w = 0; w < batch->numWorlds(); ++w) status.push_back(batch->status(w));
+  };
+  return runStudy<T>(f.scene.model, f.spec, backend, progress, setup);
+}
+
+nb::dict runStudyFile(const StudyFile& f, const std::string& device) {
+  const Backend backend = resolveBackend(parseDevice(device));
+  const Scene& scene = f.scene;
+  StudyResult r;
+  std::vector<std::vector<double>> outcomes;
+  std::vector<std::int32_t> status;
+  {
+    nb::gil_scoped_release release;
+    r = f.precision == "float" ? runKeepingOutcomes<float>(f, backend, outcomes, status)
+                               : runKeepingOutcomes<double>(f, backend, outcomes, status);
+  }
+  nb::dict d;
+  d["source"] = f.source;
+  d["scene"] = scene.name;
+  d["backend"] = std::string(backendName(backend));
+  d["precision"] = f.precision;
+  d["worlds"] = f.spec.worlds;
+  d["steps"] = f.spec.steps;
+  d["dt"] = f.spec.dt;
+  d["seed"] = f.spec.seed;
+  d["flagged_worlds"] = r.flaggedWorlds;
+  d["wall_seconds"] = r.wallSeconds;
+  nb::list outputs;
+  for (const OutputStats& s : r.outputs) outputs.append(statsDict(s, f.spec.quantiles));
+  d["outputs"] = outputs;
+  d["outcomes"] = outcomes;  // [outputs][worlds]; empty for a study of 0 steps
+  d["status"] = status;      // [worlds]
+  return d;
+}
+
+}  // namespace
+
+}  // namespace lockstep::python
+
+NB_MODULE(_ext, m) {
+  using namespace lockstep;
+  using namespace lockstep::python;
+  m.doc() = "Lockstep's C++ engine (nanobind bindings); use the `lockstep` package";
+
+  // The front end's errors keep their type; the engine's std:: exceptions become ValueError
+  // (invalid_argument, ModelError), IndexError (out_of_range) and RuntimeError (runtime_error,
+  // logic_error), each with the C++ message unchanged.
+  nb::exception<InputError>(m, "InputError", PyExc_ValueError);
+  nb::exception<ModelError>(m, "ModelError", PyExc_ValueError);
+
+  nb::class_<PyModel>(m, "Model")
+      .def_prop_ro("name", [](const PyModel& p) { return p.scene->name; })
+      .def_prop_ro("source", [](const PyModel& p) { return p.scene->source; })
+      .def_prop_ro("description", [](const PyModel& p) { return p.scene->description; })
+      .def_prop_ro("warnings", [](const PyModel& p) { return p.scene->warnings; })
+      .def_prop_ro("nq", [](const PyModel& p) { return p.scene->model->nq(); })
+      .def_prop_ro("nu", [](const PyModel& p) { return p.scene->model->nu(); })
+      .def_prop_ro("nz", [](const PyModel& p) { return p.scene->model->nz(); })
+      .def_prop_ro("coordinate_names", [](const PyModel& p) { return p.scene->model->qNames(); })
+      .def_prop_ro("speed_names", [](const PyModel& p) { return p.scene->model->uNames(); })
+      .def_prop_ro("auxiliary_names", [](const PyModel& p) { return p.scene->model->zNames(); })
+      .def_prop_ro("body_names", [](const PyModel& p) {
+        std::vector<std::string> names;
+        for (const Body& b : p.scene->model->bodies()) names.push_back(b.name);
+        return names;
+      })
+      .def_prop_ro("parameter_names", [](const PyModel& p) {
+        std::vector<std::string> names;
+        for (const FieldInfo& f : parameterFields())
+          for (std::string& n : publicNames(*p.scene->model, f)) names.push_back(std::move(n));
+        return names;
+      })
+      .def_prop_ro("effort_limit", [](const PyModel& p) { return p.scene->model->effortLimit(); })
+      .def_prop_ro("initial_q", [](const PyModel& p) { return p.scene->q0; })
+      .def_prop_ro("initial_u", [](const PyModel& p) { return p.scene->u0; })
+      .def_prop_ro("dt", [](const PyModel& p) { return p.scene->simulation.dt; })
+      .def_prop_ro("steps", [](const PyModel& p) { return p.scene->simulation.steps; })
+      .def_prop_ro("integrator", [](const PyModel& p) {
+        return std::string(p.scene->simulation.integrator == Integrator::RK4 ? "rk4" : "euler");
+      })
+      .def_prop_ro("default_worlds", [](const PyModel& p) { return p.scene->simulation.worlds; })
+      .def("field_components", [](const PyModel& p, const std::string& name) {
+        const FieldInfo* f = findField(name);
+        if (!f) throw std::invalid_argument("no field named '" + name + "'");
+        return publicNames(*p.scene->model, *f);
+      }, "name"_a);
+
+  m.def("load_scene", &loadScene, "path"_a, "repair_inertia"_a);
+  m.def("parse_scene", &parseSceneText, "json"_a, "source"_a, "base_directory"_a, "repair_inertia"_a);
+  m.def("scene_info", &sceneInfo, "path"_a, "repair_inertia"_a);
+  m.def("builtin_scene", [] { return PyModel{std::make_shared<const Scene>(loadBuiltinScene())}; });
+  m.def("builtin_scene_json", [] { return builtinSceneJson(); });
+  m.def("describe_status", [](std::int32_t bits) { return describeStatus(bits); }, "status"_a);
+
+  // The registry's per-world fields (views.h), in declaration order: name, what the components
+  // are counted per, its description, and whether its values are integers.
+  m.def("world_fields", [] {
+    nb::list out;
+    for (const FieldInfo& f : worldFields()) {
+      nb::dict d;
+      d["name"] = f.name;
+      d["prefix"] = f.prefix;
+      d["doc"] = f.doc;
+      d["integer"] = f.integer;
+      out.append(d);
+    }
+    return out;
+  });
+
+  bindBatch<float>(m, "BatchF32");
+  bindBatch<double>(m, "BatchF64");
+
+  m.def("run_study_file", [](const std::string& path, const std::string& device) {
+    return runStudyFile(loadStudyFile(path), device);
+  }, "path"_a, "device"_a);
+  m.def("run_study_text", [](const std::string& json, const std::string& source, const std::string& base,
+                             const std::string& device) {
+    return runStudyFile(parseStudy(json, source, base), device);
+  }, "json"_a, "source"_a, "base_directory"_a, "device"_a);
+}
