@@ -1,5 +1,5 @@
 // One CPU thread: the cost of one forward-dynamics evaluation of one world, of its stages, and of
-// one RK4 step, for comparison with the one-thread figures of other engines (shared/scenes.md:
+// one RK4 step, for comparison with the one-thread figures of other engines (docs/scenes.md:
 // Pinocchio 3.7 ABA 2.39 us, MuJoCo 2.2.2 3.0 us, Simbody 3.7 14.8 us on chain-7 in double).
 //
 //   cpu1/fd/<scene>/<precision>             computeStateDerivative of one world (kinematics, forces,

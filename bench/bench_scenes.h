@@ -1,4 +1,4 @@
-// The reference scenes of shared/scenes.md as the benchmarks run them: model, initial state and
+// The reference scenes of docs/scenes.md as the benchmarks run them: model, initial state and
 // whether the initial state must be assembled onto the constraints first.
 #pragma once
 
@@ -24,7 +24,7 @@ struct BenchScene {
 const std::vector<BenchScene>& benchScenes();
 const BenchScene& benchScene(const std::string& name);
 
-// A ThroughputConfig for a scene (dt 1e-3, RK4, as scenes.md says).
+// A ThroughputConfig for a scene (dt 1e-3, RK4, as docs/scenes.md says).
 ThroughputConfig throughputConfig(const BenchScene& scene, Backend backend, Precision precision, std::int64_t worlds);
 
 }  // namespace lockstep::bench

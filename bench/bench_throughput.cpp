@@ -1,4 +1,4 @@
-// World-steps per second of the reference scenes (shared/scenes.md) on the CPU and CUDA backends,
+// World-steps per second of the reference scenes (docs/scenes.md) on the CPU and CUDA backends,
 // in float and double, over 1 to 2^20 worlds: one benchmark per (scene, backend, precision, worlds),
 // named step/<scene>/<backend>/<precision>/<worlds>.
 //

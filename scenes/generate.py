@@ -61,7 +61,7 @@ def chain_bodies(n):
 def chain(n):
     return {
         "name": f"chain-{n}",
-        "description": f"scenes.md chain-N with N = {n}: links on Pins about z, hanging 0.5 m apart",
+        "description": f"docs/scenes.md chain-N with N = {n}: links on Pins about z, hanging 0.5 m apart",
         "gravity": [0, -9.81, 0],
         "bodies": chain_bodies(n),
         "initial_state": {"q": [0.3] * n},
@@ -72,7 +72,7 @@ def chain(n):
 def chain7_seed():
     scene = chain(7)
     scene["name"] = "chain-7-seed"
-    scene["description"] = ("scenes.md chain-7-seed: chain-7 plus a LinearBushing, a LinearSpringDamper and a "
+    scene["description"] = ("docs/scenes.md chain-7-seed: chain-7 plus a LinearBushing, a LinearSpringDamper and a "
                             "SphereOnSphereContact between Ground and link 7")
     scene["linear_bushings"] = [{
         "name": "bushing", "body1": "ground", "frame_on_body1": {"position": [0.1, -3.5, 0]},
@@ -131,7 +131,7 @@ def grid(n):
     link("ground", [0, 0, 0], name(0, 0), [0, 0, 0])
     return {
         "name": f"free-bushing-grid-{n}",
-        "description": (f"scenes.md free-bushing-grid with n = {n}: free bodies 1 m apart joined to their right "
+        "description": (f"docs/scenes.md free-bushing-grid with n = {n}: free bodies 1 m apart joined to their right "
                         "and upper neighbours by LinearBushings, the corner body also to Ground; no gravity"),
         "gravity": [0, 0, 0],
         "bodies": bodies,

@@ -13,7 +13,7 @@ namespace {
 Eigen::VectorXd vec(const std::vector<double>& v) { return Eigen::Map<const Eigen::VectorXd>(v.data(), v.size()); }
 
 TEST(SphereOnSphereContact, MatchesSimbodyReferenceCase1) {
-  // reference/sphere_case1.md: chain-7-seed at Simbody's assembled state.
+  // docs/reference-values.md (sphere case 1): chain-7-seed at Simbody's assembled state.
   Batch<double> batch(makeChain7Seed(), 1);
   batch.setQ(0, {-0.15042011004075018, -0.076440357112119564, 0.0068070761040828643, 0.0915141602205084,
                  0.16972760733200887, 0.23416257272338142, 0.27891933102116429});
@@ -40,7 +40,7 @@ TEST(SphereOnSphereContact, MatchesSimbodyReferenceCase1) {
 }
 
 TEST(SphereOnSphereContact, AssemblyProjectsTheChain7SeedInitialState) {
-  // scenes.md: chain-7-seed starts from q = 0.3, which violates the contact; assemble first.
+  // docs/scenes.md: chain-7-seed starts from q = 0.3, which violates the contact; assemble first.
   Batch<double> batch(makeChain7Seed(), 2);
   std::vector<double> u(7);
   for (int i = 0; i < 7; ++i) u[i] = 0.2 * std::sin(1.0 + i);

@@ -36,7 +36,7 @@ TEST(ArticulatedBodySweep, MatchesDenseMassMatrixSolveOnRandomTrees) {
 }
 
 TEST(ArticulatedBodySweep, Chain7CheckValue) {
-  // scenes.md: summing udot[0] over q0 = 0.3 + 1e-9 k, k = 0..199999 (other q = 0.3, u = 0) gives
+  // docs/scenes.md: summing udot[0] over q0 = 0.3 + 1e-9 k, k = 0..199999 (other q = 0.3, u = 0) gives
   // 2.11259e+06 in Simbody 3.7 and MuJoCo 2.2.2. One batch of 200000 worlds does it.
   const auto model = makeChain(7);
   const int n = 200000;

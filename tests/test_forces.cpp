@@ -1,4 +1,4 @@
-// Force elements: LinearBushing against the values Simbody printed (reference/bushing_case1.md),
+// Force elements: LinearBushing against the values Simbody printed (docs/reference-values.md (bushing case 1)),
 // LinearSpringDamper against Drake's own closed-form cases, energy and power balances,
 // per-world parameters, failure flags, validation.
 #include <cmath>
@@ -18,7 +18,7 @@ Eigen::VectorXd vec6(const A& a) {
   return r;
 }
 
-// ---- reference/bushing_case1.md -----------------------------------------------------------------
+// ---- docs/reference-values.md (bushing case 1) -----------------------------------------------------------------
 
 struct BushingCase1 {
   std::shared_ptr<const Model> model;

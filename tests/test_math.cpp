@@ -1,4 +1,4 @@
-// Rotations, angle sets, quaternions and the N matrices of conventions.md.
+// Rotations, angle sets, quaternions and the N matrices of docs/conventions.md.
 #include <cmath>
 
 #include "lockstep/lanes.h"

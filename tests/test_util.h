@@ -130,7 +130,7 @@ inline std::shared_ptr<const Model> rollingBallModel(double rb, double rf) {
   return mb.build();
 }
 
-// The chain-7 check value of shared/scenes.md: udot[0] summed over the batch's worlds, world k at q0
+// The chain-7 check value of docs/scenes.md: udot[0] summed over the batch's worlds, world k at q0
 // with its first angle raised by 1e-9 k (u = 0). Simbody 3.7 and MuJoCo 2.2.2 give 2.11259e+06 for
 // 200000 worlds from q = 0.3.
 inline double chain7CheckSum(Batch<double>& batch, const std::vector<double>& q0) {

@@ -73,7 +73,7 @@ std::shared_ptr<const Model> makeChain7Seed(SeedElements elements) {
 
 namespace {
 
-// reference/bushing_case1.md: mass 1.234, com (.1,.2,.3), inertia about the body origin
+// docs/reference-values.md (bushing case 1): mass 1.234, com (.1,.2,.3), inertia about the body origin
 // 1.234 * UnitInertia(xx 1, yy 1.1, zz 1.2, xy .01, xz .02, yz .03); stored about the com.
 MassProperties bushingCase1Body() {
   MassProperties mp;

@@ -1,4 +1,4 @@
-// The reference scenes (scenes.md) built in code: the default of the command line, the subjects
+// The reference scenes (docs/scenes.md) built in code: the default of the command line, the subjects
 // of the tests and the benchmarks. The same scenes ship as JSON files under scenes/.
 #pragma once
 
@@ -27,7 +27,7 @@ struct SeedElements {
 std::shared_ptr<const Model> makeChain7Seed(SeedElements elements = {});
 
 // free-bushing-grid-n: n x n bodies on Free mobilizers from Ground, at (i, j, 0), no gravity,
-// each with the mass properties of reference/bushing_case1.md; bushings to the right and upper
+// each with the mass properties of docs/reference-values.md (bushing case 1); bushings to the right and upper
 // neighbours and from the corner body (0, 0) to Ground.
 std::shared_ptr<const Model> makeFreeBushingGrid(int n);
 // Its initial state: body k (row-major) turned 0.05 rad about a_k and moved 0.01 m along a_k,

@@ -335,7 +335,7 @@ struct Rotation {
     r.R.m[2][0] = -c0 * s1 * c2 + s0 * s2; r.R.m[2][1] = c0 * s1 * s2 + s0 * c2;  r.R.m[2][2] = c0 * c1;
     return r;
   }
-  // The body-fixed X-Y-Z angles of this rotation (conventions.md). Near gimbal lock (|a1| = pi/2)
+  // The body-fixed X-Y-Z angles of this rotation (docs/conventions.md). Near gimbal lock (|a1| = pi/2)
   // the split between a0 and a2 is arbitrary; a2 is set to 0 there.
   LOCKSTEP_HD Vec3<T> toBodyFixedXYZ() const {
     const Mat33<T>& m = R;
@@ -393,7 +393,7 @@ struct Rotation {
 };
 
 // N_B for body-fixed XYZ angles q: qdot = N_B(q) * w_FM_M, with w_FM_M the angular velocity of M
-// in F expressed in M (conventions.md). Singular where cos(q1) = 0.
+// in F expressed in M (docs/conventions.md). Singular where cos(q1) = 0.
 template <class T>
 LOCKSTEP_HD_INLINE Mat33<T> bodyFixedXYZ_N_B(const Vec3<T>& q) {
   const T s1 = sinT(q[1]), c1 = cosT(q[1]), s2 = sinT(q[2]), c2 = cosT(q[2]);
@@ -415,7 +415,7 @@ LOCKSTEP_HD_INLINE Mat33<T> bodyFixedXYZ_NInv_B(const Vec3<T>& q) {
   return n;
 }
 // Quaternion rate qdot = 1/2 * E(q) * w_F for a quaternion q = (w, x, y, z) of R_FM and the angular
-// velocity w_F of M in F, expressed in F (conventions.md).
+// velocity w_F of M in F, expressed in F (docs/conventions.md).
 template <class T>
 LOCKSTEP_HD_INLINE void quaternionRate(const T q[4], const Vec3<T>& w, T qdot[4]) {
   const T h = T(0.5);

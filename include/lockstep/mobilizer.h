@@ -1,4 +1,4 @@
-// Lockstep mobilizers (joints), in Simbody's conventions (conventions.md).
+// Lockstep mobilizers (joints), in Simbody's conventions (docs/conventions.md).
 //
 // A mobilizer connects a frame F fixed on the parent P to a frame M fixed on the child B:
 //   X_PB = X_PF * X_FM(q) * ~X_BM.
@@ -197,7 +197,7 @@ LOCKSTEP_HD SpatialVec<T> mobilizerHdotU_FM(MobilizerType t, const Q& q, const U
   return A;
 }
 
-// qdot from u. Quaternion rates use q as given (conventions.md).
+// qdot from u. Quaternion rates use q as given (docs/conventions.md).
 template <class T, class Q, class U, class QD>
 LOCKSTEP_HD void mobilizerQdot(MobilizerType t, const Q& q, const U& u, QD& qdot) {
   switch (t) {

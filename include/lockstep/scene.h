@@ -1,6 +1,6 @@
 // Scene files: a JSON description of one mechanism (bodies, force elements, constraints, or a URDF
 // robot), its initial state, simulation defaults and per-world parameter overrides.
-// The format is specified in docs/scene-format.md; scenes/ holds the reference scenes of scenes.md.
+// The format is specified in docs/scene-format.md; scenes/ holds the reference scenes of docs/scenes.md.
 //
 // Reading a scene resolves everything up front: the Model is built and validated, the initial
 // state and every per-world override are complete vectors, so that applying a scene to a Batch
@@ -92,7 +92,7 @@ Scene loadSceneFile(const std::string& path, const SceneOptions& options = {});
 Scene parseScene(const std::string& json, const std::string& source, const std::string& baseDirectory,
                  const SceneOptions& options = {});
 
-// The default scene of the command line, chain-7-seed (scenes.md), compiled into the library
+// The default scene of the command line, chain-7-seed (docs/scenes.md), compiled into the library
 // from scenes/chain-7-seed.json so that it needs no file at run time.
 Scene loadBuiltinScene();
 const char* builtinSceneName();

@@ -1,6 +1,6 @@
 // URDF import: a robot description (links, inertials, joints) turned into Lockstep bodies.
 //
-// Mapping (scenes.md, conventions.md):
+// Mapping (docs/scenes.md, docs/conventions.md):
 // - every link whose parent joint moves becomes a body named after the link; its mobilizer is
 //   named after the joint;
 // - revolute and continuous joints become Pins, whose F and M frames both carry the rotation R

@@ -55,7 +55,7 @@ def test_load_errors_carry_the_engine_message():
 # ---- the chain-7 check value and the Simbody reference ----------------------------------------
 
 def test_chain7_check_value():
-    # scenes.md: summing udot[0] over q0 = 0.3 + 1e-9 k, k = 0..199999 (other q = 0.3, u = 0)
+    # docs/scenes.md: summing udot[0] over q0 = 0.3 + 1e-9 k, k = 0..199999 (other q = 0.3, u = 0)
     # gives 2.11259e+06 in Simbody 3.7 and MuJoCo 2.2.2 (tests/test_dynamics.cpp).
     n = 200000
     b = lockstep.Batch(lockstep.load(scene("chain-7.json")), n, dtype="float64")
@@ -81,7 +81,7 @@ def _quaternion_xyz(a):
 
 
 def test_bushing_matches_simbody_reference_case1():
-    # reference/bushing_case1.md (tests/test_forces.cpp): two free bodies and a LinearBushing.
+    # docs/reference-values.md (bushing case 1) (tests/test_forces.cpp): two free bodies and a LinearBushing.
     m, com = 1.234, np.array([0.1, 0.2, 0.3])
     S = np.array([[1.0, 0.01, 0.02], [0.01, 1.1, 0.03], [0.02, 0.03, 1.2]])
     central = m * S - m * (com @ com * np.eye(3) - np.outer(com, com))

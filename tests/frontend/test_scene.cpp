@@ -136,7 +136,7 @@ TEST(ShippedScenes, EveryOneLoadsAndEvaluates) {
       for (double a : batch.udot(w)) EXPECT_TRUE(std::isfinite(a));
     }
   }
-  EXPECT_EQ(count, 9);  // scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots
+  EXPECT_EQ(count, 9);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots
 }
 
 TEST(ShippedScenes, ChainsAreTheModelsOfMakeChain) {
@@ -151,7 +151,7 @@ TEST(ShippedScenes, ChainsAreTheModelsOfMakeChain) {
 }
 
 TEST(ShippedScenes, Chain7CheckValue) {
-  // scenes.md: summing udot[0] over q0 = 0.3 + 1e-9 k, k = 0..199999 (other q = 0.3, u = 0) gives
+  // docs/scenes.md: summing udot[0] over q0 = 0.3 + 1e-9 k, k = 0..199999 (other q = 0.3, u = 0) gives
   // 2.11259e+06 in Simbody 3.7 and MuJoCo 2.2.2.
   const Scene scene = load("scenes/chain-7.json");
   const int n = 200000;
