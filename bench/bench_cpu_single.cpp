@@ -109,11 +109,10 @@ template <class T>
 void oneStage(benchmark::State& state, const BenchScene& scene, Stage stage) {
   OneWorld<T> one(scene);
   const Workspace<T> ws = one.workspace();
-  const WorkspaceLayout& L = one.layout;
   const Sizes& s = one.model.sizes;
   // Every stage runs on the outputs of the stages before it.
   computeStateDerivative(one.model, one.world, ws);
-  const Strided<T> zdot = ws.at(L.ydot + s.nq + s.nu), udot = ws.at(L.ydot + s.nq);
+  const Strided<T> zdot = ws.ydot(s.nq + s.nu), udot = ws.ydot(s.nq);
   for (auto _ : state) {
     switch (stage) {
       case Stage::Kinematics:
@@ -126,7 +125,7 @@ void oneStage(benchmark::State& state, const BenchScene& scene, Stage stage) {
         factorArticulatedInertias<T>(one.model, one.world.params, ws);
         break;
       case Stage::Solve:
-        solveArticulated<T>(one.model, one.world.params, ws, ws.at(L.Fb), ws.at(L.tauTotal), true, udot, ws.at(L.A_GB));
+        solveArticulated<T>(one.model, one.world.params, ws, ws.Fb(), ws.tauTotal(), true, udot, ws.A_GB());
         break;
     }
     benchmark::ClobberMemory();

@@ -386,8 +386,7 @@ void countScene(const bench::BenchScene& scene) {
   const Workspace<F> ws = w.workspace();
   const WorldView<F> world = w.world();
   const Sizes& s = w.model.sizes;
-  const WorkspaceLayout& L = w.layout;
-  const Strided<F> ydot = ws.at(L.ydot);
+  const Strided<F> ydot = ws.ydot();
   std::vector<Row> rows;
 
   // The stages of one evaluation, in the order computeStateDerivative runs them.
@@ -396,11 +395,11 @@ void countScene(const bench::BenchScene& scene) {
   rows.push_back(
       {"sweep: factor (IA, U, D^-1)", count([&] { factorArticulatedInertias<F>(w.model, world.params, ws); })});
   rows.push_back({"sweep: solve (pA, udot, A)", count([&] {
-                    solveArticulated<F>(w.model, world.params, ws, ws.at(L.Fb), ws.at(L.tauTotal), true, ydot + s.nq,
-                                        ws.at(L.A_GB));
+                    solveArticulated<F>(w.model, world.params, ws, ws.Fb(), ws.tauTotal(), true, ydot + s.nq,
+                                        ws.A_GB());
                   })});
   rows.push_back(
-      {"constraints", count([&] { solveConstraints<F>(w.model, world.params, ws, ydot + s.nq, ws.at(L.lambda)); })});
+      {"constraints", count([&] { solveConstraints<F>(w.model, world.params, ws, ydot + s.nq, ws.lambda()); })});
   const Counts fd = count([&] { computeStateDerivative<F>(w.model, world, ws); });
   Counts stages;
   for (const Row& r : rows) stages = stages - (Counts{} - r.c);
