@@ -56,11 +56,6 @@ __device__ __forceinline__ std::int64_t threadIndex() {
   return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
 }
 
-template <class T>
-__device__ __forceinline__ Workspace<T> worldWorkspace(const WorkspaceLayout& layout, T* scratch, std::int64_t nWorlds,
-                                                       std::int64_t w) {
-  return {layout, {scratch + w, nWorlds}};
-}
 
 // kConstraints: one kernel per model kind, so that models without sphere contacts run a kernel
 // without the constraint solver's registers and stack.
@@ -70,7 +65,7 @@ __global__ void advanceKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAME
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t w = threadIndex();
   if (w < batch.nWorlds)
-    advanceWorld<T, kConstraints>(model, batch.world(w), worldWorkspace(layout, scratch, batch.nWorlds, w), settings);
+    advanceWorld<T, kConstraints>(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w), settings);
 }
 
 template <class T, bool kConstraints>
@@ -79,7 +74,7 @@ __global__ void evaluateKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAM
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t w = threadIndex();
   if (w < batch.nWorlds)
-    evaluateWorld<T, kConstraints>(model, batch.world(w), worldWorkspace(layout, scratch, batch.nWorlds, w));
+    evaluateWorld<T, kConstraints>(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w));
 }
 
 template <class T>
@@ -89,7 +84,7 @@ __global__ void assembleKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAM
   const std::int64_t w = threadIndex();
   if (w >= batch.nWorlds) return;
   const WorldView<T> view = batch.world(w);
-  const Workspace<T> ws = worldWorkspace(layout, scratch, batch.nWorlds, w);
+  const Workspace<T> ws = deviceWorkspace(layout, scratch, batch.nWorlds, w);
   assembleWorld(model, view, ws, tol, maxIterations);
   observeWorld(model, view, ws);
 }
@@ -103,7 +98,7 @@ __global__ void resetIndicesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_P
   if (i >= count) return;
   const std::int64_t w = indices[i];
   if (w >= 0 && w < batch.nWorlds)
-    resetWorldState(model, batch.world(w), worldWorkspace(layout, scratch, batch.nWorlds, w));
+    resetWorldState(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w));
 }
 
 template <class T>
@@ -112,7 +107,7 @@ __global__ void resetMaskKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t w = threadIndex();
   if (w < batch.nWorlds && mask[w])
-    resetWorldState(model, batch.world(w), worldWorkspace(layout, scratch, batch.nWorlds, w));
+    resetWorldState(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w));
 }
 
 template <class T>
@@ -125,7 +120,7 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
   if (i >= count) return;
   const std::int64_t w = indices[i];
   if (w >= 0 && w < batch.nWorlds)
-    setWorldState(model, batch.world(w), worldWorkspace(layout, scratch, batch.nWorlds, w), givenQ + i * sizes.nq,
+    setWorldState(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w), givenQ + i * sizes.nq,
                   givenU + i * sizes.nu);
 }
 

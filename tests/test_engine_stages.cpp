@@ -53,5 +53,73 @@ TEST(Sweep, PassThreeFromUdotIsTheSweepsOwn) {
   expectPassThreeMatchesTheSweep(makeChain7Seed(), chainInitialQ(7), u7, std::vector<double>(7, 0.1));
 }
 
+// The GPU's indexing on the CPU: every world advanced and evaluated by the per-world code with its
+// workspace strided across an odd number of worlds (deviceWorkspace, what the kernels use) over
+// host memory, against the same code with one stride-1 workspace per world and against the CPU
+// backend one world at a time. They agree to rounding, not to the bit: with a unit stride the
+// compiler vectorizes and fuses multiply-adds differently (measured: the last bits differ), and
+// the backend's copy of the templates is compiled in another file. A wrong index or stride would
+// be far from rounding.
+template <class T, bool kConstraints>
+void expectDeviceLayoutMatchesTheCpuBackend(const std::shared_ptr<const Model>& model, std::int64_t n) {
+  Batch<T> cpu(model, n, Backend::Cpu), strided(model, n, Backend::Cpu), unit(model, n, Backend::Cpu);
+  for (Batch<T>* b : {&cpu, &strided, &unit}) {
+    for (std::int64_t w = 0; w < n; ++w) {
+      std::vector<double> q = model->defaultQ(), u(model->nu(), 0.0);
+      for (std::size_t i = 0; i < q.size(); ++i) q[i] += 0.01 * double((w * 7 + i) % 11);
+      for (std::size_t i = 0; i < u.size(); ++i) u[i] = 0.05 * double((w + 3 * i) % 5) - 0.1;
+      b->setInitialState(w, q, u);
+      b->setQ(w, q);
+      b->setU(w, u);
+    }
+    b->setGravity(n / 2, {{0.0, -3.0, 0.5}});  // one world with a parameter of its own
+    if (kConstraints) b->assemble();
+  }
+  setCpuLanes(false);
+  cpu.step(1e-3, 7, Integrator::RK4);
+  cpu.evaluate();
+  setCpuLanes(true);
+
+  const Sizes s = strided.sizes();
+  const WorkspaceLayout layout = WorkspaceLayout::of(s);
+  const ModelView<T> mv = strided.hostModelView();
+  const StepSettings<T> settings{T(1e-3), 7, Integrator::RK4, T(strided.constraintTolerance()), 20, true, false};
+  std::vector<T> scratch(static_cast<std::size_t>(layout.total) * n, T(0)), one(layout.total, T(0));
+  const BatchView<T> sv = strided.hostView(), uv = unit.hostView();
+  for (std::int64_t w = 0; w < n; ++w) {
+    advanceWorld<T, kConstraints>(mv, sv.world(w), deviceWorkspace(layout, scratch.data(), n, w), settings);
+    evaluateWorld<T, kConstraints>(mv, sv.world(w), deviceWorkspace(layout, scratch.data(), n, w));
+    advanceWorld<T, kConstraints>(mv, uv.world(w), Workspace<T>{layout, {one.data(), 1}}, settings);
+    evaluateWorld<T, kConstraints>(mv, uv.world(w), Workspace<T>{layout, {one.data(), 1}});
+  }
+
+  const double tol = sizeof(T) == 8 ? 1e-10 : 1e-4;
+  for (const char* name : {"q", "u", "z", "time", "udot", "energy", "multipliers", "bodyPose", "bodyVelocity",
+                           "bushingState", "contactError", "status"}) {
+    const FieldView a = strided.field(name, MemorySpace::Host), b = unit.field(name, MemorySpace::Host),
+                    c = cpu.field(name, MemorySpace::Host);
+    const bool isInt = a.elementType == FieldView::Type::Int32;
+    const std::size_t count = static_cast<std::size_t>(a.components * a.worlds);
+    auto value = [&](const FieldView& f, std::size_t i) {
+      return isInt ? double(static_cast<const std::int32_t*>(f.data)[i]) : double(static_cast<const T*>(f.data)[i]);
+    };
+    for (std::size_t i = 0; i < count; ++i) {
+      ASSERT_NEAR(value(a, i), value(b, i), tol * (1 + std::abs(value(b, i)))) << name << " [" << i << "] unit stride";
+      ASSERT_NEAR(value(a, i), value(c, i), tol * (1 + std::abs(value(c, i)))) << name << " [" << i << "] backend";
+    }
+  }
+  for (std::int64_t w = 0; w < n; ++w) EXPECT_EQ(strided.status(w), kStatusOk) << w;
+  EXPECT_NE(strided.q(n / 2), strided.q(n / 2 + 1));
+}
+
+TEST(DeviceLayout, PerWorldCodeWithWorkspacesStridedAcrossWorldsAgreesWithTheCpuBackend) {
+  expectDeviceLayoutMatchesTheCpuBackend<double, true>(makeChain7Seed(), 37);
+  expectDeviceLayoutMatchesTheCpuBackend<float, true>(makeChain7Seed(), 37);
+  expectDeviceLayoutMatchesTheCpuBackend<double, false>(makeChain(7), 37);
+  Random rnd(4242);
+  expectDeviceLayoutMatchesTheCpuBackend<double, false>(randomTree(rnd, 6).model, 13);
+  expectDeviceLayoutMatchesTheCpuBackend<float, false>(makeFreeBushingGrid(2), 37);
+}
+
 }  // namespace
 }  // namespace lockstep::test

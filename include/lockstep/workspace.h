@@ -182,4 +182,13 @@ LOCKSTEP_HD_INLINE SphereParams<T> sphereParamsOf(const WorldParams<T>& params, 
   return {loadVec3<T>(c), loadVec3<T>(c + 3), r[0], r[1]};
 }
 
+// World w's workspace in the GPU's layout: every world's scratch strided across the batch
+// (component c of world w at scratch[c * nWorlds + w]), so that consecutive threads touch
+// consecutive addresses. The kernels use it; a CPU test runs the same indexing over host memory.
+template <class T>
+LOCKSTEP_HD_INLINE Workspace<T> deviceWorkspace(const WorkspaceLayout& layout, T* scratch, std::int64_t nWorlds,
+                                               std::int64_t w) {
+  return {layout, {scratch + w, nWorlds}};
+}
+
 }  // namespace lockstep
