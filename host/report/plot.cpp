@@ -11,13 +11,28 @@
 
 namespace lockstep {
 
+namespace {
+
+// Starts a PNG of width x height pixels on a white page, black axes and labels (colour 1).
+// PLplot reports an unwritable file only on stderr: it is checked here first.
+void beginPng(const std::string& path, int width, int height, const char* what) {
+  {
+    std::ofstream probe(path, std::ios::binary);
+    if (!probe) throw std::runtime_error(std::string("cannot write the ") + what + " image '" + path + "'");
+  }
+  plsstrm(0);
+  plsdev("pngcairo");
+  plsfnam(path.c_str());
+  plspage(0, 0, width, height, 0, 0);
+  plscolbg(255, 255, 255);
+  plscol0(1, 0, 0, 0);
+}
+
+}  // namespace
+
 void writeHistogramPng(const std::string& path, const OutputStats& s, const std::string& title) {
   if (s.count == 0 || s.histogram.empty())
     throw std::runtime_error("histogram '" + s.name + "': no healthy world to plot");
-  { // PLplot reports an unwritable file only on stderr: check first.
-    std::ofstream probe(path, std::ios::binary);
-    if (!probe) throw std::runtime_error("cannot write the histogram image '" + path + "'");
-  }
   const int bins = static_cast<int>(s.histogram.size());
   double lo = s.min, hi = s.max;
   if (!(hi > lo)) {  // all values equal: a unit-wide window around them
@@ -32,12 +47,7 @@ void writeHistogramPng(const std::string& path, const OutputStats& s, const std:
     y[i] = double(s.histogram[i]);
     ymax = std::max(ymax, y[i]);
   }
-  plsstrm(0);
-  plsdev("pngcairo");
-  plsfnam(path.c_str());
-  plspage(0, 0, 1000, 640, 0, 0);
-  plscolbg(255, 255, 255);
-  plscol0(1, 0, 0, 0);        // axes and labels: black
+  beginPng(path, 1000, 640, "histogram");
   plscol0(2, 70, 110, 180);   // bars: blue
   plscol0(3, 200, 60, 40);    // mean: red
   plscol0(4, 120, 120, 120);  // quantiles: grey
@@ -111,16 +121,7 @@ void writeLinePlotPng(const std::string& path, const LinePlot& p) {
     xlo -= 0.5;
     xhi += 0.5;
   }
-  { // PLplot reports an unwritable file only on stderr: check first.
-    std::ofstream probe(path, std::ios::binary);
-    if (!probe) throw std::runtime_error("cannot write the plot image '" + path + "'");
-  }
-  plsstrm(0);
-  plsdev("pngcairo");
-  plsfnam(path.c_str());
-  plspage(0, 0, 1200, 700, 0, 0);
-  plscolbg(255, 255, 255);
-  plscol0(1, 0, 0, 0);  // axes and labels: black
+  beginPng(path, 1200, 700, "plot");
   for (int k = 0; k < LinePlot::kMaxCurves; ++k)
     plscol0(2 + k, kCurveColors[k][0], kCurveColors[k][1], kCurveColors[k][2]);
   plscol0(14, 235, 235, 235);  // grid

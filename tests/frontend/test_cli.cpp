@@ -14,6 +14,7 @@
 #include "bad_inputs.h"
 #include "lockstep/device.h"
 #include "lockstep/scene.h"
+#include "cli_runner.h"
 #include "npz_reader.h"
 
 namespace lockstep::test {
@@ -22,42 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kRoot = LOCKSTEP_SOURCE_DIR;
 
-struct CliResult {
-  int status = -1;
-  std::string out, err;
-};
-
-std::string readText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// A scratch directory per test, removed afterwards.
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("lockstep_cli_" + std::to_string(getpid()) + "_" + info->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `lockstep ARGS` with stdout and stderr captured separately.
-  CliResult run(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string command = std::string(LOCKSTEP_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int raw = std::system(command.c_str());
-    CliResult r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = readText(out);
-    r.err = readText(err);
-    return r;
-  }
-
-  fs::path dir_;
-};
+class Cli : public CliTest {};
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 

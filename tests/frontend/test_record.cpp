@@ -18,6 +18,7 @@
 
 #include "lockstep/quantities.h"
 #include "lockstep/scene.h"
+#include "cli_runner.h"
 #include "npz_reader.h"
 
 namespace lockstep::test {
@@ -26,12 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 const std::string kRoot = LOCKSTEP_SOURCE_DIR;
 
-std::string readText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
@@ -60,10 +55,6 @@ std::string list(const std::vector<double>& v) {
                                        << list(got) << ", expected " << list(want);
 }
 
-struct CliResult {
-  int status = -1;
-  std::string out, err;
-};
 
 // A recording read back: quantity arrays [frames, worlds, n] with their column names.
 class Recorded {
@@ -115,32 +106,8 @@ std::vector<std::string> sixColumns(const std::string& prefix) {
   return columns(prefix, {"0", "1", "2", "3", "4", "5"});
 }
 
-class Record : public ::testing::Test {
+class Record : public CliTest {
  protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("lockstep_record_" + std::to_string(getpid()) + "_" + info->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  CliResult run(const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string command = std::string(LOCKSTEP_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int raw = std::system(command.c_str());
-    CliResult r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = readText(out);
-    r.err = readText(err);
-    return r;
-  }
-
-  std::string write(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p) << text;
-    return p.string();
-  }
-
   // scenes/chain-7-seed.json with its initial state replaced by `state` and, when given, `record`
   // added to its simulation settings.
   std::string chain7Seed(const std::string& state, const std::string& record = "") {
@@ -155,8 +122,6 @@ class Record : public ::testing::Test {
     }
     return write("chain-7-seed.json", text);
   }
-
-  fs::path dir_;
 };
 
 // docs/reference-values.md, sphere case 1: Simbody's assembled chain-7-seed state.
