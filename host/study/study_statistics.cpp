@@ -218,6 +218,8 @@ void QuantileSketch::merge(const QuantileSketch& o) {
 }
 
 double QuantileSketch::orderStatistic(std::int64_t rank) const {
+  if (rank <= 0) return min_;  // the extremes are known exactly
+  if (rank >= count_ - 1) return max_;
   // Keys ascend with the values: negative keys of large magnitude first, then 0, then positive.
   std::int64_t seen = 0;
   for (const auto& [key, c] : buckets_) {

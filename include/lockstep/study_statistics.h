@@ -103,7 +103,8 @@ std::vector<double> exactQuantiles(std::vector<double> values, const std::vector
 //
 // Error bound: quantile(q) is the interpolation of statistics.h between the estimates of the order
 // statistics x_lo and x_hi (quantilePoint(q, count)), each estimate within alpha |x| of the exact
-// one, and clamped to the exact [min, max]. So, when x_lo and x_hi do not have opposite signs,
+// one, and clamped to the exact [min, max] (quantile(0) and quantile(1) are exact). So, when x_lo
+// and x_hi do not have opposite signs,
 //   |quantile(q) - exact(q)| <= alpha ((1 - f) |x_lo| + f |x_hi|) = alpha |exact(q)|,
 // and in general <= alpha max(|x_lo|, |x_hi|); plus rounding (a few ulps relative) and 2.3e-308
 // absolute for the zero bucket. Size: one bucket per occupied factor gamma of magnitude, about
