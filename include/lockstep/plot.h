@@ -1,4 +1,5 @@
-// Lockstep plots for people as PNG images (PLplot, cairo): the histogram of a study's outcome, and
+// Lockstep plots for people as PNG images (PLplot, cairo): the histogram of a study's outcome, bar
+// charts of its Sobol indices and Spearman correlations, and
 // curves over time of recorded quantities (`lockstep plot`).
 #pragma once
 
