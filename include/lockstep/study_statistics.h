@@ -152,7 +152,7 @@ class QuantileSketch {
 
 // ---- 4. Spearman rank correlation ------------------------------------------------------------
 
-// Ranks 1 .. n of x[0 .. n), ties given the average of the ranks they span.
+// Ranks 1 .. n of x[0 .. n) (finite values), ties given the average of the ranks they span.
 std::vector<double> averageRanks(const double* x, std::int64_t n);
 // Spearman's rho: the Pearson correlation of the average ranks of x and y (exact with ties).
 // NaN when n < 2 or either set is constant (undefined; writers print it as null).
@@ -211,7 +211,8 @@ struct SobolIndices {
 //   total (Jansen 1999):          ST_i = mean((f_A - f_ABi)^2) / (2 V)
 // Confidence intervals: percentile bootstrap over base rows, `resamples` resamples; resample b
 // draws its rows with a counter-based hash of (seed, b, draw), so the intervals are reproducible
-// and independent of threads or ranks. Throws std::invalid_argument when y does not hold
+// and independent of threads or ranks (resamples run on OpenMP threads; a resample with no
+// variance is left out). Cost: O(resamples N k). Throws std::invalid_argument when y does not hold
 // design.worlds() values or fewer than 2 rows are healthy; indices are NaN when V = 0.
 SobolIndices sobolIndices(const SaltelliDesign& design, const double* y, const std::int32_t* status = nullptr,
                           int resamples = 1000, std::uint64_t seed = 1);
