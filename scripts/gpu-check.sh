@@ -111,7 +111,7 @@ cmd_pack() {
   fi
   {
     echo "lockstep GPU check pack"
-    echo "made       $(date -u '+%Y-%m-%d %H:%M UTC') on $(hostname)"
+    echo "made       $(date -u '+%Y-%m-%d %H:%M UTC') on ${HOSTNAME:-$(uname -n)}"
     echo "commit     $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
     echo "build      $build ($(grep '^CMAKE_BUILD_TYPE:' "$cache" | cut -d= -f2), CUDA architectures $(grep '^CMAKE_CUDA_ARCHITECTURES:' "$cache" | cut -d= -f2), native CPU $(grep '^LOCKSTEP_NATIVE_CPU:' "$cache" | cut -d= -f2))"
     echo "nvcc       $(nvcc --version 2>/dev/null | tail -1)"
@@ -201,7 +201,7 @@ gtest_step() {  # name cap binary filter [extra args...]
   local passed skipped failed
   passed=$(grep -Eo '^\[  PASSED  \] [0-9]+' "$step_log" | grep -Eo '[0-9]+$' | tail -1)
   skipped=$(grep -Eo '^\[  SKIPPED \] [0-9]+ test' "$step_log" | grep -Eo '[0-9]+' | tail -1)
-  failed=$(grep -Ec '^\[  FAILED  \] [A-Za-z_]' "$step_log")
+  failed=$(grep -E '^\[  FAILED  \] [A-Za-z_]' "$step_log" | awk '{print $4}' | sort -u | wc -l)
   local counts="${passed:-0} passed, ${skipped:-0} skipped, $failed failed"
   if [ $step_timeout != 0 ]; then
     record FAIL "$name" "$step_secs" "timed out after ${step_timeout}s ($counts so far)" "$step_log"
@@ -342,7 +342,7 @@ cmd_run() {
   elif [ $gpu = 1 ]; then
     device_line="${engine_device:-assumed GPU (GPU_CHECK_ASSUME_GPU=1)}"
   else
-    device_line="no GPU on $(hostname): GPU steps skipped"
+    device_line="no GPU on ${HOSTNAME:-$(uname -n)}: GPU steps skipped"
   fi
   echo "gpu-check run: $device_line; budget ${budget}s; report in $out"
 
