@@ -595,6 +595,19 @@ TEST(GpuPaths, BatchLargerThanTheDeviceMemoryIsAClearError) {
   EXPECT_EQ(fits.status(worlds - 1), kStatusOk);
 }
 
+// The device arrays exist from the start (so that a batch too large fails when made) but hold
+// nothing before the first upload(): a download() before it leaves the host copy as it is.
+TEST(GpuPaths, DownloadBeforeTheFirstUploadKeepsTheHostCopy) {
+  LOCKSTEP_SKIP_WITHOUT_GPU();
+  const auto model = makeChain(7);
+  Batch<double> gpu(model, 5, Backend::Cuda);
+  const std::vector<double> q = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7};
+  gpu.setQ(2, q);
+  gpu.download();
+  EXPECT_EQ(gpu.q(2), q);
+  EXPECT_EQ(gpu.q(0), model->defaultQ());
+}
+
 // Every world gets its own state from its index (neighbours differ by O(0.1)), written through the
 // host field views.
 template <class T>

@@ -125,12 +125,13 @@ void Batch<T>::upload() {
   for (int p = 0; p < kParamCount; ++p)
     if (device_->params[p].upload(params_.data(ParamId(p)), stream)) ++device_->paramGeneration;
   device_->synchronize("uploading");
+  device_->uploaded = true;
   hostChanged_ = false;
 }
 
 template <class T>
 void Batch<T>::download() {
-  if (!device_) return;
+  if (!device_ || !device_->uploaded) return;  // (the device arrays are allocated but not yet written)
   const cudaStream_t stream = asStream(device_->stream);
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) device_->name.download(name##_, stream);
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
