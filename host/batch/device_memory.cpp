@@ -194,7 +194,14 @@ std::unique_ptr<StepGraph<T>> Batch<T>::captureStep(double dt, int nSteps, Integ
     const cudaStream_t stream = asStream(device_->stream);
     cudaGraph_t graph = nullptr;
     checkCuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    ops_->advance(ctx, settings);
+    try {
+      ops_->advance(ctx, settings);
+    } catch (...) {  // end the capture, or the stream stays in capture mode and refuses all work
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      throw;
+    }
     checkCuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
     cudaGraphExec_t exec = nullptr;
     checkCuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
