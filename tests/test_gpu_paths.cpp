@@ -46,6 +46,9 @@ class DeviceCopy {
   explicit DeviceCopy(const std::vector<U>& h) : n_(h.size()) {
     checkCuda(cudaMalloc(&p_, std::max<std::size_t>(n_, 1) * sizeof(U)), "test cudaMalloc");
     if (n_) checkCuda(cudaMemcpy(p_, h.data(), n_ * sizeof(U), cudaMemcpyHostToDevice), "test copy to device");
+    // A copy from pageable memory may still be in flight when cudaMemcpy returns, and the batch
+    // runs on a stream of its own that does not wait for the default stream.
+    checkCuda(cudaDeviceSynchronize(), "test copy to device");
   }
   ~DeviceCopy() { cudaFree(p_); }
   DeviceCopy(const DeviceCopy&) = delete;
@@ -450,6 +453,7 @@ void expectDLPackDeviceTensorsWork() {
     for (int i = 0; i < nu; ++i) tau[std::size_t(i) * kWorlds + w] = T(0.2 * std::sin(0.01 * double(w) + i));
   DLManagedTensor* t = gpu.toDLPack("tau", MemorySpace::Backend);
   checkCuda(cudaMemcpy(t->dl_tensor.data, tau.data(), tau.size() * sizeof(T), cudaMemcpyHostToDevice), "test write tau");
+  checkCuda(cudaDeviceSynchronize(), "test write tau");  // (see DeviceCopy)
   t->deleter(t);
   for (std::int64_t w = 0; w < kWorlds; ++w) {
     std::vector<double> row(nu);
