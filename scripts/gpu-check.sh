@@ -7,10 +7,10 @@
 #       compute-sanitizer when this machine has one, into .gpu-check/pack.tar.gz (ignored by git),
 #       and checks that the pack and the working tree fit the tool's 64 MiB.
 #   scripts/gpu-check.sh run [--budget SECONDS]
-#       there, from the repository root with .gpu-check carried: every GPU test, compute-sanitizer's
-#       memcheck, racecheck and initcheck on a small set of them, the command line's default run, a
-#       study on CUDA against the same study on the CPU, and the chain-7 benchmarks, each step with
-#       its own time limit inside the budget (default 540 s: one call is 600 s at most). Writes
+#       there, from the repository root with .gpu-check carried: every GPU test, the command line's
+#       default run, a study and a recording on CUDA against the same on the CPU, compute-sanitizer's
+#       memcheck, racecheck and initcheck on a small set of the tests, and the chain-7 benchmarks,
+#       each step with its own time limit inside the budget (default 540 s: one call is 600 s at most). Writes
 #       $OUT/gpu-check.txt (one PASS/FAIL/SKIP line per step), $OUT/gpu-check.json,
 #       $OUT/gpu_bench.json and $OUT/gpu-check-logs.tar.gz; without $OUT, .gpu-check/results/.
 #       Without a GPU every GPU step is SKIP and the CPU parts still run: a dry run.
@@ -270,6 +270,63 @@ sys.exit(1 if bad else 0)
 EOF
 }
 
+# Compares two recordings of the same run (npz: one .npy array per quantity), CUDA against the
+# CPU: every number within 1e-8 of its quantity's largest magnitude, names equal. Plain python3
+# (the .npy format read by hand: little-endian numbers and fixed-width unicode names).
+compare_recordings() {  # cuda.npz cpu.npz
+  python3 - "$1" "$2" <<'EOF'
+import ast, math, struct, sys, zipfile
+
+def arrays(path):
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        for name in z.namelist():
+            d = z.read(name)
+            major = d[6]
+            n = int.from_bytes(d[8:10] if major == 1 else d[8:12], "little")
+            start = 10 if major == 1 else 12
+            header = ast.literal_eval(d[start:start + n].decode("latin1"))
+            body, descr = d[start + n:], header["descr"]
+            count = 1
+            for k in header["shape"]:
+                count *= k
+            if descr[1] == "U":
+                w = int(descr[2:])
+                values = [body[i * 4 * w:(i + 1) * 4 * w].decode("utf-32-le").rstrip("\0") for i in range(count)]
+            else:
+                fmt = {"<f8": "d", "<f4": "f", "<i4": "i", "<i8": "q", "|u1": "B", "|b1": "?"}[descr]
+                values = list(struct.unpack("<%d%s" % (count, fmt), body[:count * struct.calcsize(fmt)]))
+            out[name] = (header["shape"], values)
+    return out
+
+g, c = arrays(sys.argv[1]), arrays(sys.argv[2])
+bad, worst, n = [], 0.0, 0
+if sorted(g) != sorted(c):
+    bad.append("arrays differ: %s" % sorted(set(g) ^ set(c)))
+for k in sorted(set(g) & set(c)):
+    (sa, a), (sb, b) = g[k], c[k]
+    if sa != sb:
+        bad.append("%s: shape %s vs %s" % (k, sa, sb))
+    elif b and isinstance(b[0], str):
+        if a != b:
+            bad.append("%s: names differ" % k)
+    else:
+        finite = [abs(y) for y in b if math.isfinite(y)]
+        scale = 1 + (max(finite) if finite else 0)
+        d, odd = 0.0, 0
+        for x, y in zip(a, b):
+            if math.isfinite(y) and math.isfinite(x):
+                d = max(d, abs(x - y) / scale)
+            elif not (x == y or (math.isnan(x) and math.isnan(y))):
+                odd += 1
+        worst, n = max(worst, d), n + 1
+        if d > 1e-8 or odd:
+            bad.append("%s: differs by %.3g of its range%s" % (k, d, ", %d non-finite values differ" % odd if odd else ""))
+print("; ".join(bad[:6]) if bad else "%d recorded arrays agree (worst %.2g of their range)" % (n, worst))
+sys.exit(1 if bad else 0)
+EOF
+}
+
 write_reports() {
   local txt=$out/gpu-check.txt json=$out/gpu-check.json i npass=0 nfail=0 nskip=0
   for i in "${!statuses[@]}"; do
@@ -406,8 +463,44 @@ cmd_run() {
     record SKIP study-cuda-vs-cpu 0 "needs both studies (and a GPU)"
   fi
 
-  # 5. The chain-7 benchmarks, five repetitions each (without a GPU: one small CPU benchmark, to
-  #    check that the suite runs).
+  # A recording of every quantity (`--record all`, downloads every 20 steps) on CUDA against the
+  # same run on the CPU, and the command line's own throughput measurement.
+  local record=(simulate --worlds 64 --steps 200 --record-every 20 --record all)
+  if [ $gpu = 1 ]; then
+    run_step cli-record-cuda 60 -- "$bin/lockstep" "${record[@]}" --device cuda --out "$work/record-cuda.npz" && {
+      if [ $step_rc = 0 ]; then record PASS cli-record-cuda "$step_secs" "$(grep -m1 '^output' "$step_log" | sed 's/^output *//')"
+      else record FAIL cli-record-cuda "$step_secs" "$(rc_text)" "$step_log"; fi
+    }
+  else
+    record SKIP cli-record-cuda 0 "no GPU"
+  fi
+  run_step cli-record-cpu 90 -- "$bin/lockstep" "${record[@]}" --device cpu --out "$work/record-cpu.npz" && {
+    if [ $step_rc = 0 ]; then record PASS cli-record-cpu "$step_secs" "$(grep -m1 '^output' "$step_log" | sed 's/^output *//')"
+    else record FAIL cli-record-cpu "$step_secs" "$(rc_text)" "$step_log"; fi
+  }
+  if [ $gpu = 1 ] && [ -f "$work/record-cuda.npz" ] && [ -f "$work/record-cpu.npz" ]; then
+    if ! command -v python3 >/dev/null; then record SKIP record-cuda-vs-cpu 0 "no python3"
+    elif r=$(compare_recordings "$work/record-cuda.npz" "$work/record-cpu.npz" 2>&1); then record PASS record-cuda-vs-cpu 0 "$r"
+    else record FAIL record-cuda-vs-cpu 0 "$r"; fi
+  else
+    record SKIP record-cuda-vs-cpu 0 "needs both recordings (and a GPU)"
+  fi
+  if [ $gpu = 1 ]; then
+    run_step cli-bench-cuda 90 -- "$bin/lockstep" bench --device cuda --worlds 4096,65536 --precision float,double && {
+      if [ $step_rc = 0 ]; then record PASS cli-bench-cuda "$step_secs" "$(grep -ci 'cuda' "$step_log") lines name CUDA"
+      else record FAIL cli-bench-cuda "$step_secs" "$(rc_text)" "$step_log"; fi
+    }
+  else
+    record SKIP cli-bench-cuda 0 "no GPU"
+  fi
+
+  # 5. compute-sanitizer on the small set (each tool its own limit; what is left of the budget).
+  sanitizer_step memcheck 150 --leak-check full
+  sanitizer_step racecheck 100
+  sanitizer_step initcheck 100
+
+  # 6. The chain-7 benchmarks, five repetitions each, last: their time varies most (without a GPU:
+  #    one small CPU benchmark, to check that the suite runs).
   local filter=$bench_filter_gpu reps=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true)
   [ $gpu = 1 ] || { filter='^step/chain-7/cpu/float/256/'; reps=(--benchmark_min_time=0.05); }
   run_step bench-chain7 180 -- "$bin/lockstep_bench" --benchmark_filter="$filter" "${reps[@]}" \
@@ -421,11 +514,6 @@ cmd_run() {
     else record PASS bench-chain7 "$step_secs" "$n results in gpu_bench.json; medians below"
     fi
   }
-
-  # 6. compute-sanitizer on the small set (each tool its own limit; what is left of the budget).
-  sanitizer_step memcheck 150 --leak-check full
-  sanitizer_step racecheck 100
-  sanitizer_step initcheck 100
 
   write_reports
   echo
