@@ -75,6 +75,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_dynamics.cpp
     tests/reference_dynamics.cpp
     tests/test_gpu_dynamics.cpp
+    tests/test_gpu_paths.cpp
     tests/test_forces.cpp
     tests/test_constraints.cpp
     tests/test_rollouts.cpp

@@ -1,12 +1,33 @@
 #include "device_memory.h"
 
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+
 namespace lockstep {
+
+namespace {
+
+std::string gibText(double bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / double(1ull << 30));
+  return buf;
+}
+
+}  // namespace
 
 template <class U>
 bool DeviceArray<U>::resize(std::size_t n) {
   if (n == n_) return false;
   release();
-  if (n) checkCuda(cudaMalloc(&p_, n * sizeof(U)), "cudaMalloc");
+  if (n) {
+    const cudaError_t err = cudaMalloc(&p_, n * sizeof(U));
+    if (err != cudaSuccess) {
+      p_ = nullptr;
+      cudaGetLastError();  // an allocation failure is not sticky: clear it for the next call
+      throw std::runtime_error("cudaMalloc of " + gibText(double(n) * sizeof(U)) + ": " + cudaGetErrorString(err));
+    }
+  }
   n_ = n;
   return true;
 }
@@ -30,19 +51,46 @@ void DeviceArray<U>::release() {
   n_ = 0;
 }
 
+// Every per-world array is allocated here, at its final size, so that a batch too large for the
+// device fails when it is made, saying how much it needs, and never later at an upload.
 template <class T>
 Batch<T>::Device::Device(const CompiledModel<T>& model, std::int64_t nWorlds) {
-  cudaStream_t s = nullptr;
-  checkCuda(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreate");
-  stream = s;
-  body.upload(model.body, s);
-  X_PF.upload(model.X_PF, s);
-  X_MB.upload(model.X_MB, s);
-  bushing.upload(model.bushing, s);
-  spring.upload(model.spring, s);
-  contact.upload(model.contact, s);
-  synchronize("uploading the model");
-  scratch.resize(static_cast<std::size_t>(model.layout.total) * nWorlds);
+  const Sizes& s = model.sizes;
+  const std::size_t worlds = static_cast<std::size_t>(nWorlds);
+  std::size_t perWorld = static_cast<std::size_t>(model.layout.total) * sizeof(T);
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
+  perWorld += sizeof(type) * static_cast<std::size_t>(fieldCount(s, per, parts));
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  std::size_t freeBytes = 0, totalBytes = 0;
+  checkCuda(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
+  const double need = double(perWorld) * double(worlds);
+  if (need > double(freeBytes))
+    throw std::runtime_error("Batch: " + std::to_string(nWorlds) + " worlds need " + gibText(need) +
+                             " of device memory (" + std::to_string(perWorld) + " bytes per world); the GPU has " +
+                             gibText(double(freeBytes)) + " free of " + gibText(double(totalBytes)) + ": at most " +
+                             std::to_string(freeBytes / perWorld) + " worlds of this model fit");
+  cudaStream_t st = nullptr;
+  checkCuda(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
+  stream = st;
+  try {
+    body.upload(model.body, st);
+    X_PF.upload(model.X_PF, st);
+    X_MB.upload(model.X_MB, st);
+    bushing.upload(model.bushing, st);
+    spring.upload(model.spring, st);
+    contact.upload(model.contact, st);
+    synchronize("uploading the model");
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
+  name.resize(static_cast<std::size_t>(fieldCount(s, per, parts)) * worlds);
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    scratch.resize(static_cast<std::size_t>(model.layout.total) * worlds);
+  } catch (const std::runtime_error& e) {
+    cudaStreamDestroy(st);  // the destructor does not run when the constructor throws
+    throw std::runtime_error("Batch: " + std::to_string(nWorlds) + " worlds (" + gibText(need) +
+                             " of device memory): " + e.what());
+  }
 }
 
 template <class T>
@@ -77,12 +125,13 @@ void Batch<T>::upload() {
   for (int p = 0; p < kParamCount; ++p)
     if (device_->params[p].upload(params_.data(ParamId(p)), stream)) ++device_->paramGeneration;
   device_->synchronize("uploading");
+  device_->uploaded = true;
   hostChanged_ = false;
 }
 
 template <class T>
 void Batch<T>::download() {
-  if (!device_) return;
+  if (!device_ || !device_->uploaded) return;  // (the device arrays are allocated but not yet written)
   const cudaStream_t stream = asStream(device_->stream);
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) device_->name.download(name##_, stream);
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
@@ -145,7 +194,14 @@ std::unique_ptr<StepGraph<T>> Batch<T>::captureStep(double dt, int nSteps, Integ
     const cudaStream_t stream = asStream(device_->stream);
     cudaGraph_t graph = nullptr;
     checkCuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    ops_->advance(ctx, settings);
+    try {
+      ops_->advance(ctx, settings);
+    } catch (...) {  // end the capture, or the stream stays in capture mode and refuses all work
+      cudaStreamEndCapture(stream, &graph);
+      if (graph) cudaGraphDestroy(graph);
+      cudaGetLastError();
+      throw;
+    }
     checkCuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
     cudaGraphExec_t exec = nullptr;
     checkCuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");

@@ -55,6 +55,7 @@ struct Batch<T>::Device {
   void* stream = nullptr;  // cudaStream_t
   bool ownsStream = true;
   std::uint64_t paramGeneration = 0;  // bumped whenever a device parameter array moves
+  bool uploaded = false;               // the fields hold nothing before the first upload()
 
   ModelView<T> modelView(const Sizes& s) const {
     return {s, body.get(), X_PF.get(), X_MB.get(), bushing.get(), spring.get(), contact.get()};
