@@ -44,6 +44,7 @@ add_executable(lockstep_cli
   host/cli/plot.cpp
   host/cli/app.cpp
   host/cli/options.cpp
+  host/cli/ranks.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
 # What `lockstep --version` reports: the version and the CUDA architectures compiled for.
@@ -54,6 +55,17 @@ set_source_files_properties(host/cli/app.cpp PROPERTIES COMPILE_DEFINITIONS
   "LOCKSTEP_VERSION=\"${PROJECT_VERSION}\";LOCKSTEP_CUDA_ARCHITECTURES=\"${_lockstep_archs_text}\"")
 target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)
 target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+# MPI, when found: `mpirun -np N lockstep study FILE` splits the worlds over the ranks (host/cli/ranks.h).
+# The same program runs alone without a launcher.
+option(LOCKSTEP_MPI "Build the command line with MPI when CMake finds it" ON)
+if(LOCKSTEP_MPI)
+  enable_language(C)  # FindMPI looks for the C bindings with the C compiler
+  find_package(MPI COMPONENTS C)
+endif()
+if(MPI_C_FOUND)
+  target_link_libraries(lockstep_cli PRIVATE MPI::MPI_C)
+  target_compile_definitions(lockstep_cli PRIVATE LOCKSTEP_HAVE_MPI)
+endif()
 
 # ---- tests: scenes, URDF import (against Simbody 3.7), the command line end to end ---------------
 if(LOCKSTEP_BUILD_TESTS)
