@@ -19,6 +19,7 @@ add_library(lockstep STATIC
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu
   host/study/study.cpp
+  host/study/study_statistics.cpp
   kernels/study_reduce.cu
 )
 # The throughput measurement: the command line's `bench` calls it, so it is built with or without
@@ -80,6 +81,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_study.cpp
     tests/test_fields.cpp
     tests/test_plot.cpp
+    tests/test_study_statistics.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_tests PRIVATE lockstep lockstep_report Eigen3::Eigen GTest::gtest GTest::gtest_main)

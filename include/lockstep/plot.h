@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lockstep/study.h"
+#include "lockstep/study_statistics.h"
 
 namespace lockstep {
 
@@ -27,5 +28,19 @@ struct LinePlot {
 // Writes the curves with labelled axes, title and legend. Throws std::runtime_error when the image
 // cannot be written or the plot has no curve, too many curves or curves of the wrong length.
 void writeLinePlotPng(const std::string& path, const LinePlot& plot);
+
+// Bar chart of the Sobol indices of one outcome: for each parameter (names[i]) its first-order
+// index S_i and total index ST_i side by side, with their 95% intervals as whiskers, on [0, 1]
+// (extended to show estimates outside it). Throws std::runtime_error when the image cannot be
+// written or names does not match the indices.
+void writeSobolPng(const std::string& path, const std::vector<std::string>& names, const SobolIndices& s,
+                   const std::string& title);
+// Bar chart of Spearman correlations rho[p][o] (spearmanMatrix) on [-1, 1]: for each parameter a
+// group of bars, one per outcome (at most LinePlot::kMaxCurves outcomes, in the legend); NaN
+// entries are left out. Throws std::runtime_error when the image cannot be written or the shapes
+// do not match.
+void writeSpearmanPng(const std::string& path, const std::vector<std::string>& parameters,
+                      const std::vector<std::string>& outcomes, const std::vector<std::vector<double>>& rho,
+                      const std::string& title);
 
 }  // namespace lockstep
