@@ -99,4 +99,22 @@ if(LOCKSTEP_BUILD_TESTS)
   endif()
   gtest_discover_tests(lockstep_frontend_tests DISCOVERY_TIMEOUT 60
                        WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+
+  # `lockstep study` over chunks and MPI ranks: the same bytes; a failing rank writes nothing.
+  # Open MPI refuses to run as root (containers, CI) unless told twice.
+  add_executable(lockstep_study_ranks_tests tests/frontend/test_study_ranks.cpp)
+  target_include_directories(lockstep_study_ranks_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(lockstep_study_ranks_tests PRIVATE GTest::gtest GTest::gtest_main)
+  set(_lockstep_mpiexec "")
+  if(MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
+    set(_lockstep_mpiexec "${MPIEXEC_EXECUTABLE}")
+  endif()
+  target_compile_definitions(lockstep_study_ranks_tests PRIVATE
+    LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    LOCKSTEP_CLI="$<TARGET_FILE:lockstep_cli>"
+    LOCKSTEP_MPIEXEC="${_lockstep_mpiexec}")
+  target_compile_options(lockstep_study_ranks_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  add_dependencies(lockstep_study_ranks_tests lockstep_cli)
+  gtest_discover_tests(lockstep_study_ranks_tests DISCOVERY_TIMEOUT 60 WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                       PROPERTIES ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1")
 endif()

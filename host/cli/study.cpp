@@ -170,15 +170,17 @@ void writeJson(const std::string& path, const StudyFile& f, const Backend backen
                         {"base_rows", spec.worlds},
                         {"design_worlds", r.worlds},
                         {"bootstrap_resamples", spec.bootstrapResamples}};
-    for (const SobolResult& s : r.sobol)
-      for (std::size_t i = 0; i < spec.vary.size(); ++i)
-        j["sobol"].push_back({{"output", s.output},
+    for (std::size_t o = 0; o < r.sobol.size(); ++o)
+      for (std::size_t i = 0; i < spec.vary.size(); ++i) {
+        const SobolIndices& s = r.sobol[o];
+        j["sobol"].push_back({{"output", spec.outputs[o]},
                               {"parameter", spec.vary[i].parameter},
                               {"rows", s.rows},
                               {"first", number(s.first[i])},
                               {"first_ci95", {number(s.firstLow[i]), number(s.firstHigh[i])}},
                               {"total", number(s.total[i])},
                               {"total_ci95", {number(s.totalLow[i]), number(s.totalHigh[i])}}});
+      }
   }
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write '" + path + "'");
@@ -325,7 +327,7 @@ int runStudyCommand(const StudyOptions& o) {
       // do not fit in rank 0's memory.
       for (const char* extension : {".csv", ".json", ".png"}) checkWritable("--out", o.out + extension);
       if (o.outcomes) checkWritable("--out", o.out + ".npz");
-      if (f.spec.sensitivity == Sensitivity::Sobol) checkWritable("--out", o.out + "-sensitivity.png");
+      if (!f.spec.vary.empty()) checkWritable("--out", o.out + "-sensitivity.png");
       const double perWorld = double(gatheredBytesPerWorld(f.spec) + (o.outcomes ? 8 * f.spec.vary.size() : 0));
       const double available = 0.9 * double(memoryAvailable(false).hostBytes);
       if (double(planned) * perWorld > available)
@@ -394,11 +396,13 @@ int runStudyCommand(const StudyOptions& o) {
   }
   if (!r.sobol.empty()) {
     std::printf("\nSobol indices (95%% bootstrap intervals)\n");
-    for (const SobolResult& s : r.sobol)
-      for (std::size_t i = 0; i < spec.vary.size(); ++i)
-        std::printf("  %-28s %-34s first %7.4f [%7.4f, %7.4f]  total %7.4f [%7.4f, %7.4f]\n", s.output.c_str(),
+    for (std::size_t o = 0; o < r.sobol.size(); ++o)
+      for (std::size_t i = 0; i < spec.vary.size(); ++i) {
+        const SobolIndices& s = r.sobol[o];
+        std::printf("  %-28s %-34s first %7.4f [%7.4f, %7.4f]  total %7.4f [%7.4f, %7.4f]\n", spec.outputs[o].c_str(),
                     spec.vary[i].parameter.c_str(), s.first[i], s.firstLow[i], s.firstHigh[i], s.total[i],
                     s.totalLow[i], s.totalHigh[i]);
+      }
   }
 
   std::vector<std::pair<std::string, std::function<void(const std::string&)>>> files = {
@@ -409,10 +413,27 @@ int runStudyCommand(const StudyOptions& o) {
                            f.scene.name + ": " + std::to_string(r.worlds) + " worlds after " +
                                std::to_string(spec.steps) + " steps");
        }}};
+  // Beside the histogram, the bar chart of the sensitivities: the first output's Sobol indices, or
+  // Spearman's rho of every parameter against every output.
+  std::vector<std::string> parameters;
+  for (const Variation& v : spec.vary) parameters.push_back(v.parameter);
+  const bool sensitivityChart = !r.sobol.empty() || (!r.spearman.empty() && spec.outputs.size() <= LinePlot::kMaxCurves);
+  if (!r.sobol.empty())
+    files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
+                       writeSobolPng(p, parameters, r.sobol.front(),
+                                     f.scene.name + ": Sobol indices of " + spec.outputs.front());
+                     }});
+  else if (sensitivityChart)
+    files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
+                       writeSpearmanPng(p, parameters, spec.outputs, r.spearman,
+                                        f.scene.name + ": Spearman rank correlation, " + std::to_string(r.worlds) +
+                                            " worlds");
+                     }});
   if (o.outcomes) files.push_back({o.out + ".npz", [&](const std::string& p) { writeOutcomes(p, spec, all); }});
   writeAll(files);
-  std::printf("\nwrote         %s.csv, %s.json, %s.png (histogram of %s)%s\n", o.out.c_str(), o.out.c_str(),
+  std::printf("\nwrote         %s.csv, %s.json, %s.png (histogram of %s)%s%s\n", o.out.c_str(), o.out.c_str(),
               o.out.c_str(), r.outputs.front().name.c_str(),
+              sensitivityChart ? (", " + o.out + "-sensitivity.png").c_str() : "",
               o.outcomes ? (", " + o.out + ".npz (per-world outcomes)").c_str() : "");
   return 0;
 }

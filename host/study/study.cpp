@@ -315,8 +315,8 @@ StudyResult reduceStudy(const StudySpec& spec, const StudyOutcomes& all) {
   }
   if (design) {
     for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
-      const SobolIndices s = sobolIndices(*design, all.values[o].data(), all.status.data(), spec.bootstrapResamples, spec.seed);
-      r.sobol.push_back({spec.outputs[o], s.rows, s.first, s.firstLow, s.firstHigh, s.total, s.totalLow, s.totalHigh});
+      r.sobol.push_back(
+          sobolIndices(*design, all.values[o].data(), all.status.data(), spec.bootstrapResamples, spec.seed));
     }
   }
   return r;

@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "lockstep/batch.h"
+#include "lockstep/study_statistics.h"
 
 namespace lockstep {
 
@@ -87,18 +88,12 @@ struct OutputStats {
   double ciHalfWidth = 0;                         // of the 95% interval of the mean (Student t)
 };
 
-struct SobolResult {
-  std::string output;
-  std::int64_t rows = 0;  // healthy base rows
-  std::vector<double> first, firstLow, firstHigh, total, totalLow, totalHigh;  // [variation]
-};
-
 struct StudyResult {
   std::vector<OutputStats> outputs;
   std::int64_t flaggedWorlds = 0;  // worlds that failed and were left out of the statistics
   std::int64_t worlds = 0;         // worlds run (a sequential study's final count; a Sobol study's design)
   std::vector<std::vector<double>> spearman;  // [variation][output]; NaN where undefined
-  std::vector<SobolResult> sobol;             // [output], for a Sobol study
+  std::vector<SobolIndices> sobol;            // [output], for a Sobol study
   double wallSeconds = 0;
 };
 

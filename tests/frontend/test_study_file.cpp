@@ -73,11 +73,11 @@ TEST_F(StudyFiles, CommandStatisticsEqualTheSameStudyInProcess) {
   ASSERT_EQ(run("study " + study + " --device cpu --out " + prefix), 0);
   const StudyFile f = loadStudyFile(study);
   const StudyResult r = runStudy<double>(f.scene.model, f.spec, Backend::Cpu, {},
-                                         [&](Batch<double>& b) { applyScene(f.scene, b); });
+                                         [&](Batch<double>& b, std::int64_t first) { applySceneFrom(f.scene, b, first); });
   std::istringstream csv(read(prefix + ".csv"));
   std::string line;
   std::getline(csv, line);
-  EXPECT_EQ(line, "output,count,mean,stddev,min,max,q0.5");
+  EXPECT_EQ(line, "output,count,mean,stddev,min,max,standard_error,ci95_half_width,q0.5");
   for (const OutputStats& s : r.outputs) {
     std::getline(csv, line);
     std::istringstream row(line);
@@ -86,13 +86,15 @@ TEST_F(StudyFiles, CommandStatisticsEqualTheSameStudyInProcess) {
     EXPECT_EQ(name, s.name);
     std::vector<double> v;
     while (std::getline(row, cell, ',')) v.push_back(std::stod(cell));
-    ASSERT_EQ(v.size(), 6u);
+    ASSERT_EQ(v.size(), 8u);
     EXPECT_EQ(v[0], double(s.count));
     EXPECT_EQ(v[1], s.mean);  // written with 17 digits: the same double
     EXPECT_EQ(v[2], s.stddev);
     EXPECT_EQ(v[3], s.min);
     EXPECT_EQ(v[4], s.max);
-    EXPECT_EQ(v[5], s.quantiles[0]);
+    EXPECT_EQ(v[5], s.standardError);
+    EXPECT_EQ(v[6], s.ciHalfWidth);
+    EXPECT_EQ(v[7], s.quantiles[0]);
   }
   EXPECT_NE(read(prefix + ".json").find("\"flagged_worlds\": 0"), std::string::npos);
   EXPECT_EQ(read(prefix + ".png").substr(1, 3), "PNG");
