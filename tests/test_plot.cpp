@@ -1,4 +1,4 @@
-// The study histogram is written as a real PNG image.
+// The study histogram, the Sobol indices and the Spearman correlations are written as real PNG images.
 #include <fstream>
 #include <iterator>
 
@@ -23,6 +23,40 @@ TEST(Plot, HistogramPngIsWritten) {
   ASSERT_GT(bytes.size(), 1000u);
   EXPECT_EQ(bytes.substr(1, 3), "PNG");
   EXPECT_THROW(writeHistogramPng("/nonexistent-dir/x.png", s, "t"), std::runtime_error);
+}
+
+// Reads a file whole.
+std::string fileBytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(Plot, SobolAndSpearmanPngsAreWritten) {
+  SobolIndices s;
+  s.rows = 4096;
+  s.resamples = 500;
+  s.first = {0.31, 0.44, -0.01};
+  s.total = {0.56, 0.44, 0.24};
+  s.firstLow = {0.28, 0.41, -0.03};
+  s.firstHigh = {0.34, 0.47, 0.01};
+  s.totalLow = {0.53, 0.42, 0.22};
+  s.totalHigh = {0.59, 0.46, 0.26};
+  const std::vector<std::string> names = {"x1", "x2", "x3"};
+  const std::string sobol = ::testing::TempDir() + "lockstep_sobol.png";
+  writeSobolPng(sobol, names, s, "Ishigami");
+  std::string bytes = fileBytes(sobol);
+  ASSERT_GT(bytes.size(), 1000u);
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+  EXPECT_THROW(writeSobolPng(sobol, {"x1"}, s, "t"), std::runtime_error);
+  EXPECT_THROW(writeSobolPng("/nonexistent-dir/x.png", names, s, "t"), std::runtime_error);
+
+  const std::vector<std::vector<double>> rho = {{0.9, -0.2}, {-1.0, NAN}, {0.05, 0.5}};
+  const std::string spearman = ::testing::TempDir() + "lockstep_spearman.png";
+  writeSpearmanPng(spearman, names, {"q.joint7", "energy.total"}, rho, "chain-7 study");
+  bytes = fileBytes(spearman);
+  ASSERT_GT(bytes.size(), 1000u);
+  EXPECT_EQ(bytes.substr(1, 3), "PNG");
+  EXPECT_THROW(writeSpearmanPng(spearman, names, {"a"}, rho, "t"), std::runtime_error);
 }
 
 }  // namespace

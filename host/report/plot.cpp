@@ -171,3 +171,134 @@ void writeLinePlotPng(const std::string& path, const LinePlot& p) {
 }
 
 }  // namespace lockstep
+
+namespace lockstep {
+
+namespace {
+
+// A filled bar over [x0, x1] x [y0, y1] in colour `color`, outlined in black.
+void drawBar(double x0, double x1, double y0, double y1, int color) {
+  PLFLT bx[5] = {x0, x0, x1, x1, x0}, by[5] = {y0, y1, y1, y0, y0};
+  plcol0(color);
+  plfill(4, bx, by);
+  plcol0(1);
+  plline(5, bx, by);
+}
+
+// A legend of coloured boxes right of the viewport, one row per label, colours from cmap0.
+void boxLegend(const std::vector<std::string>& labels, const std::vector<PLINT>& colorIndices) {
+  const int n = static_cast<int>(labels.size());
+  std::vector<PLINT> opts(n, PL_LEGEND_COLOR_BOX), textColors(n, 1), patterns(n, 0);
+  std::vector<PLFLT> scales(n, 0.8), lineWidths(n, 1.0);
+  std::vector<const char*> text(n);
+  for (int k = 0; k < n; ++k) text[k] = labels[k].c_str();
+  PLFLT w = 0, h = 0;
+  plschr(0, 0.8);
+  pllegend(&w, &h, PL_LEGEND_BACKGROUND | PL_LEGEND_BOUNDING_BOX,
+           PL_POSITION_RIGHT | PL_POSITION_OUTSIDE | PL_POSITION_VIEWPORT, 0.02, 0.0, 0.05, 0, 1, 1, n, 1, n, opts.data(),
+           1.0, 1.0, 2.0, 0.0, textColors.data(), text.data(), colorIndices.data(), patterns.data(), scales.data(),
+           lineWidths.data(), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
+  plschr(0, 1.0);
+}
+
+// The frame of a bar chart of `groups` named groups over [ylo, yhi]: axes, a line at 0, the group
+// names under their groups, title, subtitle and y label.
+void barFrame(const std::vector<std::string>& groups, double ylo, double yhi, const std::string& title,
+              const std::string& subtitle, const char* yLabel) {
+  const int n = static_cast<int>(groups.size());
+  plvpor(0.09, 0.78, 0.14, 0.86);
+  plwind(0, n, ylo, yhi);
+  plcol0(14);
+  plbox("", 0, 0, "g", 0, 0);
+  plcol0(1);
+  plbox("bc", 0, 0, "bcnstv", 0, 0);
+  PLFLT zx[2] = {0, double(n)}, zy[2] = {0, 0};
+  plline(2, zx, zy);
+  plschr(0, n > 12 ? 0.6 : 0.85);
+  for (int i = 0; i < n; ++i) plmtex("b", 1.5, (i + 0.5) / n, 0.5, groups[i].c_str());
+  plschr(0, 1.0);
+  plmtex("t", 3.2, 0.5, 0.5, title.c_str());
+  plschr(0, 0.75);
+  plmtex("t", 1.5, 0.5, 0.5, subtitle.c_str());
+  plschr(0, 1.0);
+  plmtex("l", 4.0, 0.5, 0.5, yLabel);
+}
+
+}  // namespace
+
+void writeSobolPng(const std::string& path, const std::vector<std::string>& names, const SobolIndices& s,
+                   const std::string& title) {
+  const std::size_t k = names.size();
+  if (k == 0 || s.first.size() != k || s.total.size() != k || s.firstLow.size() != k || s.firstHigh.size() != k ||
+      s.totalLow.size() != k || s.totalHigh.size() != k)
+    throw std::runtime_error("Sobol plot '" + path + "': " + std::to_string(k) + " names for " +
+                             std::to_string(s.first.size()) + " indices");
+  double ylo = 0, yhi = 1;  // [0, 1], widened to every finite estimate and interval end
+  for (const std::vector<double>* v : {&s.first, &s.total, &s.firstLow, &s.firstHigh, &s.totalLow, &s.totalHigh})
+    for (double x : *v)
+      if (std::isfinite(x)) {
+        ylo = std::min(ylo, x);
+        yhi = std::max(yhi, x);
+      }
+  const double pad = 0.05 * (yhi - ylo);
+  beginPng(path, 1100, 640, "Sobol");
+  plscol0(2, 70, 110, 180);    // first-order: blue
+  plscol0(3, 230, 140, 40);    // total: orange
+  plscol0(14, 235, 235, 235);  // grid
+  plinit();
+  pladv(0);
+  char sub[256];
+  std::snprintf(sub, sizeof sub, "%lld base rows; whiskers: 95%% bootstrap intervals (%d resamples)",
+                static_cast<long long>(s.rows), s.resamples);
+  barFrame(names, ylo - pad, yhi + pad, title, sub, "Sobol index");
+  for (std::size_t i = 0; i < k; ++i) {
+    const double c = double(i) + 0.5;
+    const double est[2] = {s.first[i], s.total[i]}, lo[2] = {s.firstLow[i], s.totalLow[i]},
+                 hi[2] = {s.firstHigh[i], s.totalHigh[i]};
+    for (int j = 0; j < 2; ++j) {
+      const double x0 = j == 0 ? c - 0.36 : c + 0.02, x1 = j == 0 ? c - 0.02 : c + 0.36;
+      if (std::isfinite(est[j])) drawBar(x0, x1, 0, est[j], 2 + j);
+      if (std::isfinite(lo[j]) && std::isfinite(hi[j])) {
+        PLFLT wx = 0.5 * (x0 + x1), wlo = lo[j], whi = hi[j];
+        plcol0(1);
+        plwidth(2);
+        plerry(1, &wx, &wlo, &whi);
+        plwidth(1);
+      }
+    }
+  }
+  boxLegend({"first order S", "total ST"}, {2, 3});
+  plend1();
+}
+
+void writeSpearmanPng(const std::string& path, const std::vector<std::string>& parameters,
+                      const std::vector<std::string>& outcomes, const std::vector<std::vector<double>>& rho,
+                      const std::string& title) {
+  const std::size_t np = parameters.size(), no = outcomes.size();
+  bool shaped = np > 0 && no > 0 && no <= std::size_t(LinePlot::kMaxCurves) && rho.size() == np;
+  for (const std::vector<double>& row : rho) shaped = shaped && row.size() == no;
+  if (!shaped)
+    throw std::runtime_error("Spearman plot '" + path + "': needs a " + std::to_string(np) + " x " + std::to_string(no) +
+                             " matrix, at least one parameter and 1 to " + std::to_string(LinePlot::kMaxCurves) +
+                             " outcomes");
+  beginPng(path, 1100, 640, "Spearman");
+  for (int k = 0; k < LinePlot::kMaxCurves; ++k)
+    plscol0(2 + k, kCurveColors[k][0], kCurveColors[k][1], kCurveColors[k][2]);
+  plscol0(14, 235, 235, 235);
+  plinit();
+  pladv(0);
+  barFrame(parameters, -1.05, 1.05, title, "Spearman rank correlation of each parameter with each outcome",
+           "Spearman rho");
+  const double width = 0.8 / double(no);
+  for (std::size_t p = 0; p < np; ++p)
+    for (std::size_t o = 0; o < no; ++o) {
+      const double x0 = double(p) + 0.1 + width * double(o);
+      if (std::isfinite(rho[p][o])) drawBar(x0, x0 + width, 0, rho[p][o], 2 + int(o));
+    }
+  std::vector<PLINT> colors;
+  for (std::size_t o = 0; o < no; ++o) colors.push_back(2 + PLINT(o));
+  boxLegend(outcomes, colors);
+  plend1();
+}
+
+}  // namespace lockstep

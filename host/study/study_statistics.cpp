@@ -218,6 +218,8 @@ void QuantileSketch::merge(const QuantileSketch& o) {
 }
 
 double QuantileSketch::orderStatistic(std::int64_t rank) const {
+  if (rank <= 0) return min_;  // the extremes are known exactly
+  if (rank >= count_ - 1) return max_;
   // Keys ascend with the values: negative keys of large magnitude first, then 0, then positive.
   std::int64_t seen = 0;
   for (const auto& [key, c] : buckets_) {
@@ -428,28 +430,39 @@ SobolIndices sobolIndices(const SaltelliDesign& d, const double* y, const std::i
   estimate(v, rows, s.first, s.total, &s.variance);
 
   // Percentile bootstrap: resample b takes row floor(u m) for its draw t, u from hash(seed, b, t).
-  std::vector<std::vector<double>> bootFirst(k), bootTotal(k);
-  std::vector<double> f, t;
-  for (int b = 0; b < resamples; ++b) {
-    const std::uint64_t base = mix64(mix64(seed) ^ mix64(0x5A17E11Full + std::uint64_t(b)));
-    for (std::int64_t draw = 0; draw < m; ++draw) {
-      const std::uint64_t h = mix64(base ^ std::uint64_t(draw));
-      rows[draw] = static_cast<std::int64_t>(double(h >> 11) * (1.0 / 9007199254740992.0) * double(m));
-    }
-    estimate(v, rows, f, t, nullptr);
-    for (int i = 0; i < k; ++i) {
-      bootFirst[i].push_back(f[i]);
-      bootTotal[i].push_back(t[i]);
+  // Resamples are independent of each other: threads share them out and store each in its place.
+  std::vector<std::vector<double>> bootFirst(k, std::vector<double>(resamples)), bootTotal = bootFirst;
+#pragma omp parallel
+  {
+    std::vector<std::int64_t> drawn(static_cast<std::size_t>(m));
+    std::vector<double> f, t;
+#pragma omp for schedule(static)
+    for (int b = 0; b < resamples; ++b) {
+      const std::uint64_t base = mix64(mix64(seed) ^ mix64(0x5A17E11Full + std::uint64_t(b)));
+      for (std::int64_t draw = 0; draw < m; ++draw) {
+        const std::uint64_t h = mix64(base ^ std::uint64_t(draw));
+        drawn[draw] = static_cast<std::int64_t>(double(h >> 11) * (1.0 / 9007199254740992.0) * double(m));
+      }
+      estimate(v, drawn, f, t, nullptr);
+      for (int i = 0; i < k; ++i) {
+        bootFirst[i][b] = f[i];
+        bootTotal[i][b] = t[i];
+      }
     }
   }
+  // A resample whose rows all have one value has no variance and no indices: left out.
+  auto finite = [](std::vector<double> x) {
+    x.erase(std::remove_if(x.begin(), x.end(), [](double a) { return !std::isfinite(a); }), x.end());
+    return x;
+  };
   s.firstLow.assign(k, kNaN);
   s.firstHigh.assign(k, kNaN);
   s.totalLow.assign(k, kNaN);
   s.totalHigh.assign(k, kNaN);
   if (resamples > 0 && s.variance > 0) {
     for (int i = 0; i < k; ++i) {
-      const std::vector<double> fq = exactQuantiles(bootFirst[i], {0.025, 0.975});
-      const std::vector<double> tq = exactQuantiles(bootTotal[i], {0.025, 0.975});
+      const std::vector<double> fq = exactQuantiles(finite(bootFirst[i]), {0.025, 0.975});
+      const std::vector<double> tq = exactQuantiles(finite(bootTotal[i]), {0.025, 0.975});
       s.firstLow[i] = fq[0];
       s.firstHigh[i] = fq[1];
       s.totalLow[i] = tq[0];

@@ -1,5 +1,6 @@
-// Lockstep plots for people as PNG images (PLplot, cairo): the histogram of a study's outcome, and
-// curves over time of recorded quantities (`lockstep plot`).
+// Lockstep plots for people as PNG images (PLplot, cairo): the histogram of a study's outcome, bar
+// charts of its Sobol indices and Spearman correlations, and curves over time of recorded
+// quantities (`lockstep plot`).
 #pragma once
 
 #include <string>

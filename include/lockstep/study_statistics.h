@@ -103,7 +103,8 @@ std::vector<double> exactQuantiles(std::vector<double> values, const std::vector
 //
 // Error bound: quantile(q) is the interpolation of statistics.h between the estimates of the order
 // statistics x_lo and x_hi (quantilePoint(q, count)), each estimate within alpha |x| of the exact
-// one, and clamped to the exact [min, max]. So, when x_lo and x_hi do not have opposite signs,
+// one, and clamped to the exact [min, max] (quantile(0) and quantile(1) are exact). So, when x_lo
+// and x_hi do not have opposite signs,
 //   |quantile(q) - exact(q)| <= alpha ((1 - f) |x_lo| + f |x_hi|) = alpha |exact(q)|,
 // and in general <= alpha max(|x_lo|, |x_hi|); plus rounding (a few ulps relative) and 2.3e-308
 // absolute for the zero bucket. Size: one bucket per occupied factor gamma of magnitude, about
@@ -151,7 +152,7 @@ class QuantileSketch {
 
 // ---- 4. Spearman rank correlation ------------------------------------------------------------
 
-// Ranks 1 .. n of x[0 .. n), ties given the average of the ranks they span.
+// Ranks 1 .. n of x[0 .. n) (finite values), ties given the average of the ranks they span.
 std::vector<double> averageRanks(const double* x, std::int64_t n);
 // Spearman's rho: the Pearson correlation of the average ranks of x and y (exact with ties).
 // NaN when n < 2 or either set is constant (undefined; writers print it as null).
@@ -189,13 +190,15 @@ struct SaltelliDesign {
   std::int64_t worlds() const { return baseRows * (parameters + 2); }
   Place place(std::int64_t world) const;            // throws std::out_of_range outside [0, worlds())
   bool takesB(std::int64_t world, int parameter) const;  // block B, or AB_i with i == parameter
-  std::int64_t sampleIndex(std::int64_t world, int parameter) const { return 2 * place(world).row + takesB(world, parameter); }
+  std::int64_t sampleIndex(std::int64_t world, int parameter) const {
+    return 2 * place(world).row + (takesB(world, parameter) ? 1 : 0);
+  }
   std::int64_t worldOf(std::int64_t row, Block block, int column = -1) const;  // inverse of place
 };
 
 struct SobolIndices {
   std::int64_t rows = 0;  // base rows used (a row with any flagged world is left out whole)
-  double variance = 0;    // of f over the 2 rows' worth of A and B values (n - 1 denominator)
+  double variance = 0;    // V: of the A and B values together, 2 per row (n - 1 denominator)
   std::vector<double> first, total;               // S_i, ST_i [parameter]
   std::vector<double> firstLow, firstHigh;        // 95% bootstrap percentile interval of S_i
   std::vector<double> totalLow, totalHigh;        // and of ST_i
@@ -203,15 +206,17 @@ struct SobolIndices {
   std::uint64_t seed = 0;
 };
 
-// Sobol indices of one outcome from its values y[world] over the whole design (status as
-// blockMoments: a base row with any flagged world is left out). With V the variance of the
-// A and B values (2 rows values), f_A, f_B, f_ABi the values of a base row:
+// Sobol indices of one outcome from its values y[0 .. design.worlds()) in design order (status as
+// blockMoments: a base row with any flagged world is left out). With V the variance of the A and B
+// values together and f_A, f_B, f_ABi the values of a base row, means over the healthy rows:
 //   first-order (Saltelli 2010):  S_i  = mean(f_B (f_ABi - f_A)) / V
 //   total (Jansen 1999):          ST_i = mean((f_A - f_ABi)^2) / (2 V)
 // Confidence intervals: percentile bootstrap over base rows, `resamples` resamples; resample b
 // draws its rows with a counter-based hash of (seed, b, draw), so the intervals are reproducible
-// and independent of threads or ranks. Throws std::invalid_argument when y does not hold
-// design.worlds() values or fewer than 2 rows are healthy; indices are NaN when V = 0.
+// and independent of threads or ranks (resamples run on OpenMP threads; a resample with no
+// variance is left out). Cost: O(resamples N k). Throws std::invalid_argument when resamples < 0
+// or fewer than 2 rows are healthy; indices and intervals are NaN when V = 0 (no intervals when
+// resamples = 0).
 SobolIndices sobolIndices(const SaltelliDesign& design, const double* y, const std::int32_t* status = nullptr,
                           int resamples = 1000, std::uint64_t seed = 1);
 
@@ -219,8 +224,8 @@ SobolIndices sobolIndices(const SaltelliDesign& design, const double* y, const s
 
 struct StoppingDecision {
   bool stop = false;
-  double halfWidth = 0;          // the current 95% half-width, Moments::halfWidth95
-  std::int64_t expectedCount = 0;  // ceil((z sigma / target)^2), z = 1.959964, sigma the current stddev
+  double halfWidth = 0;            // the current 95% half-width, Moments::halfWidth95
+  std::int64_t expectedCount = 0;  // ceil((z sigma / target)^2), z = 1.959964, sigma the stddev so far
 };
 // Stop when at least minCount values are in and the 95% confidence half-width of the mean is at or
 // below targetHalfWidth (> 0, else std::invalid_argument). expectedCount is the closed-form count
