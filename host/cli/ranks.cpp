@@ -6,6 +6,9 @@
 #include <stdexcept>
 
 #ifdef LOCKSTEP_HAVE_MPI
+// The C interface only (Open MPI and MPICH would otherwise pull in their deprecated C++ bindings).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 #endif
 

@@ -55,10 +55,11 @@ std::string gibText(double bytes) {
   return text;
 }
 
-// Bytes rank 0 holds per world of a study: each output's value (gathered and once more while the
-// quantiles are sorted), the status, the parameters redrawn for the rank correlations.
+// Bytes rank 0 holds per world of a study at its peak (the Spearman correlations): each output's
+// gathered value, its copy and its ranks; the status; the parameters redrawn; one parameter's
+// ranks and the index sort behind them.
 std::int64_t gatheredBytesPerWorld(const StudySpec& spec) {
-  return std::int64_t(spec.outputs.size()) * 16 + 4 + std::int64_t(spec.vary.size()) * 8;
+  return std::int64_t(spec.outputs.size()) * 24 + std::int64_t(spec.vary.size()) * 8 + 4 + 24;
 }
 
 // Chunk size: the worlds whose batch takes at most half of this rank's share of the memory (the
@@ -77,7 +78,8 @@ std::int64_t chunkFromMemory(const Model& model, Precision precision, Backend ba
 
 class JobProgress {
  public:
-  explicit JobProgress(bool shown) : terminal_(isatty(STDERR_FILENO) == 1), shown_(shown) {}
+  // Shown on a terminal, or as log lines when `log` (an MPI job, whose stderr is a pipe).
+  JobProgress(bool shown, bool log) : terminal_(isatty(STDERR_FILENO) == 1), shown_(shown && (terminal_ || log)) {}
   // fraction of the current plan of `planned` worlds done.
   void update(double fraction, std::int64_t planned, double elapsed) {
     if (!shown_) return;
@@ -86,10 +88,12 @@ class JobProgress {
       std::fprintf(stderr, "\r  %lld worlds: %3.0f%%, %.1f s elapsed, ETA %.1f s   ", static_cast<long long>(planned),
                    100 * fraction, elapsed, left);
     } else {
-      // A log (mpirun forwards stderr through a pipe): a line at every tenth.
+      // A log (mpirun forwards stderr through a pipe): a line at every tenth of the plan, at
+      // most one every 2 seconds, and the last.
       const int tenth = static_cast<int>(fraction * 10);
-      if (tenth <= lastTenth_) return;
+      if (tenth <= lastTenth_ || (elapsed < lastPrint_ + 2 && fraction < 1)) return;
       lastTenth_ = tenth;
+      lastPrint_ = elapsed;
       std::fprintf(stderr, "progress      %lld worlds: %3.0f%%, %.1f s elapsed, ETA %.1f s\n",
                    static_cast<long long>(planned), 100 * fraction, elapsed, left);
     }
@@ -103,6 +107,7 @@ class JobProgress {
  private:
   bool terminal_, shown_;
   int lastTenth_ = -1;
+  double lastPrint_ = -1e9;
 };
 
 // ---- writing the results ------------------------------------------------------------------------
@@ -246,7 +251,7 @@ template <class T>
 bool runRounds(const StudyFile& f, Backend backend, const Ranks& ranks, StudyOutcomes& all) {
   const StudySpec& spec = f.spec;
   const auto start = std::chrono::steady_clock::now();
-  JobProgress progress(ranks.root());
+  JobProgress progress(ranks.root(), ranks.size() > 1);
   const char* failRank = std::getenv(kFailRankVariable);
   std::int64_t done = 0;
   for (std::int64_t n = studyWorldCount(spec, spec.worlds); n > 0;) {
