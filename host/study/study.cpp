@@ -260,7 +260,7 @@ StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec
     }
     batch.upload();
     if (!model->contacts().empty()) batch.assemble();
-    const int piece = std::max(1, spec.steps / 100);
+    const int piece = progress ? std::max(1, spec.steps / 100) : std::max(1, spec.steps);  // steps per call
     for (int steps = 0; steps < spec.steps;) {
       const int k = std::min(piece, spec.steps - steps);
       batch.step(spec.dt, k, spec.integrator);
