@@ -144,6 +144,24 @@ double Ranks::sum(double value) const {
 #endif
 }
 
+std::vector<double> Ranks::sum(const std::vector<double>& values) const {
+  std::vector<double> total = values;
+#ifdef LOCKSTEP_HAVE_MPI
+  if (mpi_)
+    check(MPI_Allreduce(values.data(), total.data(), static_cast<int>(values.size()), MPI_DOUBLE, MPI_SUM,
+                        MPI_COMM_WORLD),
+          "sum");
+#endif
+  return total;
+}
+
+std::vector<double> Ranks::broadcast(std::vector<double> values) const {
+#ifdef LOCKSTEP_HAVE_MPI
+  if (mpi_) check(MPI_Bcast(values.data(), static_cast<int>(values.size()), MPI_DOUBLE, 0, MPI_COMM_WORLD), "broadcast");
+#endif
+  return values;
+}
+
 std::string describeRankErrors(const std::vector<std::string>& errors) {
   const auto failed = std::find_if(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
   if (failed == errors.end()) return {};

@@ -37,8 +37,12 @@ class Ranks {
   std::vector<std::int32_t> gather(const std::vector<std::int32_t>& mine) const;
   // Collective: rank 0's value on every rank.
   std::int64_t broadcast(std::int64_t value) const;
-  // Collective: the sum over ranks, on every rank.
+  // Collective: the sum over ranks, on every rank (element by element for a vector: integer
+  // counts held in doubles sum exactly, in any order, below 2^53).
   double sum(double value) const;
+  std::vector<double> sum(const std::vector<double>& values) const;
+  // Collective: rank 0's values on every rank (every rank passes a vector of the same size).
+  std::vector<double> broadcast(std::vector<double> values) const;
 
  private:
   Ranks();

@@ -19,6 +19,7 @@
 #include "commands.h"
 #include "lockstep/device.h"
 #include "lockstep/plot.h"
+#include "lockstep/statistics.h"
 #include "lockstep/study_file.h"
 #include "options.h"
 #include "ranks.h"
@@ -39,6 +40,7 @@ struct StudyOptions {
   int threads = 0;
   std::int64_t chunk = 0;
   bool outcomes = false;
+  std::string reduce = "gather";
   bool repairInertia = false;
 };
 
@@ -133,7 +135,8 @@ nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : 
 
 // Everything in it depends only on the study, not on the machine, the chunk size, the number of
 // ranks or the wall time (printed instead), so that the same study writes the same bytes.
-void writeJson(const std::string& path, const StudyFile& f, const Backend backend, const StudyResult& r) {
+void writeJson(const std::string& path, const StudyFile& f, const Backend backend, const StudyResult& r,
+               bool sketched) {
   const StudySpec& spec = f.spec;
   nlohmann::json j;
   j["scene"] = f.scene.name;
@@ -150,6 +153,8 @@ void writeJson(const std::string& path, const StudyFile& f, const Backend backen
     j["vary"].push_back({{"parameter", v.parameter}, {"distribution", distributionName(v.distribution)}, {"a", v.a},
                          {"b", v.b}});
   j["quantiles"] = spec.quantiles;
+  // Exact from the gathered outcomes, or the mergeable sketch's estimate (--reduce ranks).
+  j["quantile_method"] = sketched ? "sketch, relative error " + std::to_string(QuantileSketch::kDefaultAlpha) : "exact";
   for (const OutputStats& s : r.outputs)
     j["outputs"].push_back({{"name", s.name}, {"count", s.count}, {"mean", s.mean}, {"stddev", s.stddev},
                             {"min", s.min}, {"max", s.max}, {"standard_error", s.standardError},
@@ -197,21 +202,27 @@ void writeJson(const std::string& path, const StudyFile& f, const Backend backen
 // variations] (the drawn values) with "parameter_names", "status" [worlds].
 void writeOutcomes(const std::string& path, const StudySpec& spec, const StudyOutcomes& all) {
   const std::int64_t n = all.size(), nOut = std::int64_t(spec.outputs.size()), nVary = std::int64_t(spec.vary.size());
-  NpzMember outputs{"outputs", {n, nOut}};
+  auto member = [](const std::string& name, std::vector<std::int64_t> shape) {
+    NpzMember m;
+    m.name = name;
+    m.shape = std::move(shape);
+    return m;
+  };
+  NpzMember outputs = member("outputs", {n, nOut});
   outputs.doubles.resize(std::size_t(n * nOut));
   for (std::int64_t w = 0; w < n; ++w)
     for (std::int64_t o = 0; o < nOut; ++o) outputs.doubles[std::size_t(w * nOut + o)] = all.values[o][w];
-  NpzMember parameters{"parameters", {n, nVary}};
+  NpzMember parameters = member("parameters", {n, nVary});
   parameters.doubles.resize(std::size_t(n * nVary));
   for (std::int64_t w = 0; w < n; ++w)
     for (std::int64_t i = 0; i < nVary; ++i)
       parameters.doubles[std::size_t(w * nVary + i)] = studyDraw(spec, static_cast<int>(i), w);
-  NpzMember status{"status", {n}};
+  NpzMember status = member("status", {n});
   status.integer = true;
   status.ints = all.status;
-  NpzMember outputNames{"output_names"};
+  NpzMember outputNames = member("output_names", {});
   outputNames.strings = spec.outputs;
-  NpzMember parameterNames{"parameter_names"};
+  NpzMember parameterNames = member("parameter_names", {});
   for (const Variation& v : spec.vary) parameterNames.strings.push_back(v.parameter);
   std::vector<NpzMember> members = {outputs, outputNames, parameters, status};
   if (nVary > 0) members.push_back(parameterNames);
@@ -244,15 +255,100 @@ bool allSucceeded(const Ranks& ranks, const std::string& myError, const std::str
   return false;
 }
 
-// Runs the rounds of the study (one round unless "until"), each split over the ranks, and gathers
-// the outcomes on rank 0. Returns false on the ranks other than 0 when a rank failed (rank 0
-// throws).
+// Rank 0's view of a study reduced where its worlds ran (--reduce ranks): per output the blocks'
+// moments and the merged quantile sketch.
+struct DistributedReduction {
+  std::vector<MomentsAssembly> moments;
+  std::vector<QuantileSketch> sketches;
+};
+
+// Sends this rank's summary of its piece to rank 0, which adds every rank's in rank order.
+void reduceRound(const Ranks& ranks, const StudySpec& spec, const StudyOutcomes& mine, DistributedReduction& d) {
+  std::vector<double> encoded;
+  for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
+    OutputShare share;
+    share.add(mine.first, mine.values[o].data(), mine.status.data(), mine.size());
+    share.encode(encoded);
+  }
+  const std::vector<double> all = ranks.gather(encoded);
+  if (!ranks.root()) return;
+  std::size_t at = 0;
+  for (int r = 0; r < ranks.size(); ++r)
+    for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
+      const OutputShare share = OutputShare::decode(all, at);
+      d.moments[o].add(share);
+      d.sketches[o].merge(share.sketch);
+    }
+}
+
+// The statistics of a study reduced on the ranks: moments from the blocks, histograms counted on
+// every rank over its own outcomes once the extremes are known, quantiles from the sketch.
+StudyResult finishDistributed(const Ranks& ranks, const StudySpec& spec, std::int64_t worlds,
+                              const std::vector<StudyOutcomes>& pieces, const DistributedReduction& d) {
+  const std::size_t nOut = spec.outputs.size();
+  std::vector<Moments> m(nOut);
+  std::vector<double> extremes(2 * nOut);
+  if (ranks.root())
+    for (std::size_t o = 0; o < nOut; ++o) {
+      m[o] = d.moments[o].total(worlds);
+      extremes[2 * o] = m[o].min;
+      extremes[2 * o + 1] = m[o].max;
+    }
+  extremes = ranks.broadcast(extremes);
+  const int bins = spec.histogramBins;
+  std::vector<double> counts(nOut * bins + 1, 0.0);  // histograms, then the flagged worlds
+  for (const StudyOutcomes& p : pieces) {
+    for (std::int64_t w = 0; w < p.size(); ++w) {
+      if (p.status[w] != 0) {
+        counts.back() += 1;
+        continue;
+      }
+      for (std::size_t o = 0; o < nOut; ++o) {
+        const double lo = extremes[2 * o], range = extremes[2 * o + 1] - lo;
+        counts[o * bins + histogramBin(p.values[o][w], lo, range, bins)] += 1;
+      }
+    }
+  }
+  counts = ranks.sum(counts);
+  StudyResult r;
+  r.worlds = worlds;
+  r.flaggedWorlds = static_cast<std::int64_t>(counts.back());
+  if (!ranks.root()) return r;
+  for (std::size_t o = 0; o < nOut; ++o) {
+    OutputStats s;
+    s.name = spec.outputs[o];
+    s.count = m[o].count;
+    s.histogram.assign(bins, 0);
+    if (s.count > 0) {
+      s.mean = m[o].mean;
+      s.stddev = m[o].stddev();
+      s.min = m[o].min;
+      s.max = m[o].max;
+      s.standardError = m[o].standardError();
+      s.ciHalfWidth = m[o].halfWidth95();
+      s.quantiles = d.sketches[o].quantiles(spec.quantiles);
+      for (int b = 0; b < bins; ++b) s.histogram[b] = static_cast<std::int64_t>(counts[o * bins + b]);
+    }
+    r.outputs.push_back(s);
+  }
+  return r;
+}
+
+// Runs the rounds of the study (one round unless "until"), each split over the ranks. Gathering
+// (distributed false): the outcomes go to rank 0 (`all`). Otherwise each rank keeps its own and
+// sends rank 0 its summary; `result` receives the statistics on rank 0. Returns false on the ranks
+// other than 0 when a rank failed (rank 0 throws).
 template <class T>
-bool runRounds(const StudyFile& f, Backend backend, const Ranks& ranks, StudyOutcomes& all) {
+bool runRounds(const StudyFile& f, Backend backend, const Ranks& ranks, bool distributed, StudyOutcomes& all,
+               StudyResult& result) {
   const StudySpec& spec = f.spec;
   const auto start = std::chrono::steady_clock::now();
   JobProgress progress(ranks.root(), ranks.size() > 1);
   const char* failRank = std::getenv(kFailRankVariable);
+  DistributedReduction reduction;
+  reduction.moments.resize(spec.outputs.size());
+  reduction.sketches.resize(spec.outputs.size());
+  std::vector<StudyOutcomes> pieces;  // this rank's, kept when distributed
   std::int64_t done = 0;
   for (std::int64_t n = studyWorldCount(spec, spec.worlds); n > 0;) {
     // This rank's share of the round: equal contiguous ranges of world indices.
@@ -274,16 +370,30 @@ bool runRounds(const StudyFile& f, Backend backend, const Ranks& ranks, StudyOut
       error = e.what();
     }
     if (!allSucceeded(ranks, error, "; no output was written")) return false;
-    StudyOutcomes round;
-    round.first = done;
-    for (const std::vector<double>& v : mine.values) round.values.push_back(ranks.gather(v));
-    round.status = ranks.gather(mine.status);
-    if (ranks.root()) all.append(round);
+    std::int64_t next = 0;
+    if (distributed) {
+      reduceRound(ranks, spec, mine, reduction);
+      pieces.push_back(std::move(mine));
+      if (ranks.root() && !spec.until.output.empty()) {
+        const std::size_t o = std::find(spec.outputs.begin(), spec.outputs.end(), spec.until.output) - spec.outputs.begin();
+        next = nextRoundWorlds(spec, done + n, reduction.moments[o].total(done + n));
+      }
+    } else {
+      StudyOutcomes round;
+      round.first = done;
+      for (const std::vector<double>& v : mine.values) round.values.push_back(ranks.gather(v));
+      round.status = ranks.gather(mine.status);
+      if (ranks.root()) {
+        all.append(round);
+        next = nextRoundWorlds(spec, all);
+      }
+    }
     done += n;
     progress.newRound();
-    n = ranks.broadcast(ranks.root() ? nextRoundWorlds(spec, all) : 0);
+    n = ranks.broadcast(next);
   }
   progress.finish();
+  if (distributed) result = finishDistributed(ranks, spec, done, pieces, reduction);
   return true;
 }
 
@@ -327,6 +437,10 @@ int runStudyCommand(const StudyOptions& o) {
           throw std::invalid_argument(f.scene.source + ": " + w.path + ": world " + std::to_string(x) +
                                       " is outside the study's " + std::to_string(f.spec.worlds) +
                                       " worlds (run more worlds with --worlds)");
+    if (o.reduce == "ranks" && o.outcomes)
+      throw std::invalid_argument("--outcomes needs the outcomes gathered: leave out --reduce ranks");
+    if (o.reduce == "ranks" && f.spec.sensitivity == Sensitivity::Sobol)
+      throw std::invalid_argument("a Sobol study needs the outcomes gathered: leave out --reduce ranks");
     if (ranks.root()) {
       // Refuse what cannot finish before running: outputs that cannot be written, outcomes that
       // do not fit in rank 0's memory.
@@ -335,12 +449,12 @@ int runStudyCommand(const StudyOptions& o) {
       if (!f.spec.vary.empty()) checkWritable("--out", o.out + "-sensitivity.png");
       const double perWorld = double(gatheredBytesPerWorld(f.spec) + (o.outcomes ? 8 * f.spec.vary.size() : 0));
       const double available = 0.9 * double(memoryAvailable(false).hostBytes);
-      if (double(planned) * perWorld > available)
+      if (o.reduce == "gather" && double(planned) * perWorld > available)
         throw std::runtime_error(std::to_string(planned) + " worlds in " + f.precision + " do not fit: their outcomes need " +
                                  gibText(double(planned) * perWorld) + " of host memory on rank 0, " +
                                  gibText(available / 0.9) + " available; at most " +
                                  std::to_string(static_cast<std::int64_t>(available / perWorld)) +
-                                 " worlds fit (use --worlds)");
+                                 " worlds fit (use --worlds, or --reduce ranks)");
     }
   } catch (const std::exception& e) {
     error = e.what();
@@ -363,22 +477,25 @@ int runStudyCommand(const StudyOptions& o) {
                   spec.until.output.c_str(), spec.until.ciHalfWidth, static_cast<long long>(spec.worlds),
                   static_cast<long long>(spec.until.every > 0 ? spec.until.every : spec.worlds),
                   static_cast<long long>(spec.until.maxWorlds));
-    std::printf("plan          %d rank%s (%s), chunks of at most %lld worlds\n", ranks.size(),
+    std::printf("plan          %d rank%s (%s), chunks of at most %lld worlds, %s\n", ranks.size(),
                 ranks.size() == 1 ? "" : "s",
                 backend == Backend::Cuda ? "one GPU each" : (std::to_string(threads) + " CPU threads each").c_str(),
-                static_cast<long long>(chunk));
+                static_cast<long long>(chunk),
+                o.reduce == "gather" ? "outcomes gathered on rank 0" : "reduced on the ranks (quantiles from the sketch)");
     for (const Variation& v : spec.vary)
       std::printf("vary          %s ~ %s(%g, %g)\n", v.parameter.c_str(), distributionName(v.distribution), v.a, v.b);
     std::fflush(stdout);
   }
 
   StudyOutcomes all;
-  const bool ran = f.precision == "float" ? runRounds<float>(f, backend, ranks, all)
-                                          : runRounds<double>(f, backend, ranks, all);
+  StudyResult r;
+  const bool distributed = o.reduce == "ranks";
+  const bool ran = f.precision == "float" ? runRounds<float>(f, backend, ranks, distributed, all, r)
+                                          : runRounds<double>(f, backend, ranks, distributed, all, r);
   if (!ran || !ranks.root()) return ran ? 0 : 1;
 
   // Rank 0: the statistics and every file.
-  const StudyResult r = reduceStudy(spec, all);
+  if (!distributed) r = reduceStudy(spec, all);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("wall time     %.3f s\n", wall);
   std::printf("flagged       %lld worlds (left out of the statistics)\n", static_cast<long long>(r.flaggedWorlds));
@@ -412,7 +529,7 @@ int runStudyCommand(const StudyOptions& o) {
 
   std::vector<std::pair<std::string, std::function<void(const std::string&)>>> files = {
       {o.out + ".csv", [&](const std::string& p) { writeCsv(p, spec, r); }},
-      {o.out + ".json", [&](const std::string& p) { writeJson(p, f, backend, r); }},
+      {o.out + ".json", [&](const std::string& p) { writeJson(p, f, backend, r, distributed); }},
       {o.out + ".png", [&](const std::string& p) {
          writeHistogramPng(p, r.outputs.front(),
                            f.scene.name + ": " + std::to_string(r.worlds) + " worlds after " +
@@ -484,6 +601,12 @@ Command addStudyCommand(CLI::App& parent) {
       ->capture_default_str();
   addWholeNumber(*app, "--chunk", o->chunk, 1, kMaxWorlds,
                  "worlds per batch (default: what fits in half of the memory, at most 4194304); changes no result");
+  app->add_option("--reduce", o->reduce,
+                  "gather: every outcome to rank 0, exact quantiles and Spearman's rho; ranks: each rank reduces "
+                  "its own worlds (same moments and histograms, quantiles from the sketch, no rho), for studies too "
+                  "large to gather")
+      ->check(CLI::IsMember({"gather", "ranks"}))
+      ->capture_default_str();
   app->add_flag("--outcomes", o->outcomes, "also write every world's outputs, parameters and status to PREFIX.npz");
   addWholeNumber(*app, "--threads", o->threads, 1, kMaxInt,
                  "CPU threads per rank (default: all cores, shared equally by the ranks of a node)");

@@ -327,9 +327,107 @@ std::int64_t nextRoundWorlds(const StudySpec& spec, const StudyOutcomes& all) {
   if (u.output.empty() || all.size() >= u.maxWorlds) return 0;
   const std::size_t o = std::find(spec.outputs.begin(), spec.outputs.end(), u.output) - spec.outputs.begin();
   if (o == spec.outputs.size()) throw std::invalid_argument("study: until: output '" + u.output + "' is not an output");
-  const Moments m = momentsOf(all.values[o].data(), all.size(), all.status.data());
-  if (shouldStop(m, u.ciHalfWidth).stop) return 0;
-  return std::min(u.every > 0 ? u.every : spec.worlds, u.maxWorlds - all.size());
+  return nextRoundWorlds(spec, all.size(), momentsOf(all.values[o].data(), all.size(), all.status.data()));
+}
+
+std::int64_t nextRoundWorlds(const StudySpec& spec, std::int64_t worlds, const Moments& m) {
+  const StoppingRule& u = spec.until;
+  if (u.output.empty() || worlds >= u.maxWorlds || shouldStop(m, u.ciHalfWidth).stop) return 0;
+  return std::min(u.every > 0 ? u.every : spec.worlds, u.maxWorlds - worlds);
+}
+
+void OutputShare::add(std::int64_t first, const double* values, const std::int32_t* status, std::int64_t n) {
+  for (std::int64_t i = 0; i < n;) {
+    const std::int64_t w = first + i, block = w / kMomentBlock;
+    const std::int64_t blockEnd = (block + 1) * kMomentBlock;  // first world of the next block
+    const std::int64_t inBlock = std::min(blockEnd, first + n) - w;
+    if (w % kMomentBlock == 0 && inBlock == kMomentBlock) {
+      blocks.push_back({block, blockMoments(values + i, inBlock, status + i)});
+    } else {
+      for (std::int64_t k = 0; k < inBlock; ++k) loose.push_back({w + k, values[i + k], status[i + k]});
+    }
+    for (std::int64_t k = 0; k < inBlock; ++k)
+      if (status[i + k] == 0) sketch.add(values[i + k]);
+    i += inBlock;
+  }
+}
+
+void OutputShare::encode(std::vector<double>& out) const {
+  out.push_back(double(blocks.size()));
+  for (const auto& [b, m] : blocks) out.insert(out.end(), {double(b), double(m.count), m.mean, m.M2, m.min, m.max});
+  out.push_back(double(loose.size()));
+  for (const Loose& l : loose) out.insert(out.end(), {double(l.world), l.value, double(l.status)});
+  const QuantileSketch::Flat f = sketch.flatten();
+  out.insert(out.end(), {f.alpha, double(f.count), double(f.nonFinite), f.min, f.max, double(f.buckets.size())});
+  for (const auto& [key, count] : f.buckets) out.insert(out.end(), {double(key), double(count)});
+}
+
+OutputShare OutputShare::decode(const std::vector<double>& in, std::size_t& at) {
+  auto next = [&]() {
+    if (at >= in.size()) throw std::invalid_argument("OutputShare::decode: the data ends early");
+    return in[at++];
+  };
+  auto whole = [&]() { return static_cast<std::int64_t>(next()); };
+  OutputShare s;
+  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
+    const std::int64_t b = whole();
+    Moments m;
+    m.count = whole();
+    m.mean = next();
+    m.M2 = next();
+    m.min = next();
+    m.max = next();
+    s.blocks.push_back({b, m});
+  }
+  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
+    Loose l;
+    l.world = whole();
+    l.value = next();
+    l.status = static_cast<std::int32_t>(whole());
+    s.loose.push_back(l);
+  }
+  QuantileSketch::Flat f;
+  f.alpha = next();
+  f.count = whole();
+  f.nonFinite = whole();
+  f.min = next();
+  f.max = next();
+  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
+    const std::int64_t key = whole();
+    f.buckets.push_back({key, whole()});
+  }
+  s.sketch = QuantileSketch::fromFlat(f);
+  return s;
+}
+
+void MomentsAssembly::add(const OutputShare& share) {
+  for (const auto& [b, m] : share.blocks) whole_[b] = m;
+  for (const OutputShare::Loose& l : share.loose) loose_[l.world / kMomentBlock].push_back(l);
+}
+
+Moments MomentsAssembly::total(std::int64_t worlds) const {
+  std::vector<Moments> blocks;
+  for (std::int64_t b = 0; b < momentBlockCount(worlds); ++b) {
+    if (const auto w = whole_.find(b); w != whole_.end()) {
+      blocks.push_back(w->second);
+      continue;
+    }
+    // A block run in parts: its worlds in world order, reduced as one block.
+    std::vector<OutputShare::Loose> l = loose_.count(b) ? loose_.at(b) : std::vector<OutputShare::Loose>{};
+    std::sort(l.begin(), l.end(), [](const auto& x, const auto& y) { return x.world < y.world; });
+    const std::int64_t expected = std::min(worlds, (b + 1) * kMomentBlock) - b * kMomentBlock;
+    if (std::int64_t(l.size()) != expected)
+      throw std::logic_error("MomentsAssembly: block " + std::to_string(b) + " has " + std::to_string(l.size()) +
+                             " of its " + std::to_string(expected) + " worlds");
+    std::vector<double> v;
+    std::vector<std::int32_t> st;
+    for (const auto& x : l) {
+      v.push_back(x.value);
+      st.push_back(x.status);
+    }
+    blocks.push_back(blockMoments(v.data(), expected, st.data()));
+  }
+  return mergeBlocks(blocks);
 }
 
 template <class T>

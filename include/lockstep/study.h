@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -149,6 +150,44 @@ StudyResult reduceStudy(const StudySpec& spec, const StudyOutcomes& all);
 // What a sequential study ("until") decides after `all` (its outcomes so far, all.first == 0):
 // the worlds to run next, 0 to stop.
 std::int64_t nextRoundWorlds(const StudySpec& spec, const StudyOutcomes& all);
+// The same from the moments of the rule's output over the `worlds` worlds run so far.
+std::int64_t nextRoundWorlds(const StudySpec& spec, std::int64_t worlds, const Moments& m);
+
+// ---- reducing where the worlds ran (`--reduce ranks`: studies too large to gather) -------------
+//
+// A rank summarizes each output over the pieces of world indices it ran: the Moments of every
+// block of kMomentBlock world indices it ran whole, the raw worlds of the blocks it ran only in
+// part, and a quantile sketch. Rank 0 puts the pieces together (MomentsAssembly): each block
+// reduced once, in world order, then the fixed tree — the same bits as momentsOf over all worlds,
+// whatever the ranks and chunks. Sketches merge exactly (integer counts).
+struct OutputShare {
+  struct Loose {
+    std::int64_t world;
+    double value;
+    std::int32_t status;
+  };
+  std::vector<std::pair<std::int64_t, Moments>> blocks;  // (block index, its moments)
+  std::vector<Loose> loose;
+  QuantileSketch sketch;
+
+  // Adds worlds [first, first + n) (values and status in world order).
+  void add(std::int64_t first, const double* values, const std::int32_t* status, std::int64_t n);
+  // As doubles, to send (world, block indices and counts are exact in a double below 2^53).
+  void encode(std::vector<double>& out) const;
+  // Reads one share from in[at ...], advancing at; throws std::invalid_argument when malformed.
+  static OutputShare decode(const std::vector<double>& in, std::size_t& at);
+};
+
+class MomentsAssembly {
+ public:
+  void add(const OutputShare& share);
+  // The moments of worlds [0, worlds): every block must be whole (or the last, up to worlds).
+  Moments total(std::int64_t worlds) const;
+
+ private:
+  std::map<std::int64_t, Moments> whole_;
+  std::map<std::int64_t, std::vector<OutputShare::Loose>> loose_;
+};
 
 // Samples, sets up and runs the whole study in one process (runStudyWorlds over every world, the
 // rounds of a sequential study one after another), then reduces it (reduceStudy). When outcomes is
