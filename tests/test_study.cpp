@@ -298,5 +298,45 @@ TEST(Study, SobolStudyRunsTheDesignAndFindsTheParameterThatMatters) {
   EXPECT_NEAR(r.spearman[0][0], 1.0, 1e-12);
 }
 
+// Outcomes summarized in pieces (rank shares, rounds) and put together on rank 0 give the moments
+// of the whole set bit for bit, however the pieces cut the blocks of kMomentBlock worlds.
+TEST(Study, SharesAssembleToTheMomentsOfAllWorlds) {
+  const std::int64_t n = 5 * kMomentBlock + 333;
+  std::vector<double> x(n);
+  std::vector<std::int32_t> status(n, 0);
+  for (std::int64_t i = 0; i < n; ++i) x[i] = std::sin(0.37 * double(i)) * 1e3 + double(i % 17);
+  status[77] = kStatusNonFinite;
+  const lockstep::Moments all = momentsOf(x.data(), n, status.data());
+  for (std::int64_t cut : {std::int64_t(1), std::int64_t(500), kMomentBlock, std::int64_t(2900)}) {
+    MomentsAssembly assembly;
+    QuantileSketch sketch;
+    for (std::int64_t first = 0; first < n; first += cut) {
+      OutputShare share;
+      const std::int64_t m = std::min(cut, n - first);
+      share.add(first, x.data() + first, status.data() + first, m);
+      std::vector<double> sent;
+      share.encode(sent);
+      std::size_t at = 0;
+      const OutputShare received = OutputShare::decode(sent, at);
+      EXPECT_EQ(at, sent.size());
+      assembly.add(received);
+      sketch.merge(received.sketch);
+    }
+    const lockstep::Moments m = assembly.total(n);
+    EXPECT_EQ(m.count, n - 1) << cut;
+    EXPECT_EQ(m.mean, all.mean) << cut;
+    EXPECT_EQ(m.M2, all.M2) << cut;
+    EXPECT_EQ(m.min, all.min);
+    EXPECT_EQ(m.max, all.max);
+    EXPECT_EQ(sketch.count(), n - 1);
+  }
+  // A missing piece is an error, not a silent undercount.
+  MomentsAssembly partial;
+  OutputShare share;
+  share.add(0, x.data(), status.data(), 1500);
+  partial.add(share);
+  EXPECT_THROW(partial.total(n), std::logic_error);
+}
+
 }  // namespace
 }  // namespace lockstep::test

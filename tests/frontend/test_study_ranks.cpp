@@ -3,6 +3,7 @@
 // stops the job with a message naming it and leaves no file. The MPI cases skip when CMake found
 // no MPI (LOCKSTEP_MPIEXEC is empty then); ctest runs them with Open MPI's permission to run as root.
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,64 @@ TEST_F(StudyRanks, AnyNumberOfRanksWritesTheSameBytes) {
   const fs::path one = runStudy("one", "", "");
   expectSameFiles(one, runStudy("np2", mpirun(2), "--threads 1"));
   expectSameFiles(one, runStudy("np3", mpirun(3), "--threads 1 --chunk 7"));
+}
+
+// Reduced on the ranks (--reduce ranks): rounds of 2100, 900, 900, 900 and 200 worlds split blocks of
+// 1024 world indices between rounds, ranks and chunks; the files are the same bytes whatever the
+// split, and count, mean, stddev, min, max, standard error, interval and histograms are the gathered
+// run's, bit for bit (the quantiles come from the sketch there: within its relative error 0.005).
+TEST_F(StudyRanks, ReducedOnTheRanksTheSameBytesAndTheGatheredMoments) {
+  std::string text = readText(study());
+  auto replace = [&](const std::string& from, const std::string& to) {
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+  };
+  replace("\"worlds\": 120", "\"worlds\": 2100");
+  replace("\"steps\": 40", "\"steps\": 5");
+  replace("\"max_worlds\": 300, \"every\": 90", "\"max_worlds\": 5000, \"every\": 900");
+  const std::string file = write("big.json", text);
+  auto runIt = [&](const std::string& name, const std::string& launcher, const std::string& extra) {
+    const fs::path folder = dir_ / name;
+    fs::create_directories(folder);
+    const std::string args = "study " + file + " --device cpu --out " + (folder / "r").string() + " " + extra;
+    const CliResult r = launcher.empty() ? run(args) : runUnder(launcher, args);
+    EXPECT_EQ(r.status, 0) << name << "\n" << r.out << r.err;
+    return folder;
+  };
+  const fs::path gathered = runIt("gathered", "", "");
+  const fs::path one = runIt("one", "", "--reduce ranks");
+  EXPECT_NE(readText(one / "r.json").find("\"worlds_run\": 5000"), std::string::npos);
+  EXPECT_NE(readText(one / "r.json").find("\"quantile_method\": \"sketch"), std::string::npos);
+  expectSameFiles(one, runIt("chunk77", "", "--reduce ranks --chunk 77"));
+  if (!kMpiexec.empty()) {
+    expectSameFiles(one, runIt("np2", mpirun(2), "--reduce ranks --threads 1 --chunk 500"));
+    expectSameFiles(one, runIt("np3", mpirun(3), "--reduce ranks --threads 1 --chunk 77"));
+  }
+  // The gathered run: the same row up to the quantiles, the same histograms.
+  auto lines = [](const std::string& text) {
+    std::vector<std::string> out;
+    std::istringstream in(text);
+    for (std::string l; std::getline(in, l);) out.push_back(l);
+    return out;
+  };
+  const std::vector<std::string> a = lines(readText(gathered / "r.csv")), b = lines(readText(one / "r.csv"));
+  ASSERT_EQ(a.size(), 4u);
+  ASSERT_EQ(b.size(), 4u);
+  EXPECT_EQ(a[0], b[0]);
+  for (std::size_t i = 1; i < a.size(); ++i) {
+    std::size_t cut = 0;
+    for (int commas = 0; commas < 8; ++commas) cut = a[i].find(',', cut) + 1;  // name .. ci95_half_width
+    EXPECT_EQ(a[i].substr(0, cut), b[i].substr(0, cut));
+    EXPECT_NE(a[i], b[i]);  // the quantiles differ: exact and sketched
+  }
+  auto histograms = [](const std::string& json) {
+    std::vector<std::string> out;
+    for (std::size_t at = json.find("\"histogram\""); at != std::string::npos; at = json.find("\"histogram\"", at + 1))
+      out.push_back(json.substr(at, json.find(']', at) - at));
+    return out;
+  };
+  EXPECT_EQ(histograms(readText(gathered / "r.json")).size(), 3u);
+  EXPECT_EQ(histograms(readText(gathered / "r.json")), histograms(readText(one / "r.json")));
 }
 
 TEST_F(StudyRanks, AFailingRankStopsTheJobAndNothingIsWritten) {
