@@ -577,8 +577,10 @@ parameters and status). Files appear only when the whole study succeeded.
 Worlds run in chunks of at most --chunk worlds (default: half of the memory); under
 `mpirun -np N lockstep study FILE` (or srun) the worlds are split over N ranks, each on its own
 GPU (node-local rank) or its share of the CPU cores, and rank 0 writes every file. Results are
-the same bits for any chunk size and any number of ranks. A rank that fails stops the job with
-"rank R of N failed: REASON; no output was written".)";
+the same bits for any chunk size and any number of ranks. Rank 0 gathers the outcomes (exact
+quantiles); with --reduce ranks each rank reduces its own (same moments and histograms, quantiles
+from a sketch of relative error 0.005, no correlations), for studies too large to gather. A rank
+that fails stops the job with "rank R of N failed: REASON; no output was written".)";
 
 }  // namespace
 
