@@ -447,14 +447,29 @@ int runStudyCommand(const StudyOptions& o) {
       for (const char* extension : {".csv", ".json", ".png"}) checkWritable("--out", o.out + extension);
       if (o.outcomes) checkWritable("--out", o.out + ".npz");
       if (!f.spec.vary.empty()) checkWritable("--out", o.out + "-sensitivity.png");
-      const double perWorld = double(gatheredBytesPerWorld(f.spec) + (o.outcomes ? 8 * f.spec.vary.size() : 0));
+      // The .npz writer holds the outputs and parameters twice more (arrays, then archive bytes).
+      const double npz = o.outcomes ? 16.0 * double(f.spec.outputs.size() + f.spec.vary.size()) + 8 : 0;
+      const double perWorld = double(gatheredBytesPerWorld(f.spec)) + npz;
       const double available = 0.9 * double(memoryAvailable(false).hostBytes);
       if (o.reduce == "gather" && double(planned) * perWorld > available)
         throw std::runtime_error(std::to_string(planned) + " worlds in " + f.precision + " do not fit: their outcomes need " +
                                  gibText(double(planned) * perWorld) + " of host memory on rank 0, " +
                                  gibText(available / 0.9) + " available; at most " +
                                  std::to_string(static_cast<std::int64_t>(available / perWorld)) +
-                                 " worlds fit (use --worlds, or --reduce ranks)");
+                                 " worlds fit (use --worlds); or reduce on the ranks (--reduce ranks)");
+    }
+    if (o.reduce == "ranks") {
+      // Each rank keeps its share's outcomes (8 bytes per output and 4 per world) for the histograms.
+      const double share = double(planned) / ranks.size() + 1;
+      const double perWorld = 8.0 * double(f.spec.outputs.size()) + 4;
+      const double available = 0.5 * double(memoryAvailable(false).hostBytes) / ranks.localSize();
+      if (share * perWorld > available)
+        throw std::runtime_error(std::to_string(planned) + " worlds in " + f.precision + " do not fit: each rank's " +
+                                 std::to_string(static_cast<std::int64_t>(share)) + " outcomes need " +
+                                 gibText(share * perWorld) + " of host memory, " + gibText(available) +
+                                 " available to a rank; at most " +
+                                 std::to_string(static_cast<std::int64_t>(available / perWorld) * ranks.size()) +
+                                 " worlds fit (use --worlds, or more ranks)");
     }
   } catch (const std::exception& e) {
     error = e.what();

@@ -1,6 +1,9 @@
 // Lockstep Monte Carlo parameter studies: vary per-world parameters by named distributions, run
 // every world, and reduce chosen outputs across worlds (mean, standard deviation, extremes,
-// quantiles, histogram) on the device for the CUDA backend, on the host for the CPU backend.
+// quantiles, histogram, the standard error and 95% interval of the mean, rank correlations, Sobol
+// indices; study_statistics.h) on the host, from the outcomes read back chunk by chunk — one
+// computation for every backend, chunk size and rank count. reduceOnDevice is the same summary
+// computed on the device (Thrust) for callers that keep a batch on the GPU.
 //
 // Sampling is counter-based: the value drawn for (seed, variation, world) depends on nothing
 // else, so a study gives the same parameters whatever the number of worlds, threads or backend.
