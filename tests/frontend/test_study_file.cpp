@@ -133,5 +133,34 @@ TEST_F(StudyFiles, MalformedStudiesAreAnsweredWithFilePathAndReason) {
   EXPECT_NE(err.find("vary[0].parameter"), std::string::npos) << err;
 }
 
+TEST_F(StudyFiles, UntilAndSensitivityAreReadAndCheckedWithTheirPath) {
+  const std::string scene = "\"scene\": \"" + kRoot + "/scenes/chain-7.json\"";
+  const std::string vary = R"("vary": [{"parameter": "q.joint1", "distribution": "uniform", "low": 0, "high": 1}])";
+  const StudyFile f = loadStudyFile(write("u.json", "{" + scene + ", " + vary + R"(, "worlds": 50,
+      "outputs": ["q.joint1", "time"], "until": {"output": "q.joint1", "ci_half_width": 0.01, "max_worlds": 5000,
+      "every": 25}})"));
+  EXPECT_EQ(f.spec.until.output, "q.joint1");
+  EXPECT_EQ(f.spec.until.ciHalfWidth, 0.01);
+  EXPECT_EQ(f.spec.until.maxWorlds, 5000);
+  EXPECT_EQ(f.spec.until.every, 25);
+  const StudyFile g = loadStudyFile(write("s.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"],
+      "sensitivity": "sobol", "bootstrap_resamples": 200})"));
+  EXPECT_EQ(g.spec.sensitivity, Sensitivity::Sobol);
+  EXPECT_EQ(g.spec.bootstrapResamples, 200);
+  std::string e = loadError(write("a.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"],
+      "until": {"output": "q.joint2", "ci_half_width": 0.01, "max_worlds": 5000}})"));
+  EXPECT_NE(e.find("a.json: until.output: 'q.joint2' is not one of the study's outputs"), std::string::npos) << e;
+  e = loadError(write("b.json", "{" + scene + ", " + vary + R"(, "worlds": 100, "outputs": ["time"],
+      "until": {"output": "time", "ci_half_width": 0.01, "max_worlds": 50}})"));
+  EXPECT_NE(e.find("b.json: until.max_worlds: must be at least the study's worlds (100)"), std::string::npos) << e;
+  e = loadError(write("c.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"], "sensitivity": "sobel"})"));
+  EXPECT_NE(e.find("c.json: sensitivity: must be \"sobol\" or \"none\""), std::string::npos) << e;
+  e = loadError(write("d.json", "{" + scene + R"(, "outputs": ["time"], "sensitivity": "sobol"})"));
+  EXPECT_NE(e.find("d.json: sensitivity: a Sobol study needs at least one variation"), std::string::npos) << e;
+  e = loadError(write("e.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"], "until": {"output": "time",
+      "ci_half_width": -1, "max_worlds": 5000}})"));
+  EXPECT_NE(e.find("e.json: until.ci_half_width:"), std::string::npos) << e;
+}
+
 }  // namespace
 }  // namespace lockstep::test
