@@ -118,7 +118,8 @@ if(LOCKSTEP_BUILD_TESTS)
   # One ctest test per gtest test, listed here: gtest_discover_tests splits a list-valued
   # ENVIRONMENT into separate properties.
   foreach(_lockstep_test AnyChunkSizeWritesTheSameBytes AnyNumberOfRanksWritesTheSameBytes
-          ReducedOnTheRanksTheSameBytesAndTheGatheredMoments AFailingRankStopsTheJobAndNothingIsWritten)
+          ReducedOnTheRanksTheSameBytesAndTheGatheredMoments AFailingRankStopsTheJobAndNothingIsWritten
+          OutputsNeverReplaceTheStudyFile)
     add_test(NAME StudyRanks.${_lockstep_test} COMMAND lockstep_study_ranks_tests --gtest_filter=StudyRanks.${_lockstep_test}
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
     set_tests_properties(StudyRanks.${_lockstep_test} PROPERTIES

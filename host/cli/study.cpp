@@ -444,7 +444,12 @@ int runStudyCommand(const StudyOptions& o) {
     if (ranks.root()) {
       // Refuse what cannot finish before running: outputs that cannot be written, outcomes that
       // do not fit in rank 0's memory.
-      for (const char* extension : {".csv", ".json", ".png"}) checkWritable("--out", o.out + extension);
+      for (const char* extension : {".csv", ".json", ".png"}) {
+        checkWritable("--out", o.out + extension);
+        std::error_code ec;
+        if (std::filesystem::equivalent(o.file, o.out + extension, ec))
+          throw std::runtime_error("--out: '" + o.out + extension + "' is the study file itself: choose another prefix");
+      }
       if (o.outcomes) checkWritable("--out", o.out + ".npz");
       if (!f.spec.vary.empty()) checkWritable("--out", o.out + "-sensitivity.png");
       // The .npz writer holds the outputs and parameters twice more (arrays, then archive bytes).

@@ -177,5 +177,15 @@ TEST_F(StudyRanks, AFailingRankStopsTheJobAndNothingIsWritten) {
   EXPECT_TRUE(files(folder).empty());
 }
 
+// --out naming the study file itself (PREFIX.json) is refused before the run, the file untouched.
+TEST_F(StudyRanks, OutputsNeverReplaceTheStudyFile) {
+  const std::string file = study();
+  const std::string before = readText(file);
+  const CliResult r = run("study " + file + " --device cpu --out " + (dir_ / "s").string());
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("is the study file itself: choose another prefix"), std::string::npos) << r.err;
+  EXPECT_EQ(readText(file), before);
+}
+
 }  // namespace
 }  // namespace lockstep::test
