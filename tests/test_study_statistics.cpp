@@ -3,6 +3,7 @@
 // the sketch keeps its stated error bound; Spearman and Sobol estimates match closed forms.
 #include <cmath>
 #include <cstring>
+#include <omp.h>
 #include <vector>
 
 #include "lockstep/statistics.h"
@@ -382,6 +383,20 @@ TEST(StudyStatistics, SobolIndicesOfTheIshigamiFunction) {
   EXPECT_EQ(again.firstLow, s.firstLow);
   EXPECT_EQ(again.totalHigh, s.totalHigh);
   EXPECT_NE(sobolIndices(d, y.data(), nullptr, 400, 8).firstLow, s.firstLow);
+  // and the same bits on one thread as on several.
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  const SobolIndices serial = sobolIndices(d, y.data(), nullptr, 400, 7);
+  omp_set_num_threads(3);
+  const SobolIndices three = sobolIndices(d, y.data(), nullptr, 400, 7);
+  omp_set_num_threads(threads);
+  for (const SobolIndices* o : {&serial, &three}) {
+    EXPECT_EQ(o->firstLow, s.firstLow);
+    EXPECT_EQ(o->firstHigh, s.firstHigh);
+    EXPECT_EQ(o->totalLow, s.totalLow);
+    EXPECT_EQ(o->totalHigh, s.totalHigh);
+    EXPECT_EQ(o->first, s.first);
+  }
 }
 
 // The bootstrap intervals cover the Ishigami indices about 95% of the time: 40 independent designs
