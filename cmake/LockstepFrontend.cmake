@@ -119,7 +119,7 @@ if(LOCKSTEP_BUILD_TESTS)
   # ENVIRONMENT into separate properties.
   foreach(_lockstep_test AnyChunkSizeWritesTheSameBytes AnyNumberOfRanksWritesTheSameBytes
           ReducedOnTheRanksTheSameBytesAndTheGatheredMoments AFailingRankStopsTheJobAndNothingIsWritten
-          OutputsNeverReplaceTheStudyFile)
+          OutputsNeverReplaceTheStudyFile BenchUnderMpirunSumsTheRanks)
     add_test(NAME StudyRanks.${_lockstep_test} COMMAND lockstep_study_ranks_tests --gtest_filter=StudyRanks.${_lockstep_test}
              WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
     set_tests_properties(StudyRanks.${_lockstep_test} PROPERTIES

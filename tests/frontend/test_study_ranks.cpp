@@ -187,5 +187,15 @@ TEST_F(StudyRanks, OutputsNeverReplaceTheStudyFile) {
   EXPECT_EQ(readText(file), before);
 }
 
+// `lockstep bench` under mpirun: every rank measures, rank 0 prints its table and the ranks' sum.
+TEST_F(StudyRanks, BenchUnderMpirunSumsTheRanks) {
+  if (kMpiexec.empty()) GTEST_SKIP() << "built without MPI";
+  const CliResult r = runUnder(mpirun(2), "bench --device cpu --worlds 8 --precision double --repetitions 1 --threads 1");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("2 ranks measured at once"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("chain-7-seed double 8 worlds per rank: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("scene "), r.out.rfind("scene ")) << "one table, from rank 0:\n" << r.out;
+}
+
 }  // namespace
 }  // namespace lockstep::test
