@@ -44,6 +44,7 @@ add_executable(lockstep_cli
   host/cli/plot.cpp
   host/cli/app.cpp
   host/cli/options.cpp
+  host/cli/ranks.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
 # What `lockstep --version` reports: the version and the CUDA architectures compiled for.
@@ -54,6 +55,17 @@ set_source_files_properties(host/cli/app.cpp PROPERTIES COMPILE_DEFINITIONS
   "LOCKSTEP_VERSION=\"${PROJECT_VERSION}\";LOCKSTEP_CUDA_ARCHITECTURES=\"${_lockstep_archs_text}\"")
 target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)
 target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+# MPI, when found: `mpirun -np N lockstep study FILE` splits the worlds over the ranks (host/cli/ranks.h).
+# The same program runs alone without a launcher.
+option(LOCKSTEP_MPI "Build the command line with MPI when CMake finds it" ON)
+if(LOCKSTEP_MPI)
+  enable_language(C)  # FindMPI looks for the C bindings with the C compiler
+  find_package(MPI COMPONENTS C)
+endif()
+if(MPI_C_FOUND)
+  target_link_libraries(lockstep_cli PRIVATE MPI::MPI_C)
+  target_compile_definitions(lockstep_cli PRIVATE LOCKSTEP_HAVE_MPI)
+endif()
 
 # ---- tests: scenes, URDF import (against Simbody 3.7), the command line end to end ---------------
 if(LOCKSTEP_BUILD_TESTS)
@@ -87,4 +99,31 @@ if(LOCKSTEP_BUILD_TESTS)
   endif()
   gtest_discover_tests(lockstep_frontend_tests DISCOVERY_TIMEOUT 60
                        WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+
+  # `lockstep study` over chunks and MPI ranks: the same bytes; a failing rank writes nothing.
+  # Open MPI refuses to run as root (containers, CI) unless told twice.
+  add_executable(lockstep_study_ranks_tests tests/frontend/test_study_ranks.cpp)
+  target_include_directories(lockstep_study_ranks_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_link_libraries(lockstep_study_ranks_tests PRIVATE GTest::gtest GTest::gtest_main)
+  set(_lockstep_mpiexec "")
+  if(MPI_C_FOUND AND MPIEXEC_EXECUTABLE)
+    set(_lockstep_mpiexec "${MPIEXEC_EXECUTABLE}")
+  endif()
+  target_compile_definitions(lockstep_study_ranks_tests PRIVATE
+    LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
+    LOCKSTEP_CLI="$<TARGET_FILE:lockstep_cli>"
+    LOCKSTEP_MPIEXEC="${_lockstep_mpiexec}")
+  target_compile_options(lockstep_study_ranks_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  add_dependencies(lockstep_study_ranks_tests lockstep_cli)
+  # One ctest test per gtest test, listed here: gtest_discover_tests splits a list-valued
+  # ENVIRONMENT into separate properties.
+  foreach(_lockstep_test AnyChunkSizeWritesTheSameBytes AnyNumberOfRanksWritesTheSameBytes
+          ReducedOnTheRanksTheSameBytesAndTheGatheredMoments AFailingRankStopsTheJobAndNothingIsWritten
+          OutputsNeverReplaceTheStudyFile BenchUnderMpirunSumsTheRanks)
+    add_test(NAME StudyRanks.${_lockstep_test} COMMAND lockstep_study_ranks_tests --gtest_filter=StudyRanks.${_lockstep_test}
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(StudyRanks.${_lockstep_test} PROPERTIES
+      ENVIRONMENT "OMPI_ALLOW_RUN_AS_ROOT=1;OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"
+      SKIP_REGULAR_EXPRESSION "\\[  SKIPPED \\]")
+  endforeach()
 endif()

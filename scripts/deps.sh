@@ -15,6 +15,7 @@ packages=(
   libzip-dev               # .npz output of the command line
   libdlpack-dev            # DLPack tensors for zero-copy observations
   libplplot-dev plplot-driver-cairo  # histogram plots of studies (PNG)
+  libopenmpi-dev openmpi-bin  # optional: `mpirun -np N lockstep study` over MPI ranks
 )
 
 missing=()

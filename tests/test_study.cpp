@@ -1,6 +1,7 @@
 // Monte Carlo studies: sampling follows its distributions and is reproducible, named parameters
 // land where they should, and the reduced statistics equal a plain host computation.
 #include <cmath>
+#include <cstring>
 
 #include "lockstep/builtin_scenes.h"
 #include "lockstep/device.h"
@@ -197,6 +198,144 @@ TEST(Study, DeviceReductionMatchesTheHost) {
     EXPECT_NEAR(gpu.outputs[o].stddev, cpu.outputs[o].stddev, 1e-10);
     EXPECT_NEAR(gpu.outputs[o].quantiles[2], cpu.outputs[o].quantiles[2], 1e-10);
   }
+}
+
+// Chunks change no bit: every world's draws and outcome depend only on its index, and the
+// statistics only on the outcomes in world order.
+TEST(Study, ChunkSizeChangesNoBit) {
+  const auto model = makeChain7Seed();
+  StudySpec spec;
+  spec.worlds = 150;
+  spec.steps = 40;
+  spec.seed = 3;
+  spec.vary = {{"body.link7.mass", Distribution::Uniform, 0.5, 1.5}, {"q.joint2", Distribution::Normal, 0.2, 0.1}};
+  spec.outputs = {"q.joint7", "energy.total"};
+  StudyOutcomes whole;
+  const StudyResult r = runStudy<double>(model, spec, Backend::Cpu, {}, {}, &whole);
+  ASSERT_EQ(whole.size(), spec.worlds);
+  for (std::int64_t chunk : {1, 7, 64}) {
+    spec.chunk = chunk;
+    StudyOutcomes pieces;
+    const StudyResult c = runStudy<double>(model, spec, Backend::Cpu, {}, {}, &pieces);
+    for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
+      ASSERT_EQ(pieces.values[o].size(), whole.values[o].size());
+      EXPECT_EQ(0, std::memcmp(pieces.values[o].data(), whole.values[o].data(), whole.values[o].size() * sizeof(double)))
+          << "chunk " << chunk;
+      EXPECT_EQ(c.outputs[o].mean, r.outputs[o].mean);
+      EXPECT_EQ(c.outputs[o].stddev, r.outputs[o].stddev);
+      EXPECT_EQ(c.outputs[o].quantiles, r.outputs[o].quantiles);
+      EXPECT_EQ(c.outputs[o].histogram, r.outputs[o].histogram);
+    }
+    EXPECT_EQ(c.spearman, r.spearman);
+  }
+  // Worlds run in two pieces (two ranks' shares) give the same outcomes as in one.
+  spec.chunk = 0;
+  StudyOutcomes joined = runStudyWorlds<double>(model, spec, Backend::Cpu, 0, 61);
+  joined.append(runStudyWorlds<double>(model, spec, Backend::Cpu, 61, 89));
+  EXPECT_EQ(joined.values, whole.values);
+  EXPECT_EQ(joined.status, whole.status);
+  // The outcomes differ between worlds (the comparison above compares something).
+  EXPECT_NE(whole.values[0][0], whole.values[0][1]);
+}
+
+// An output equal to a uniform parameter (no steps: q.joint1 is its initial value): the 95%
+// interval of its mean reaches half-width h after about n = (1.96 sigma / h)^2 worlds, sigma =
+// (high - low) / sqrt(12). The rule checks after every round of `every` worlds, so it stops at the
+// first round at or past n — within one round of the closed form, and exactly where the rule
+// applied to the drawn values says.
+TEST(Study, SequentialStudyStopsWhereTheClosedFormSays) {
+  const auto model = makeChain(3);
+  StudySpec spec;
+  spec.worlds = 100;
+  spec.steps = 0;
+  spec.seed = 17;
+  spec.vary = {{"q.joint1", Distribution::Uniform, -1, 1}};
+  spec.outputs = {"q.joint1"};
+  spec.until = {"q.joint1", 0.02, 100000, 100};
+  const double sigma = 2 / std::sqrt(12.0);
+  const double closedForm = std::pow(1.96 * sigma / spec.until.ciHalfWidth, 2);  // 3201.3
+  const StudyResult r = runStudy<double>(model, spec, Backend::Cpu);
+  EXPECT_EQ(r.worlds % 100, 0);
+  EXPECT_NEAR(double(r.worlds), std::ceil(closedForm / 100) * 100, 100.0) << r.worlds;
+  EXPECT_LE(r.outputs[0].ciHalfWidth, spec.until.ciHalfWidth);
+  EXPECT_EQ(r.outputs[0].count, r.worlds);
+  // The rule on the draws themselves: the first multiple of 100 whose interval is narrow enough.
+  std::int64_t expected = 0;
+  std::vector<double> x;
+  for (std::int64_t w = 0; expected == 0; ++w) {
+    x.push_back(sampleVariation(spec.vary[0], spec.seed, 0, w));
+    if (x.size() % 100 == 0 && momentsOf(x.data(), std::int64_t(x.size())).halfWidth95() <= spec.until.ciHalfWidth)
+      expected = std::int64_t(x.size());
+  }
+  EXPECT_EQ(r.worlds, expected);
+  // max_worlds bounds it.
+  spec.until.maxWorlds = 1000;
+  EXPECT_EQ(runStudy<double>(model, spec, Backend::Cpu).worlds, 1000);
+}
+
+// A Sobol study runs the Saltelli design (worlds x (variations + 2)); with no steps an outcome
+// equal to one parameter has first-order and total index 1 for it (to sampling error, about
+// 1 / sqrt(400) here) and exactly 0 for the other (its AB worlds repeat the A worlds' outcome).
+TEST(Study, SobolStudyRunsTheDesignAndFindsTheParameterThatMatters) {
+  const auto model = makeChain(3);
+  StudySpec spec;
+  spec.worlds = 400;
+  spec.steps = 0;
+  spec.vary = {{"q.joint1", Distribution::Uniform, -1, 1}, {"q.joint2", Distribution::Uniform, -1, 1}};
+  spec.outputs = {"q.joint1"};
+  spec.sensitivity = Sensitivity::Sobol;
+  spec.bootstrapResamples = 100;
+  const StudyResult r = runStudy<double>(model, spec, Backend::Cpu);
+  EXPECT_EQ(r.worlds, 400 * 4);
+  EXPECT_EQ(r.outputs[0].count, 800);  // the A and B worlds
+  ASSERT_EQ(r.sobol.size(), 1u);
+  EXPECT_NEAR(r.sobol[0].first[0], 1.0, 0.15);
+  EXPECT_NEAR(r.sobol[0].total[0], 1.0, 0.15);
+  EXPECT_EQ(r.sobol[0].first[1], 0.0);
+  EXPECT_EQ(r.sobol[0].total[1], 0.0);
+  EXPECT_LE(r.sobol[0].firstLow[0], r.sobol[0].first[0]);
+  EXPECT_GE(r.sobol[0].firstHigh[0], r.sobol[0].first[0]);
+  EXPECT_NEAR(r.spearman[0][0], 1.0, 1e-12);
+}
+
+// Outcomes summarized in pieces (rank shares, rounds) and put together on rank 0 give the moments
+// of the whole set bit for bit, however the pieces cut the blocks of kMomentBlock worlds.
+TEST(Study, SharesAssembleToTheMomentsOfAllWorlds) {
+  const std::int64_t n = 5 * kMomentBlock + 333;
+  std::vector<double> x(n);
+  std::vector<std::int32_t> status(n, 0);
+  for (std::int64_t i = 0; i < n; ++i) x[i] = std::sin(0.37 * double(i)) * 1e3 + double(i % 17);
+  status[77] = kStatusNonFinite;
+  const lockstep::Moments all = momentsOf(x.data(), n, status.data());
+  for (std::int64_t cut : {std::int64_t(1), std::int64_t(500), kMomentBlock, std::int64_t(2900)}) {
+    MomentsAssembly assembly;
+    QuantileSketch sketch;
+    for (std::int64_t first = 0; first < n; first += cut) {
+      OutputShare share;
+      const std::int64_t m = std::min(cut, n - first);
+      share.add(first, x.data() + first, status.data() + first, m);
+      std::vector<double> sent;
+      share.encode(sent);
+      std::size_t at = 0;
+      const OutputShare received = OutputShare::decode(sent, at);
+      EXPECT_EQ(at, sent.size());
+      assembly.add(received);
+      sketch.merge(received.sketch);
+    }
+    const lockstep::Moments m = assembly.total(n);
+    EXPECT_EQ(m.count, n - 1) << cut;
+    EXPECT_EQ(m.mean, all.mean) << cut;
+    EXPECT_EQ(m.M2, all.M2) << cut;
+    EXPECT_EQ(m.min, all.min);
+    EXPECT_EQ(m.max, all.max);
+    EXPECT_EQ(sketch.count(), n - 1);
+  }
+  // A missing piece is an error, not a silent undercount.
+  MomentsAssembly partial;
+  OutputShare share;
+  share.add(0, x.data(), status.data(), 1500);
+  partial.add(share);
+  EXPECT_THROW(partial.total(n), std::logic_error);
 }
 
 }  // namespace

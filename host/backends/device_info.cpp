@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 
 #include <stdexcept>
+#include <string>
 
 namespace lockstep {
 
@@ -34,6 +35,23 @@ DeviceInfo queryDevice() {
   info.multiprocessors = prop.multiProcessorCount;
   info.globalMemoryBytes = prop.totalGlobalMem;
   return info;
+}
+
+int cudaDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+void selectCudaDevice(int index) {
+  const int count = cudaDeviceCount();
+  if (index < 0 || index >= count)
+    throw std::runtime_error("CUDA device " + std::to_string(index) + " does not exist (" + std::to_string(count) +
+                             " devices visible)");
+  checkCuda(cudaSetDevice(index), "selecting a CUDA device");
 }
 
 void checkCuda(int status, const char* what) {

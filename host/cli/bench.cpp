@@ -1,12 +1,16 @@
 // `lockstep bench [SCENE]`: the throughput table of one scene on this machine's backends, in
 // world-steps per second, for users comparing hardware (the same measurement as bench/).
+#include <algorithm>
 #include <iostream>
 #include <sstream>
+#include <thread>
 
 #include "commands.h"
+#include "lockstep/device.h"
 #include "lockstep/scene.h"
 #include "lockstep/throughput.h"
 #include "options.h"
+#include "ranks.h"
 
 namespace lockstep::cli {
 
@@ -32,21 +36,42 @@ std::vector<std::string> splitList(const std::string& s) {
 }
 
 int runBench(const BenchOptions& o) {
-  const Scene scene = o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene);
-  const Backend backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
-                                         : o.device == "cuda" ? DeviceChoice::Cuda
-                                                              : DeviceChoice::Auto);
-  const std::vector<std::int64_t> worlds =
-      parseWholeNumberList("--worlds", o.worlds.empty() ? (backend == Backend::Cuda ? "1,256,4096,65536,1048576"
-                                                                                  : "1,256,4096")
-                                                      : o.worlds,
-                           1, kMaxWorlds);
+  // Under mpirun every rank measures the same configurations at the same time, each on its own GPU
+  // (node-local rank) or its share of the node's cores; rank 0 prints its own table and the sum of
+  // the ranks' throughput. A rank that fails stops every rank (ranks.h).
+  const Ranks& ranks = Ranks::world();
+  Scene scene;
+  Backend backend = Backend::Cpu;
+  std::vector<std::int64_t> worlds;
   std::vector<Precision> precisions;
-  for (const std::string& p : splitList(o.precision)) {
-    if (p != "float" && p != "double") throw std::invalid_argument("--precision: '" + p + "' is not float or double");
-    precisions.push_back(p == "float" ? Precision::Float : Precision::Double);
+  std::string error;
+  try {
+    scene = o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene);
+    backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
+                             : o.device == "cuda" ? DeviceChoice::Cuda
+                                                  : DeviceChoice::Auto);
+    if (backend == Backend::Cuda && ranks.usesMpi()) selectCudaDevice(ranks.localRank() % std::max(1, cudaDeviceCount()));
+    worlds = parseWholeNumberList("--worlds", o.worlds.empty() ? (backend == Backend::Cuda ? "1,256,4096,65536,1048576"
+                                                                                           : "1,256,4096")
+                                                               : o.worlds,
+                                  1, kMaxWorlds);
+    for (const std::string& p : splitList(o.precision)) {
+      if (p != "float" && p != "double") throw std::invalid_argument("--precision: '" + p + "' is not float or double");
+      precisions.push_back(p == "float" ? Precision::Float : Precision::Double);
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
   }
+  auto stopIfAnyFailed = [&](const std::string& mine) {
+    const std::string failed = describeRankErrors(ranks.agree(mine));
+    if (!failed.empty() && ranks.root()) throw std::runtime_error(failed);
+    return !failed.empty();
+  };
+  if (stopIfAnyFailed(error)) return 1;
+  const int cores = std::max(1u, std::thread::hardware_concurrency());
+  const int threadsRequested = o.threads > 0 ? o.threads : (ranks.localSize() > 1 ? std::max(1, cores / ranks.localSize()) : 0);
   std::vector<ThroughputResult> results;
+  std::vector<double> totals;  // sum over the ranks of world-steps/s
   for (Precision p : precisions) {
     for (std::int64_t n : worlds) {
       ThroughputConfig c;
@@ -62,19 +87,42 @@ int runBench(const BenchOptions& o) {
       c.integrator = scene.simulation.integrator;
       c.stepsPerCall = o.stepsPerCall;
       c.repetitions = o.repetitions;
-      c.cpuThreads = backend == Backend::Cpu ? setCappedCpuThreads(o.threads, n) : 0;
+      c.cpuThreads = backend == Backend::Cpu ? setCappedCpuThreads(threadsRequested, n) : 0;
       const BatchMemory need = batchMemory(*c.model, p, n, backend, c.cpuThreads);
       const std::string why = whyBatchDoesNotFit(need, memoryAvailable(backend == Backend::Cuda));
-      if (!why.empty()) {
-        std::cout << "skipped " << scene.name << " " << precisionName(p) << " " << n << " worlds: " << why << "; at most "
-                  << worldsThatFit(*c.model, p, backend, c.cpuThreads, memoryAvailable(backend == Backend::Cuda))
-                  << " worlds fit\n";
+      // Skipped on every rank when it does not fit on one.
+      const std::string skip = describeRankErrors(ranks.agree(why));
+      if (!skip.empty()) {
+        if (ranks.root())
+          std::cout << "skipped " << scene.name << " " << precisionName(p) << " " << n << " worlds: " << skip
+                    << "; at most "
+                    << worldsThatFit(*c.model, p, backend, c.cpuThreads, memoryAvailable(backend == Backend::Cuda))
+                    << " worlds fit\n";
         continue;
       }
-      results.push_back(measureThroughput(c));
+      ranks.sum(0);  // start together: the ranks share the node's memory bandwidth and cores
+      ThroughputResult r;
+      std::string failed;
+      try {
+        r = measureThroughput(c);
+      } catch (const std::exception& e) {
+        failed = e.what();
+      }
+      if (stopIfAnyFailed(failed)) return 1;
+      totals.push_back(ranks.sum(r.worldStepsPerSecond));
+      results.push_back(r);
     }
   }
+  if (!ranks.root()) return 0;
   printThroughputTable(std::cout, results);
+  if (ranks.size() > 1) {
+    std::cout << "\n" << ranks.size() << " ranks measured at once, each with the worlds above"
+              << (backend == Backend::Cuda ? " on its own GPU" : (" on " + std::to_string(results.empty() ? 0 : results[0].cpuThreads) + " CPU threads"))
+              << "; rank 0's table above, the sum of the ranks' world-steps/s:\n";
+    for (std::size_t i = 0; i < results.size(); ++i)
+      std::cout << "  " << scene.name << " " << precisionName(results[i].config.precision) << " " << results[i].config.worlds
+                << " worlds per rank: " << totals[i] << " world-steps/s\n";
+  }
   return 0;
 }
 
@@ -83,7 +131,8 @@ int runBench(const BenchOptions& o) {
 Command addBenchCommand(CLI::App& parent) {
   auto o = std::make_shared<BenchOptions>();
   CLI::App* app = parent.add_subcommand(
-      "bench", "Measure world-steps per second of a scene (default: the built-in chain-7-seed) on this machine.");
+      "bench", "Measure world-steps per second of a scene (default: the built-in chain-7-seed) on this machine; under "
+             "mpirun, on every rank at once, with the sum of the ranks' throughput.");
   app->add_option("SCENE", o->scene, "scene file or URDF (default: the built-in scene)");
   app->add_option_function<std::string>(
          "--worlds",
@@ -98,7 +147,7 @@ Command addBenchCommand(CLI::App& parent) {
   addWholeNumber(*app, "--steps-per-call", o->stepsPerCall, 1, kMaxInt, "steps per timed call (default: 10)");
   addWholeNumber(*app, "--repetitions", o->repetitions, 1, kMaxInt,
                  "timed calls; the median is reported (default: 5)");
-  addWholeNumber(*app, "--threads", o->threads, 1, kMaxInt, "CPU threads (default and most: all cores, one per world)");
+  addWholeNumber(*app, "--threads", o->threads, 1, kMaxInt, "CPU threads per rank (default and most: all cores, shared by the ranks of a node; one per world)");
   return {app, [o] { return runBench(*o); }};
 }
 

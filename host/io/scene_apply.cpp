@@ -16,9 +16,18 @@ void applyScene(const Scene& scene, Batch<T>& batch) {
         throw InputError(scene.source + ": " + o.path + ".worlds: world " + std::to_string(w) +
                          " is outside the batch of " + std::to_string(batch.numWorlds()) +
                          " worlds; run at least " + std::to_string(w + 1) + " worlds");
+  applySceneFrom(scene, batch, 0);
+}
+
+template <class T>
+void applySceneFrom(const Scene& scene, Batch<T>& batch, std::int64_t firstWorld) {
+  if (batch.modelPtr() != scene.model)
+    throw std::invalid_argument("applyScene: the batch was not made from this scene's model");
   batch.setAllStates(scene.q0, scene.u0);
   for (const WorldOverride& o : scene.perWorld) {
-    for (std::int64_t w : o.worlds) {
+    for (std::int64_t world : o.worlds) {
+      const std::int64_t w = world - firstWorld;
+      if (w < 0 || w >= batch.numWorlds()) continue;
       if (o.gravity) batch.setGravity(w, *o.gravity);
       for (const auto& [body, mp] : o.massProperties) batch.setMassProperties(w, body, mp);
       if (o.damping) batch.setDamping(w, *o.damping);
@@ -44,5 +53,7 @@ void applyScene(const Scene& scene, Batch<T>& batch) {
 
 template void applyScene<float>(const Scene&, Batch<float>&);
 template void applyScene<double>(const Scene&, Batch<double>&);
+template void applySceneFrom<float>(const Scene&, Batch<float>&, std::int64_t);
+template void applySceneFrom<double>(const Scene&, Batch<double>&, std::int64_t);
 
 }  // namespace lockstep

@@ -1,5 +1,6 @@
 #include "lockstep/study_file.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "json_node.h"
@@ -82,8 +83,31 @@ void readStudy(const JsonNode& s, StudyFile& f) {
     }
   }
   if (auto n = s.find("histogram_bins")) spec.histogramBins = static_cast<int>(n->integer(1, 100000));
+  if (auto n = s.find("until")) {
+    n->expectObject({"output", "ci_half_width", "max_worlds", "every"});
+    StoppingRule& u = spec.until;
+    u.output = n->at("output").string();
+    if (std::find(spec.outputs.begin(), spec.outputs.end(), u.output) == spec.outputs.end())
+      n->at("output").fail("'" + u.output + "' is not one of the study's outputs" + io::didYouMean(u.output, spec.outputs));
+    u.ciHalfWidth = n->at("ci_half_width").positive();
+    u.maxWorlds = n->at("max_worlds").integer(1, std::int64_t(1) << 40);
+    if (u.maxWorlds < spec.worlds)
+      n->at("max_worlds").fail("must be at least the study's worlds (" + std::to_string(spec.worlds) + ")");
+    if (auto e = n->find("every")) u.every = e->integer(1, std::int64_t(1) << 40);
+  }
+  if (auto n = s.find("sensitivity")) {
+    const std::string kind = n->string();
+    if (kind != "sobol" && kind != "none") n->fail("must be \"sobol\" or \"none\"" + io::didYouMean(kind, {"sobol", "none"}));
+    spec.sensitivity = kind == "sobol" ? Sensitivity::Sobol : Sensitivity::None;
+    if (spec.sensitivity == Sensitivity::Sobol && spec.vary.empty()) n->fail("a Sobol study needs at least one variation in \"vary\"");
+    if (spec.sensitivity == Sensitivity::Sobol && s.has("until"))
+      n->fail("a Sobol study runs its whole design: leave out \"until\"");
+  }
+  if (auto n = s.find("bootstrap_resamples")) spec.bootstrapResamples = static_cast<int>(n->integer(1, 1000000));
   // Names are checked against the model, each reported where it stands in the file.
   StudySpec probe = spec;
+  probe.until = {};
+  probe.sensitivity = Sensitivity::None;
   for (std::size_t i = 0; i < spec.vary.size(); ++i) {
     probe.vary = {spec.vary[i]};
     probe.outputs = {spec.outputs[0]};
@@ -118,12 +142,12 @@ StudyFile parseStudy(const std::string& json, const std::string& source, const s
     f.scene = parseScene(json, source, baseDirectory, options);
     const JsonNode s = root.at("study");
     s.expectObject({"worlds", "steps", "dt", "integrator", "precision", "seed", "vary", "outputs", "quantiles",
-                    "histogram_bins"});
+                    "histogram_bins", "until", "sensitivity", "bootstrap_resamples"});
     readStudy(s, f);
     return f;
   }
   root.expectObject({"scene", "worlds", "steps", "dt", "integrator", "precision", "seed", "vary", "outputs",
-                     "quantiles", "histogram_bins"});
+                     "quantiles", "histogram_bins", "until", "sensitivity", "bootstrap_resamples"});
   if (auto scene = root.find("scene")) {
     const std::string path = scene->string();
     const std::string resolved = std::filesystem::path(path).is_absolute()

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "lockstep/statistics.h"
+#include "lockstep/study_statistics.h"
 
 namespace lockstep {
 
@@ -108,6 +109,32 @@ double sampleVariation(const Variation& v, std::uint64_t seed, int variationInde
   return std::min(std::max(x, v.min), v.max);
 }
 
+std::int64_t studyWorldCount(const StudySpec& spec, std::int64_t baseWorlds) {
+  return spec.sensitivity == Sensitivity::Sobol ? baseWorlds * std::int64_t(spec.vary.size() + 2) : baseWorlds;
+}
+
+double studyDraw(const StudySpec& spec, int variation, std::int64_t world) {
+  const Variation& v = spec.vary[variation];
+  if (spec.sensitivity != Sensitivity::Sobol) return sampleVariation(v, spec.seed, variation, world);
+  const int k = static_cast<int>(spec.vary.size());
+  const SaltelliDesign design(k, world / (k + 2) + 1);  // enough base rows to hold the world
+  return sampleVariation(v, spec.seed, variation, design.sampleIndex(world, variation));
+}
+
+void StudyOutcomes::append(const StudyOutcomes& more) {
+  if (more.size() == 0) return;
+  if (size() == 0 && values.empty()) {
+    *this = more;
+    return;
+  }
+  if (more.first != first + size() || more.values.size() != values.size())
+    throw std::invalid_argument("StudyOutcomes::append: worlds from " + std::to_string(more.first) +
+                                " do not follow worlds [" + std::to_string(first) + ", " +
+                                std::to_string(first + size()) + ")");
+  for (std::size_t o = 0; o < values.size(); ++o) values[o].insert(values[o].end(), more.values[o].begin(), more.values[o].end());
+  status.insert(status.end(), more.status.begin(), more.status.end());
+}
+
 template <class T>
 void setNamedParameter(Batch<T>& batch, std::int64_t w, const std::string& name, double value) {
   setInput(batch, w, resolveInput(batch.model(), name), value);
@@ -122,6 +149,23 @@ void validateStudy(const std::shared_ptr<const Model>& modelPtr, const StudySpec
   if (spec.histogramBins < 1) throw std::invalid_argument("study: histogram bins: must be at least 1");
   for (double q : spec.quantiles)
     if (!(q >= 0 && q <= 1)) throw std::invalid_argument("study: quantiles: each must be in [0, 1]");
+  if (spec.chunk < 0) throw std::invalid_argument("study: chunk: must be >= 0 (0: one batch)");
+  if (!spec.until.output.empty()) {
+    const StoppingRule& u = spec.until;
+    if (std::find(spec.outputs.begin(), spec.outputs.end(), u.output) == spec.outputs.end())
+      throw std::invalid_argument("study: until: output '" + u.output + "' is not one of the study's outputs");
+    if (!(u.ciHalfWidth > 0) || !std::isfinite(u.ciHalfWidth))
+      throw std::invalid_argument("study: until: ci_half_width must be a positive number");
+    if (u.maxWorlds < spec.worlds)
+      throw std::invalid_argument("study: until: max_worlds must be at least the study's worlds (" +
+                                  std::to_string(spec.worlds) + ")");
+    if (u.every < 0) throw std::invalid_argument("study: until: every must be >= 1");
+    if (spec.sensitivity == Sensitivity::Sobol)
+      throw std::invalid_argument("study: until: a Sobol study runs its whole design (leave out \"until\")");
+  }
+  if (spec.sensitivity == Sensitivity::Sobol && spec.vary.empty())
+    throw std::invalid_argument("study: sensitivity: a Sobol study needs at least one variation");
+  if (spec.bootstrapResamples < 1) throw std::invalid_argument("study: bootstrap resamples: must be at least 1");
   for (const Variation& v : spec.vary) {
     if (!std::isfinite(v.a) || !std::isfinite(v.b))
       throw std::invalid_argument("study: variation '" + v.parameter + "': parameters must be finite");
@@ -145,26 +189,22 @@ OutputStats reduceValues(const std::string& name, const double* values, const st
                          const std::vector<double>& quantiles, int bins) {
   OutputStats s;
   s.name = name;
-  std::vector<double> v;
-  for (std::int64_t i = 0; i < n; ++i)
-    if (status[i] == 0) v.push_back(values[i]);
-  std::sort(v.begin(), v.end());
-  s.count = static_cast<std::int64_t>(v.size());
   s.histogram.assign(bins, 0);
-  if (v.empty()) return s;
-  double sum = 0;
-  for (double x : v) sum += x;
-  s.mean = sum / double(v.size());
-  double ss = 0;
-  for (double x : v) ss += (x - s.mean) * (x - s.mean);
-  s.stddev = sampleStddev(ss, s.count);
-  s.min = v.front();
-  s.max = v.back();
-  for (double q : quantiles) {
-    const QuantilePoint p = quantilePoint(q, s.count);
-    s.quantiles.push_back(interpolateQuantile(p, v[p.lo], v[p.hi]));
-  }
+  const Moments m = momentsOf(values, n, status);  // fixed blocks, fixed tree: the same bits however run
+  s.count = m.count;
+  if (m.count == 0) return s;
+  std::vector<double> v;
+  v.reserve(static_cast<std::size_t>(m.count));
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!status || status[i] == 0) v.push_back(values[i]);
+  s.mean = m.mean;
+  s.stddev = m.stddev();
+  s.min = m.min;
+  s.max = m.max;
+  s.standardError = m.standardError();
+  s.ciHalfWidth = m.halfWidth95();
   for (double x : v) s.histogram[histogramBin(x, s.min, s.max - s.min, bins)] += 1;
+  s.quantiles = exactQuantiles(std::move(v), quantiles);
   return s;
 }
 
@@ -182,76 +222,244 @@ std::vector<double> outputValues(Batch<T>& batch, const std::string& output) {
 }
 
 template <class T>
-StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
-                     const std::function<void(double, double)>& progress,
-                     const std::function<void(Batch<T>&)>& setup) {
+StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
+                             std::int64_t first, std::int64_t count, const std::function<void(double, double)>& progress,
+                             const StudySetup<T>& setup) {
   validateStudy(model, spec);
+  if (first < 0 || count < 0) throw std::invalid_argument("runStudyWorlds: first and count must be >= 0");
   const auto start = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
-  Batch<T> batch(model, spec.worlds, backend);
-  if (setup) setup(batch);
-  for (std::size_t i = 0; i < spec.vary.size(); ++i) {
-    const Variation& v = spec.vary[i];
-    const StudyInput input = resolveInput(*model, v.parameter);
-    for (std::int64_t w = 0; w < spec.worlds; ++w) {
-      const double x = sampleVariation(v, spec.seed, static_cast<int>(i), w);
-      try {
-        setInput(batch, w, input, x);
-      } catch (const ModelError& e) {
-        std::ostringstream os;
-        os << "study: variation '" << v.parameter << "' drew " << x << " for world " << w << ": " << e.what()
-           << " (bound the draws with min/max, or use a log-normal distribution for positive parameters)";
-        throw ModelError(os.str());
+  std::vector<StudyInput> inputs;
+  for (const Variation& v : spec.vary) inputs.push_back(resolveInput(*model, v.parameter));
+  std::vector<OutputLocation> outputs;
+  for (const std::string& o : spec.outputs) outputs.push_back(locateOutput(*model, o));
+
+  StudyOutcomes out;
+  out.first = first;
+  out.values.assign(spec.outputs.size(), {});
+  for (std::vector<double>& v : out.values) v.reserve(static_cast<std::size_t>(count));
+  out.status.reserve(static_cast<std::size_t>(count));
+  const std::int64_t chunk = spec.chunk > 0 ? std::min(spec.chunk, count) : count;
+  for (std::int64_t done = 0; done < count;) {
+    // One chunk: worlds [w0, w0 + n) of the study in a batch of its own (freed before the next).
+    const std::int64_t n = std::min(chunk, count - done), w0 = first + done;
+    Batch<T> batch(model, n, backend);
+    if (setup) setup(batch, w0);
+    for (std::size_t i = 0; i < spec.vary.size(); ++i) {
+      for (std::int64_t w = 0; w < n; ++w) {
+        const double x = studyDraw(spec, static_cast<int>(i), w0 + w);
+        try {
+          setInput(batch, w, inputs[i], x);
+        } catch (const ModelError& e) {
+          std::ostringstream os;
+          os << "study: variation '" << spec.vary[i].parameter << "' drew " << x << " for world " << w0 + w << ": "
+             << e.what() << " (bound the draws with min/max, or use a log-normal distribution for positive parameters)";
+          throw ModelError(os.str());
+        }
       }
     }
-  }
-  batch.upload();
-  if (!model->contacts().empty()) batch.assemble();
-  const int chunk = std::max(1, spec.steps / 100);
-  for (int done = 0; done < spec.steps;) {
-    const int n = std::min(chunk, spec.steps - done);
-    batch.step(spec.dt, n, spec.integrator);
+    batch.upload();
+    if (!model->contacts().empty()) batch.assemble();
+    const int piece = progress ? std::max(1, spec.steps / 100) : std::max(1, spec.steps);  // steps per call
+    for (int steps = 0; steps < spec.steps;) {
+      const int k = std::min(piece, spec.steps - steps);
+      batch.step(spec.dt, k, spec.integrator);
+      batch.synchronize();
+      steps += k;
+      if (progress) progress((double(done) + double(n) * steps / spec.steps) / double(count), elapsed());
+    }
+    batch.evaluate();
     batch.synchronize();
+    batch.download();
+    for (std::size_t o = 0; o < outputs.size(); ++o) {
+      const std::vector<double> v = outputValues(batch, spec.outputs[o]);
+      out.values[o].insert(out.values[o].end(), v.begin(), v.end());
+    }
+    for (std::int64_t w = 0; w < n; ++w) out.status.push_back(batch.status(w));
     done += n;
-    if (progress) progress(double(done) / spec.steps, elapsed());
+    if (progress && spec.steps == 0) progress(double(done) / double(count), elapsed());
   }
-  batch.evaluate();
-  batch.synchronize();
+  return out;
+}
 
-  StudyResult result;
-  const bool device = backend == Backend::Cuda;
-  const FieldView status = batch.field("status", device ? MemorySpace::Backend : MemorySpace::Host);
-  if (!device) batch.download();
-  for (const std::string& o : spec.outputs) {
-    const OutputLocation loc = locateOutput(*model, o);
-    if (device) {
-      const FieldView f = batch.field(loc.field, MemorySpace::Backend);
-      const T* base = static_cast<const T*>(f.data);
-      result.outputs.push_back(reduceOnDevice(o, base + loc.component * f.componentStride,
-                                              loc.plusComponent >= 0 ? base + loc.plusComponent * f.componentStride : nullptr,
-                                              sizeof(T) == 4, static_cast<const std::int32_t*>(status.data),
-                                              spec.worlds, spec.quantiles, spec.histogramBins));
-    } else {
-      const std::vector<double> values = outputValues(batch, o);
-      result.outputs.push_back(reduceValues(o, values.data(), static_cast<const std::int32_t*>(status.data),
-                                            spec.worlds, spec.quantiles, spec.histogramBins));
+StudyResult reduceStudy(const StudySpec& spec, const StudyOutcomes& all) {
+  if (all.first != 0) throw std::invalid_argument("reduceStudy: the outcomes must start at world 0");
+  const std::int64_t n = all.size();
+  StudyResult r;
+  r.worlds = n;
+  for (std::int32_t s : all.status) r.flaggedWorlds += s != 0;
+  // The worlds the summary is over: every world, or a Sobol design's A and B worlds (independent
+  // draws; the AB worlds repeat their values). Left-out worlds are marked as not healthy.
+  std::vector<std::int32_t> status = all.status;
+  std::unique_ptr<SaltelliDesign> design;
+  if (spec.sensitivity == Sensitivity::Sobol) {
+    const int k = static_cast<int>(spec.vary.size());
+    design = std::make_unique<SaltelliDesign>(k, std::max<std::int64_t>(1, n / (k + 2)));
+    if (design->worlds() != n)
+      throw std::invalid_argument("reduceStudy: a Sobol study's outcomes must be whole base rows of its design");
+    for (std::int64_t w = 0; w < n; ++w)
+      if (design->place(w).block == SaltelliDesign::Block::AB) status[w] = status[w] ? status[w] : -1;
+  }
+  for (std::size_t o = 0; o < spec.outputs.size(); ++o)
+    r.outputs.push_back(reduceValues(spec.outputs[o], all.values[o].data(), status.data(), n, spec.quantiles,
+                                     spec.histogramBins));
+  // Spearman's rho of each variation against each output over the same healthy worlds.
+  if (!spec.vary.empty()) {
+    std::vector<std::vector<double>> x(spec.vary.size()), y(spec.outputs.size());
+    for (std::int64_t w = 0; w < n; ++w) {
+      if (status[w] != 0) continue;
+      for (std::size_t i = 0; i < spec.vary.size(); ++i) x[i].push_back(studyDraw(spec, static_cast<int>(i), w));
+      for (std::size_t o = 0; o < spec.outputs.size(); ++o) y[o].push_back(all.values[o][w]);
+    }
+    r.spearman = spearmanMatrix(x, y);
+  }
+  if (design) {
+    for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
+      r.sobol.push_back(
+          sobolIndices(*design, all.values[o].data(), all.status.data(), spec.bootstrapResamples, spec.seed));
     }
   }
-  if (device) batch.download();
-  for (std::int64_t w = 0; w < spec.worlds; ++w) result.flaggedWorlds += batch.status(w) != 0;
-  result.wallSeconds = elapsed();
-  return result;
+  return r;
+}
+
+std::int64_t nextRoundWorlds(const StudySpec& spec, const StudyOutcomes& all) {
+  const StoppingRule& u = spec.until;
+  if (u.output.empty() || all.size() >= u.maxWorlds) return 0;
+  const std::size_t o = std::find(spec.outputs.begin(), spec.outputs.end(), u.output) - spec.outputs.begin();
+  if (o == spec.outputs.size()) throw std::invalid_argument("study: until: output '" + u.output + "' is not an output");
+  return nextRoundWorlds(spec, all.size(), momentsOf(all.values[o].data(), all.size(), all.status.data()));
+}
+
+std::int64_t nextRoundWorlds(const StudySpec& spec, std::int64_t worlds, const Moments& m) {
+  const StoppingRule& u = spec.until;
+  if (u.output.empty() || worlds >= u.maxWorlds || shouldStop(m, u.ciHalfWidth).stop) return 0;
+  return std::min(u.every > 0 ? u.every : spec.worlds, u.maxWorlds - worlds);
+}
+
+void OutputShare::add(std::int64_t first, const double* values, const std::int32_t* status, std::int64_t n) {
+  for (std::int64_t i = 0; i < n;) {
+    const std::int64_t w = first + i, block = w / kMomentBlock;
+    const std::int64_t blockEnd = (block + 1) * kMomentBlock;  // first world of the next block
+    const std::int64_t inBlock = std::min(blockEnd, first + n) - w;
+    if (w % kMomentBlock == 0 && inBlock == kMomentBlock) {
+      blocks.push_back({block, blockMoments(values + i, inBlock, status + i)});
+    } else {
+      for (std::int64_t k = 0; k < inBlock; ++k) loose.push_back({w + k, values[i + k], status[i + k]});
+    }
+    for (std::int64_t k = 0; k < inBlock; ++k)
+      if (status[i + k] == 0) sketch.add(values[i + k]);
+    i += inBlock;
+  }
+}
+
+void OutputShare::encode(std::vector<double>& out) const {
+  out.push_back(double(blocks.size()));
+  for (const auto& [b, m] : blocks) out.insert(out.end(), {double(b), double(m.count), m.mean, m.M2, m.min, m.max});
+  out.push_back(double(loose.size()));
+  for (const Loose& l : loose) out.insert(out.end(), {double(l.world), l.value, double(l.status)});
+  const QuantileSketch::Flat f = sketch.flatten();
+  out.insert(out.end(), {f.alpha, double(f.count), double(f.nonFinite), f.min, f.max, double(f.buckets.size())});
+  for (const auto& [key, count] : f.buckets) out.insert(out.end(), {double(key), double(count)});
+}
+
+OutputShare OutputShare::decode(const std::vector<double>& in, std::size_t& at) {
+  auto next = [&]() {
+    if (at >= in.size()) throw std::invalid_argument("OutputShare::decode: the data ends early");
+    return in[at++];
+  };
+  auto whole = [&]() { return static_cast<std::int64_t>(next()); };
+  OutputShare s;
+  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
+    const std::int64_t b = whole();
+    Moments m;
+    m.count = whole();
+    m.mean = next();
+    m.M2 = next();
+    m.min = next();
+    m.max = next();
+    s.blocks.push_back({b, m});
+  }
+  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
+    Loose l;
+    l.world = whole();
+    l.value = next();
+    l.status = static_cast<std::int32_t>(whole());
+    s.loose.push_back(l);
+  }
+  QuantileSketch::Flat f;
+  f.alpha = next();
+  f.count = whole();
+  f.nonFinite = whole();
+  f.min = next();
+  f.max = next();
+  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
+    const std::int64_t key = whole();
+    f.buckets.push_back({key, whole()});
+  }
+  s.sketch = QuantileSketch::fromFlat(f);
+  return s;
+}
+
+void MomentsAssembly::add(const OutputShare& share) {
+  for (const auto& [b, m] : share.blocks) whole_[b] = m;
+  for (const OutputShare::Loose& l : share.loose) loose_[l.world / kMomentBlock].push_back(l);
+}
+
+Moments MomentsAssembly::total(std::int64_t worlds) const {
+  std::vector<Moments> blocks;
+  for (std::int64_t b = 0; b < momentBlockCount(worlds); ++b) {
+    if (const auto w = whole_.find(b); w != whole_.end()) {
+      blocks.push_back(w->second);
+      continue;
+    }
+    // A block run in parts: its worlds in world order, reduced as one block.
+    std::vector<OutputShare::Loose> l = loose_.count(b) ? loose_.at(b) : std::vector<OutputShare::Loose>{};
+    std::sort(l.begin(), l.end(), [](const auto& x, const auto& y) { return x.world < y.world; });
+    const std::int64_t expected = std::min(worlds, (b + 1) * kMomentBlock) - b * kMomentBlock;
+    if (std::int64_t(l.size()) != expected)
+      throw std::logic_error("MomentsAssembly: block " + std::to_string(b) + " has " + std::to_string(l.size()) +
+                             " of its " + std::to_string(expected) + " worlds");
+    std::vector<double> v;
+    std::vector<std::int32_t> st;
+    for (const auto& x : l) {
+      v.push_back(x.value);
+      st.push_back(x.status);
+    }
+    blocks.push_back(blockMoments(v.data(), expected, st.data()));
+  }
+  return mergeBlocks(blocks);
+}
+
+template <class T>
+StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
+                     const std::function<void(double, double)>& progress, const StudySetup<T>& setup,
+                     StudyOutcomes* outcomes) {
+  validateStudy(model, spec);
+  const auto start = std::chrono::steady_clock::now();
+  StudyOutcomes all;
+  for (std::int64_t n = studyWorldCount(spec, spec.worlds); n > 0; n = nextRoundWorlds(spec, all))
+    all.append(runStudyWorlds<T>(model, spec, backend, all.size(), n, progress, setup));
+  StudyResult r = reduceStudy(spec, all);
+  r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (outcomes) *outcomes = std::move(all);
+  return r;
 }
 
 template void setNamedParameter<float>(Batch<float>&, std::int64_t, const std::string&, double);
 template void setNamedParameter<double>(Batch<double>&, std::int64_t, const std::string&, double);
 template std::vector<double> outputValues<float>(Batch<float>&, const std::string&);
 template std::vector<double> outputValues<double>(Batch<double>&, const std::string&);
+template StudyOutcomes runStudyWorlds<float>(std::shared_ptr<const Model>, const StudySpec&, Backend, std::int64_t,
+                                             std::int64_t, const std::function<void(double, double)>&,
+                                             const StudySetup<float>&);
+template StudyOutcomes runStudyWorlds<double>(std::shared_ptr<const Model>, const StudySpec&, Backend, std::int64_t,
+                                              std::int64_t, const std::function<void(double, double)>&,
+                                              const StudySetup<double>&);
 template StudyResult runStudy<float>(std::shared_ptr<const Model>, const StudySpec&, Backend,
-                                     const std::function<void(double, double)>&,
-                                     const std::function<void(Batch<float>&)>&);
+                                     const std::function<void(double, double)>&, const StudySetup<float>&,
+                                     StudyOutcomes*);
 template StudyResult runStudy<double>(std::shared_ptr<const Model>, const StudySpec&, Backend,
-                                      const std::function<void(double, double)>&,
-                                      const std::function<void(Batch<double>&)>&);
+                                      const std::function<void(double, double)>&, const StudySetup<double>&,
+                                      StudyOutcomes*);
 
 }  // namespace lockstep

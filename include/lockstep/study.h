@@ -1,9 +1,18 @@
 // Lockstep Monte Carlo parameter studies: vary per-world parameters by named distributions, run
 // every world, and reduce chosen outputs across worlds (mean, standard deviation, extremes,
-// quantiles, histogram) on the device for the CUDA backend, on the host for the CPU backend.
+// quantiles, histogram, the standard error and 95% interval of the mean, rank correlations, Sobol
+// indices; study_statistics.h) on the host, from the outcomes read back chunk by chunk — one
+// computation for every backend, chunk size and rank count. reduceOnDevice is the same summary
+// computed on the device (Thrust) for callers that keep a batch on the GPU.
 //
 // Sampling is counter-based: the value drawn for (seed, variation, world) depends on nothing
 // else, so a study gives the same parameters whatever the number of worlds, threads or backend.
+//
+// A study runs as pieces: worlds [first, first + count) at a time (runStudyWorlds: a rank's share,
+// or one round of a sequential study), each piece in chunks of at most StudySpec::chunk worlds,
+// one batch after another (constant memory). Every world's draws and result depend only on its
+// index, and the statistics (reduceStudy) only on the outcomes in world order (the fixed block
+// tree of study_statistics.h), so they are the same bits whatever the chunk size or rank count.
 //
 // Names come from the field registry (views.h; `lockstep info` prints them for a model, and
 // docs/study-format.md gives the grammar prefix[.element][.part]):
@@ -17,11 +26,13 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "lockstep/batch.h"
+#include "lockstep/study_statistics.h"
 
 namespace lockstep {
 
@@ -38,6 +49,16 @@ struct Variation {
   double max = std::numeric_limits<double>::infinity();
 };
 
+// "until": adds worlds until the 95% confidence interval of one output's mean is narrow enough.
+struct StoppingRule {
+  std::string output;            // empty: no rule, the study runs StudySpec::worlds worlds
+  double ciHalfWidth = 0;        // stop when the 95% half-width of that output's mean is at most this
+  std::int64_t maxWorlds = 0;    // and stop at the latest after this many worlds
+  std::int64_t every = 0;        // worlds added per round after the first StudySpec::worlds (0: worlds)
+};
+
+enum class Sensitivity { None, Sobol };
+
 struct StudySpec {
   std::vector<Variation> vary;
   std::uint64_t seed = 1;
@@ -48,7 +69,18 @@ struct StudySpec {
   std::vector<std::string> outputs;                       // the first is the main outcome
   std::vector<double> quantiles = {0.05, 0.25, 0.5, 0.75, 0.95};
   int histogramBins = 40;
+  std::int64_t chunk = 0;  // worlds per batch (0: a piece in one batch); changes no result
+  StoppingRule until;
+  // Sobol: the Saltelli design of study_statistics.h with `worlds` base rows, worlds * (vary + 2)
+  // worlds in all; the summary statistics are then over the design's A and B worlds.
+  Sensitivity sensitivity = Sensitivity::None;
+  int bootstrapResamples = 1000;  // of the Sobol indices' confidence intervals
 };
+
+// Worlds a study of `baseWorlds` worlds runs (the Saltelli design's extra worlds included).
+std::int64_t studyWorldCount(const StudySpec& spec, std::int64_t baseWorlds);
+// The value of variation i in world w: its counter-based draw, or the Saltelli design's.
+double studyDraw(const StudySpec& spec, int variation, std::int64_t world);
 
 struct OutputStats {
   std::string name;
@@ -56,12 +88,27 @@ struct OutputStats {
   double mean = 0, stddev = 0, min = 0, max = 0;  // stddev with the n - 1 denominator
   std::vector<double> quantiles;                  // at StudySpec::quantiles, linear interpolation
   std::vector<std::int64_t> histogram;            // histogramBins equal bins over [min, max]
+  double standardError = 0;                       // of the mean, stddev / sqrt(count)
+  double ciHalfWidth = 0;                         // of the 95% interval of the mean (Student t)
 };
 
 struct StudyResult {
   std::vector<OutputStats> outputs;
   std::int64_t flaggedWorlds = 0;  // worlds that failed and were left out of the statistics
+  std::int64_t worlds = 0;         // worlds run (a sequential study's final count; a Sobol study's design)
+  std::vector<std::vector<double>> spearman;  // [variation][output]; NaN where undefined
+  std::vector<SobolIndices> sobol;            // [output], for a Sobol study
   double wallSeconds = 0;
+};
+
+// The per-world outcomes of worlds [first, first + size()) in world order.
+struct StudyOutcomes {
+  std::int64_t first = 0;
+  std::vector<std::vector<double>> values;  // [output][world - first]
+  std::vector<std::int32_t> status;         // [world - first]; 0: healthy
+  std::int64_t size() const { return static_cast<std::int64_t>(status.size()); }
+  // Appends the outcomes of the worlds that follow (more.first == first + size(), else throws).
+  void append(const StudyOutcomes& more);
 };
 
 // The value drawn for one world (before clipping to [min, max] is applied it is the raw draw).
@@ -82,14 +129,76 @@ OutputStats reduceOnDevice(const std::string& name, const void* values, const vo
                            const std::int32_t* status, std::int64_t n, const std::vector<double>& quantiles,
                            int bins);
 
-// Samples, sets up and runs the study on the given backend, then reduces the outputs. setup, when
-// given, prepares the batch before the variations are drawn (a scene's initial state and
-// per-world values); progress is called after each chunk of steps with the fraction done and the
-// seconds elapsed.
+// Prepares a batch whose world 0 is study world `firstWorld` before the variations are drawn (a
+// scene's initial state and per-world values: applySceneFrom).
+template <class T>
+using StudySetup = std::function<void(Batch<T>&, std::int64_t firstWorld)>;
+
+// Runs worlds [first, first + count) of the study (world indices of the whole study: the draws of
+// world w are studyDraw(spec, i, w)) in chunks of at most spec.chunk worlds, and returns their
+// outcomes. progress is called after each piece of steps with the fraction of the count done
+// and the seconds elapsed.
+template <class T>
+StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
+                             std::int64_t first, std::int64_t count,
+                             const std::function<void(double, double)>& progress = {},
+                             const StudySetup<T>& setup = {});
+
+// The statistics of a study from the outcomes of all its worlds (all.first == 0): per output the
+// moments (momentsOf: fixed blocks, fixed tree), exact quantiles, the histogram, standard error and
+// 95% interval of the mean; Spearman's rho of every variation against every output; for a Sobol
+// study the indices. Depends only on the values in world order.
+StudyResult reduceStudy(const StudySpec& spec, const StudyOutcomes& all);
+
+// What a sequential study ("until") decides after `all` (its outcomes so far, all.first == 0):
+// the worlds to run next, 0 to stop.
+std::int64_t nextRoundWorlds(const StudySpec& spec, const StudyOutcomes& all);
+// The same from the moments of the rule's output over the `worlds` worlds run so far.
+std::int64_t nextRoundWorlds(const StudySpec& spec, std::int64_t worlds, const Moments& m);
+
+// ---- reducing where the worlds ran (`--reduce ranks`: studies too large to gather) -------------
+//
+// A rank summarizes each output over the pieces of world indices it ran: the Moments of every
+// block of kMomentBlock world indices it ran whole, the raw worlds of the blocks it ran only in
+// part, and a quantile sketch. Rank 0 puts the pieces together (MomentsAssembly): each block
+// reduced once, in world order, then the fixed tree — the same bits as momentsOf over all worlds,
+// whatever the ranks and chunks. Sketches merge exactly (integer counts).
+struct OutputShare {
+  struct Loose {
+    std::int64_t world;
+    double value;
+    std::int32_t status;
+  };
+  std::vector<std::pair<std::int64_t, Moments>> blocks;  // (block index, its moments)
+  std::vector<Loose> loose;
+  QuantileSketch sketch;
+
+  // Adds worlds [first, first + n) (values and status in world order).
+  void add(std::int64_t first, const double* values, const std::int32_t* status, std::int64_t n);
+  // As doubles, to send (world, block indices and counts are exact in a double below 2^53).
+  void encode(std::vector<double>& out) const;
+  // Reads one share from in[at ...], advancing at; throws std::invalid_argument when malformed.
+  static OutputShare decode(const std::vector<double>& in, std::size_t& at);
+};
+
+class MomentsAssembly {
+ public:
+  void add(const OutputShare& share);
+  // The moments of worlds [0, worlds): every block must be whole (or the last, up to worlds).
+  Moments total(std::int64_t worlds) const;
+
+ private:
+  std::map<std::int64_t, Moments> whole_;
+  std::map<std::int64_t, std::vector<OutputShare::Loose>> loose_;
+};
+
+// Samples, sets up and runs the whole study in one process (runStudyWorlds over every world, the
+// rounds of a sequential study one after another), then reduces it (reduceStudy). When outcomes is
+// given it receives the per-world outcomes.
 template <class T>
 StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
-                     const std::function<void(double, double)>& progress = {},
-                     const std::function<void(Batch<T>&)>& setup = {});
+                     const std::function<void(double, double)>& progress = {}, const StudySetup<T>& setup = {},
+                     StudyOutcomes* outcomes = nullptr);
 
 // The per-world values of one output in host memory, after a run (for reports and tests).
 template <class T>

@@ -320,7 +320,7 @@ def run_study(study: Union[str, os.PathLike, Mapping[str, Any]], device: str = "
     statistics of every output: "names", and arrays "count", "mean", "stddev", "min", "max",
     "quantiles" [outputs, levels] at "quantile_levels", "histograms" [outputs, bins]; the per-world
     "outcomes" [outputs, worlds] and "status" [worlds] (statistics are over the worlds of status
-    0; both None for a study of 0 steps); with
+    0); with
     "flagged_worlds", "worlds", "steps", "dt", "seed", "backend", "precision", "wall_seconds"."""
     if device not in _DEVICES:
         raise ValueError(f'device must be "cpu", "cuda" or "auto", not {device!r}')
@@ -336,11 +336,8 @@ def run_study(study: Union[str, os.PathLike, Mapping[str, Any]], device: str = "
     r["quantile_levels"] = np.array(outputs[0]["quantile_levels"] if outputs else [], dtype=np.float64)
     r["quantiles"] = np.array([o["quantiles"] for o in outputs], dtype=np.float64)
     r["histograms"] = np.array([o["histogram"] for o in outputs], dtype=np.int64)
-    if r["outcomes"]:
-        r["outcomes"] = np.array(r["outcomes"], dtype=np.float64)
-        r["status"] = np.array(r["status"], dtype=np.int32)
-    else:  # a study of 0 steps reports statistics only
-        r["outcomes"], r["status"] = None, None
+    r["outcomes"] = np.array(r["outcomes"], dtype=np.float64)
+    r["status"] = np.array(r["status"], dtype=np.int32)
     return r
 
 

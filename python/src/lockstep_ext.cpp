@@ -310,25 +310,17 @@ nb::dict statsDict(const OutputStats& s, const std::vector<double>& quantiles) {
   return d;
 }
 
-// Runs a study as `lockstep study` does, and keeps the per-world outcomes: runStudy reduces them
-// and frees its batch, so they are read when its progress callback reports the last step done
-// (evaluated first, as runStudy evaluates before reducing; evaluating does not change the state).
+// Runs a study as `lockstep study` does, and keeps the per-world outcomes.
 template <class T>
 StudyResult runKeepingOutcomes(const StudyFile& f, Backend backend, std::vector<std::vector<double>>& outcomes,
                                std::vector<std::int32_t>& status) {
-  Batch<T>* batch = nullptr;
-  auto setup = [&](Batch<T>& b) {
-    applyScene(f.scene, b);
-    batch = &b;
-  };
-  auto progress = [&](double fraction, double) {
-    if (fraction < 1.0 || !batch) return;
-    batch->evaluate();
-    batch->download();
-    for (const std::string& o : f.spec.outputs) outcomes.push_back(outputValues(*batch, o));
-    for (std::int64_t w = 0; w < batch->numWorlds(); ++w) status.push_back(batch->status(w));
-  };
-  return runStudy<T>(f.scene.model, f.spec, backend, progress, setup);
+  StudyOutcomes all;
+  const StudyResult r = runStudy<T>(
+      f.scene.model, f.spec, backend, {},
+      [&](Batch<T>& b, std::int64_t first) { applySceneFrom(f.scene, b, first); }, &all);
+  outcomes = std::move(all.values);
+  status = std::move(all.status);
+  return r;
 }
 
 nb::dict runStudyFile(const StudyFile& f, const std::string& device) {
@@ -356,7 +348,7 @@ nb::dict runStudyFile(const StudyFile& f, const std::string& device) {
   nb::list outputs;
   for (const OutputStats& s : r.outputs) outputs.append(statsDict(s, f.spec.quantiles));
   d["outputs"] = outputs;
-  d["outcomes"] = outcomes;  // [outputs][worlds]; empty for a study of 0 steps
+  d["outcomes"] = outcomes;  // [outputs][worlds]
   d["status"] = status;      // [worlds]
   return d;
 }

@@ -73,11 +73,11 @@ TEST_F(StudyFiles, CommandStatisticsEqualTheSameStudyInProcess) {
   ASSERT_EQ(run("study " + study + " --device cpu --out " + prefix), 0);
   const StudyFile f = loadStudyFile(study);
   const StudyResult r = runStudy<double>(f.scene.model, f.spec, Backend::Cpu, {},
-                                         [&](Batch<double>& b) { applyScene(f.scene, b); });
+                                         [&](Batch<double>& b, std::int64_t first) { applySceneFrom(f.scene, b, first); });
   std::istringstream csv(read(prefix + ".csv"));
   std::string line;
   std::getline(csv, line);
-  EXPECT_EQ(line, "output,count,mean,stddev,min,max,q0.5");
+  EXPECT_EQ(line, "output,count,mean,stddev,min,max,standard_error,ci95_half_width,q0.5");
   for (const OutputStats& s : r.outputs) {
     std::getline(csv, line);
     std::istringstream row(line);
@@ -86,13 +86,15 @@ TEST_F(StudyFiles, CommandStatisticsEqualTheSameStudyInProcess) {
     EXPECT_EQ(name, s.name);
     std::vector<double> v;
     while (std::getline(row, cell, ',')) v.push_back(std::stod(cell));
-    ASSERT_EQ(v.size(), 6u);
+    ASSERT_EQ(v.size(), 8u);
     EXPECT_EQ(v[0], double(s.count));
     EXPECT_EQ(v[1], s.mean);  // written with 17 digits: the same double
     EXPECT_EQ(v[2], s.stddev);
     EXPECT_EQ(v[3], s.min);
     EXPECT_EQ(v[4], s.max);
-    EXPECT_EQ(v[5], s.quantiles[0]);
+    EXPECT_EQ(v[5], s.standardError);
+    EXPECT_EQ(v[6], s.ciHalfWidth);
+    EXPECT_EQ(v[7], s.quantiles[0]);
   }
   EXPECT_NE(read(prefix + ".json").find("\"flagged_worlds\": 0"), std::string::npos);
   EXPECT_EQ(read(prefix + ".png").substr(1, 3), "PNG");
@@ -129,6 +131,35 @@ TEST_F(StudyFiles, MalformedStudiesAreAnsweredWithFilePathAndReason) {
   EXPECT_EQ(run("study " + (dir_ / "a.json").string(), &err), 1);
   EXPECT_NE(err.find("lockstep: error: "), std::string::npos) << err;
   EXPECT_NE(err.find("vary[0].parameter"), std::string::npos) << err;
+}
+
+TEST_F(StudyFiles, UntilAndSensitivityAreReadAndCheckedWithTheirPath) {
+  const std::string scene = "\"scene\": \"" + kRoot + "/scenes/chain-7.json\"";
+  const std::string vary = R"("vary": [{"parameter": "q.joint1", "distribution": "uniform", "low": 0, "high": 1}])";
+  const StudyFile f = loadStudyFile(write("u.json", "{" + scene + ", " + vary + R"(, "worlds": 50,
+      "outputs": ["q.joint1", "time"], "until": {"output": "q.joint1", "ci_half_width": 0.01, "max_worlds": 5000,
+      "every": 25}})"));
+  EXPECT_EQ(f.spec.until.output, "q.joint1");
+  EXPECT_EQ(f.spec.until.ciHalfWidth, 0.01);
+  EXPECT_EQ(f.spec.until.maxWorlds, 5000);
+  EXPECT_EQ(f.spec.until.every, 25);
+  const StudyFile g = loadStudyFile(write("s.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"],
+      "sensitivity": "sobol", "bootstrap_resamples": 200})"));
+  EXPECT_EQ(g.spec.sensitivity, Sensitivity::Sobol);
+  EXPECT_EQ(g.spec.bootstrapResamples, 200);
+  std::string e = loadError(write("a.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"],
+      "until": {"output": "q.joint2", "ci_half_width": 0.01, "max_worlds": 5000}})"));
+  EXPECT_NE(e.find("a.json: until.output: 'q.joint2' is not one of the study's outputs"), std::string::npos) << e;
+  e = loadError(write("b.json", "{" + scene + ", " + vary + R"(, "worlds": 100, "outputs": ["time"],
+      "until": {"output": "time", "ci_half_width": 0.01, "max_worlds": 50}})"));
+  EXPECT_NE(e.find("b.json: until.max_worlds: must be at least the study's worlds (100)"), std::string::npos) << e;
+  e = loadError(write("c.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"], "sensitivity": "sobel"})"));
+  EXPECT_NE(e.find("c.json: sensitivity: must be \"sobol\" or \"none\""), std::string::npos) << e;
+  e = loadError(write("d.json", "{" + scene + R"(, "outputs": ["time"], "sensitivity": "sobol"})"));
+  EXPECT_NE(e.find("d.json: sensitivity: a Sobol study needs at least one variation"), std::string::npos) << e;
+  e = loadError(write("e.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"], "until": {"output": "time",
+      "ci_half_width": -1, "max_worlds": 5000}})"));
+  EXPECT_NE(e.find("e.json: until.ci_half_width:"), std::string::npos) << e;
 }
 
 }  // namespace
