@@ -394,7 +394,7 @@ void estimate(const SaltelliValues& v, const std::vector<std::int64_t>& rows, st
     double s = 0, st = 0;
     for (std::int64_t r : rows) {
       const double d = v.fAB[i][r] - v.fA[r];
-      s += v.fB[r] * d;
+      s += (v.fB[r] - mean) * d;  // centred: the mean adds only noise (E[d] = 0)
       st += d * d;
     }
     first[i] = s / m / V;
