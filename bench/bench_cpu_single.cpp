@@ -5,9 +5,9 @@
 //   cpu1/fd/<scene>/<precision>             computeStateDerivative of one world (kinematics, forces,
 //                                           articulated-body sweep, constraints, qdot): what each
 //                                           RK4 stage costs; the same world again and again
-//   cpu1/fd-lanes/<scene>/<precision>       the same on a SIMD pack of worlds (lanes.h; 4 in double,
-//                                           8 in float), as the CPU backend steps models without
-//                                           contacts; per world
+//   cpu1/fd-lanes/<scene>/<precision>       the same on a SIMD pack of worlds (lanes.h; the
+//                                           chosen instruction set's width, cpuIsa), as the CPU
+//                                           backend steps models without contacts; per world
 //   cpu1/stage/<stage>/<scene>/<precision>  one stage of it alone (kinematics, forces, factor, solve)
 //   cpu1/evaluate/<scene>/<precision>/<n>   Batch::evaluate over n worlds (adds the energies and the
 //                                           OpenMP dispatch), per world
@@ -20,7 +20,7 @@
 
 #include "bench_scenes.h"
 #include "lockstep/integrator.h"
-#include "lockstep/lanes.h"
+#include "lockstep/cpu_isa.h"
 
 namespace lockstep::bench {
 namespace {
@@ -74,20 +74,19 @@ void forwardDynamics(benchmark::State& state, const BenchScene& scene) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// One pack of copies of the world: the per-world cost when worlds share the SIMD lanes.
+// One pack of copies of the world, on the CPU backend's chosen instruction set (cpuIsa): the
+// per-world cost when worlds share the SIMD lanes. Timed in batches of repetitions inside the
+// library (the pack code is compiled there, once per instruction set).
 template <class T>
 void forwardDynamicsLanes(benchmark::State& state, const BenchScene& scene) {
   OneWorld<T> one(scene);
-  const LaneModel<T> model(one.model);
-  LaneWorlds<T> pack(one.batch.hostView(), one.model.sizes, one.layout);
-  pack.gather(0, 1);
-  PackBits<T> status = kStatusOk;
-  for (auto _ : state) {
-    status |= computeStateDerivative<Pack<T>, false>(model.view, pack.view(), pack.workspace());
-    benchmark::ClobberMemory();
-  }
-  if (anyLane(failed(status))) state.SkipWithError(("the evaluation failed: " + describeStatus(status.lane(0))).c_str());
-  reportPerItem(state, state.iterations() * Pack<T>::kWidth, "s_per_world");
+  const BackendContext<T> ctx{one.model, one.batch.hostView(), one.layout, nullptr, nullptr};
+  constexpr std::int64_t kRepetitions = 64;
+  int status = 0;
+  for (auto _ : state) status |= cpuRepeatPackEvaluation(ctx, kRepetitions);
+  if (status) state.SkipWithError(("the evaluation failed: " + describeStatus(status)).c_str());
+  state.SetLabel(cpuIsa());
+  reportPerItem(state, state.iterations() * kRepetitions * cpuPackWidth(sizeof(T) == 8), "s_per_world");
 }
 
 enum class Stage { Kinematics, Forces, Factor, Solve };

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "commands.h"
-#include "lockstep/lanes.h"
+#include "lockstep/cpu_isa.h"
 
 #ifndef LOCKSTEP_VERSION
 #define LOCKSTEP_VERSION "unknown"
@@ -29,8 +29,7 @@ Command (*const kCommands[])(CLI::App&) = {
 std::string versionText() {
   return std::string("lockstep ") + LOCKSTEP_VERSION + "\n" +
          "CUDA architectures: " + LOCKSTEP_CUDA_ARCHITECTURES + "\n" +
-         "CPU SIMD packs: " + std::to_string(kLanes<float> * 4) + " bytes, " + std::to_string(kLanes<float>) +
-         " float or " + std::to_string(kLanes<double>) + " double worlds per pack\n" +
+         "CPU SIMD packs: " + describeCpuIsa() + "\n" +
          "precisions: float, double (default double)";
 }
 

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "lockstep/scene.h"
 #include "lockstep/throughput.h"
+#include "lockstep/cpu_isa.h"
 #include "options.h"
 
 namespace lockstep::cli {
@@ -46,6 +47,7 @@ int runBench(const BenchOptions& o) {
     if (p != "float" && p != "double") throw std::invalid_argument("--precision: '" + p + "' is not float or double");
     precisions.push_back(p == "float" ? Precision::Float : Precision::Double);
   }
+  if (backend == Backend::Cpu) std::cout << "CPU instruction set: " << describeCpuIsa() << "\n";
   std::vector<ThroughputResult> results;
   for (Precision p : precisions) {
     for (std::int64_t n : worlds) {

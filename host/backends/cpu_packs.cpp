@@ -1,0 +1,273 @@
+// The CPU backend's pack code: worlds stepped a SIMD pack at a time (lanes.h). This file is
+// compiled once per instruction set (cmake/LockstepTargets.cmake: plain x86-64, AVX2 with FMA,
+// AVX-512), each copy with its own pack types (lanes.h's inline namespace, chosen by the flags) and
+// one entry point (LOCKSTEP_CPU_COPY_FUNCTION, cpu_pack_copies.h); cpu_backend.cpp picks a copy at run time.
+//
+// Worlds [k W, (k+1) W) share every instruction, W = kLanes<T>. A pack gathers its worlds' state and
+// per-world parameters into lane order, steps, and scatters the state back; a world that fails in a
+// step leaves the pack there (its state restored, flagged or reset exactly as advanceWorld does)
+// while the others go on. Where the physics branches on values (the constraint solver's
+// iterations, line searches), each lane follows its own branch under a mask.
+//
+// The last n mod W worlds of a batch, when they are few (at most max(1, W/4)), are stepped one at a
+// time on one-lane packs (Pack<T, 1>): the same code, the same operations in the same order as a
+// lane of a full pack, so their bits are those they would have in a full pack (tested:
+// tests/test_cpu_isa.cpp), and a batch of 1 costs one world's work, not a pack's. Otherwise they
+// share a full pack padded with copies of one of them.
+//
+// Threads: worlds are independent and each thread owns its packs and workspace, so which thread
+// runs which pack changes no bits. Small batches stay on one thread (a parallel region costs more
+// than it gives below a few packs per thread); larger ones take packs dynamically, so that a
+// thread whose core is busy with other work does not hold the others up.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "lockstep/lanes.h"
+// after lanes.h
+#include "cpu_pack_copies.h"
+
+#if LOCKSTEP_LANE_BYTES != LOCKSTEP_CPU_EXPECTED_LANE_BYTES
+#error "cpu_packs.cpp: the compiler flags do not select the instruction set this copy is built for"
+#endif
+
+namespace lockstep {
+namespace {
+
+// Packs per thread below which a parallel region does not pay (each pack is W worlds' work).
+constexpr std::int64_t kPacksPerThread = 4;
+
+// The pack type a model view of packs is made of.
+template <class V>
+struct PackOfView;
+template <class P>
+struct PackOfView<ModelView<P>> {
+  using type = P;
+};
+template <class V>
+using PackOf = typename PackOfView<std::remove_cv_t<std::remove_reference_t<V>>>::type;
+
+int threadsFor(std::int64_t packs) {
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cpuThreads(), packs / kPacksPerThread)));
+}
+
+// Packs of one width for every thread, ready for a context: remade when the batch's storage or
+// parameter layout differs from what they were made for; otherwise only the shared parameters'
+// values are broadcast again (no allocation).
+template <class T, int W>
+struct PackSet {
+  ModelView<T> model{};
+  BatchView<T> batch{};
+  std::int64_t layoutTotal = -1;
+  std::unique_ptr<LaneModel<T, W>> laneModel;
+  std::vector<std::unique_ptr<LaneWorlds<T, W>>> packs;  // one per thread
+
+  bool madeFor(const BackendContext<T>& ctx) const {
+    const ModelView<T>& m = ctx.model;
+    const BatchView<T>& b = ctx.batch;
+    bool same = laneModel && layoutTotal == ctx.layout.total && model.body == m.body && model.X_PF == m.X_PF &&
+                model.X_MB == m.X_MB && model.bushing == m.bushing && model.spring == m.spring &&
+                model.contact == m.contact && std::memcmp(&model.sizes, &m.sizes, sizeof(Sizes)) == 0 &&
+                batch.nWorlds == b.nWorlds;
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) same = same && batch.name == b.name;
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                                            \
+  same = same && batch.name.data == b.name.data && batch.name.worldStride == b.name.worldStride && \
+         batch.name.compStride == b.name.compStride;
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    return same;
+  }
+
+  void prepare(const BackendContext<T>& ctx, int threads) {
+    if (!madeFor(ctx)) {
+      packs.clear();
+      laneModel = std::make_unique<LaneModel<T, W>>(ctx.model);
+      model = ctx.model;
+      batch = ctx.batch;
+      layoutTotal = ctx.layout.total;
+    }
+    while (static_cast<int>(packs.size()) < threads)
+      packs.push_back(std::make_unique<LaneWorlds<T, W>>(ctx.batch, ctx.model.sizes, ctx.layout));
+    for (int t = 0; t < threads; ++t) packs[t]->refreshShared();
+  }
+};
+
+template <class T>
+struct Cache {
+  static constexpr int W = kLanes<T>;
+  PackSet<T, W> full;
+  PackSet<T, 1> one;
+};
+
+// Runs f(model, pack, w0, lanes, ws) for every pack of worlds [w0, w0 + lanes): the full packs, then
+// the rest (see the top of the file) on one-lane packs or on one padded full pack. Each thread
+// owns its packs and a scalar workspace (for per-world resets). With a cache nothing is allocated.
+template <class T, class F>
+void forPacks(const BackendContext<T>& ctx, void* cacheSlot, F f) {
+  constexpr int W = kLanes<T>;
+  const std::int64_t n = ctx.batch.nWorlds;
+  const std::int64_t nFull = n / W;
+  const int rest = static_cast<int>(n - nFull * W);
+  const bool oneByOne = rest > 0 && rest <= std::max(1, W / 4);
+  const std::int64_t nWide = nFull + ((rest > 0 && !oneByOne) ? 1 : 0);
+  const std::int64_t items = nWide + (oneByOne ? rest : 0);
+  const int threads = threadsFor(nWide + (oneByOne ? 1 : 0));
+  Cache<T> local;
+  Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
+  if (nWide > 0) cache.full.prepare(ctx, threads);
+  if (oneByOne) cache.one.prepare(ctx, threads);
+  const std::int64_t chunk = std::max<std::int64_t>(1, items / (std::int64_t(threads) * 8));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int t = omp_get_thread_num();
+    const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(t) * ctx.layout.total, 1}};
+#pragma omp for schedule(dynamic, chunk)
+    for (std::int64_t k = 0; k < items; ++k) {
+      if (k < nWide) {
+        const std::int64_t w0 = k * W;
+        f(cache.full.laneModel->view, *cache.full.packs[t], w0, static_cast<int>(std::min<std::int64_t>(W, n - w0)), ws);
+      } else {
+        f(cache.one.laneModel->view, *cache.one.packs[t], nFull * W + (k - nWide), 1, ws);
+      }
+    }
+  }
+}
+
+// advanceWorld for the worlds of each pack: the same step loop (stepLanes); a world that fails
+// leaves the pack with its state from before the failed step and is settled as advanceWorld
+// settles it (settleFailedWorld), while the others go on.
+template <class T, bool kConstraints>
+void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache) {
+  const BatchView<T>& batch = ctx.batch;
+  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, const Workspace<T>& ws) {
+    using P = PackOf<decltype(model)>;
+    constexpr int W = P::kWidth;
+    const StepSettings<P> laneSettings{P(settings.dt), settings.nSteps, settings.integrator,
+                                       P(settings.constraintTolerance), settings.maxProjectionIterations,
+                                       settings.observe, settings.autoReset};
+    bool active[W];
+    PackMask<T, W> activeLanes(false);
+    for (int l = 0; l < W; ++l) {
+      active[l] = l < lanes && batch.status[w0 + l] == kStatusOk;
+      activeLanes.setLane(l, active[l]);
+    }
+    if (!anyLane(activeLanes)) return;
+    pack.gather(w0, lanes, active);
+    auto settle = [&](PackMask<T, W> failedNow, PackBits<T, W> status) {
+      for (int l = 0; l < W; ++l) {
+        if (!failedNow.lane(l)) continue;
+        pack.scatterState(l);
+        cpuSettleFailedWorld(ctx.model, batch.world(w0 + l), ws, status.lane(l), settings.autoReset);
+      }
+    };
+    activeLanes = stepLanes<P, kConstraints>(model, pack.view(), pack.workspace(), laneSettings, activeLanes, settle);
+    if (!anyLane(activeLanes)) return;
+    for (int l = 0; l < W; ++l) active[l] = activeLanes.lane(l);
+    pack.scatterState(active);
+    if (settings.observe) {
+      observeWorld<P>(model, pack.view(), pack.workspace());
+      pack.scatterObservations(active);
+    }
+  });
+}
+
+template <class T>
+void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache) {
+  if (ctx.model.sizes.nc > 0)
+    advanceLanes<T, true>(ctx, settings, cache);
+  else
+    advanceLanes<T, false>(ctx, settings, cache);
+}
+
+// evaluateWorld for the worlds of each pack.
+template <class T, bool kConstraints>
+void evaluateLanes(const BackendContext<T>& ctx, void* cache) {
+  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, const Workspace<T>&) {
+    using P = PackOf<decltype(model)>;
+    constexpr int W = P::kWidth;
+    pack.gather(w0, lanes);
+    const PackBits<T, W> status = evaluateOutputs<P, kConstraints>(model, pack.view(), pack.workspace());
+    bool real[W];
+    for (int l = 0; l < W; ++l) real[l] = l < lanes;
+    pack.scatterEvaluation(real);
+    pack.scatterObservations(real);
+    for (int l = 0; l < lanes; ++l) ctx.batch.status[w0 + l] |= status.lane(l);
+  });
+}
+
+template <class T>
+void evaluate(const BackendContext<T>& ctx, void* cache) {
+  if (ctx.model.sizes.nc > 0)
+    evaluateLanes<T, true>(ctx, cache);
+  else
+    evaluateLanes<T, false>(ctx, cache);
+}
+
+// assembleWorld and observeWorld for the worlds of each pack: the healthy ones are projected, all
+// are observed.
+template <class T>
+void assemble(const BackendContext<T>& ctx, T tol, int maxIterations, void* cache) {
+  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, const Workspace<T>&) {
+    using P = PackOf<decltype(model)>;
+    constexpr int W = P::kWidth;
+    bool real[W], healthy[W];
+    PackMask<T, W> project(false);
+    for (int l = 0; l < W; ++l) {
+      real[l] = l < lanes;
+      healthy[l] = real[l] && ctx.batch.status[w0 + l] == kStatusOk;
+      project.setLane(l, healthy[l]);
+    }
+    pack.gather(w0, lanes);
+    const PackBits<T, W> status = projectConstraints<P>(model, pack.view(), pack.workspace(), P(tol), maxIterations, project);
+    observeWorld<P>(model, pack.view(), pack.workspace());
+    pack.scatterState(healthy);
+    pack.scatterObservations(real);
+    for (int l = 0; l < lanes; ++l)
+      if (healthy[l]) ctx.batch.status[w0 + l] |= status.lane(l);
+  });
+}
+
+template <class T>
+int repeatEvaluation(const BackendContext<T>& ctx, std::int64_t repetitions) {
+  const LaneModel<T> model(ctx.model);
+  LaneWorlds<T> pack(ctx.batch, ctx.model.sizes, ctx.layout);
+  pack.gather(0, static_cast<int>(std::min<std::int64_t>(kLanes<T>, ctx.batch.nWorlds)));
+  const bool constraints = ctx.model.sizes.nc > 0;
+  PackBits<T> status = kStatusOk;
+  for (std::int64_t r = 0; r < repetitions; ++r) {
+    if (constraints)
+      status |= computeStateDerivative<Pack<T>, true>(model.view, pack.view(), pack.workspace());
+    else
+      status |= computeStateDerivative<Pack<T>, false>(model.view, pack.view(), pack.workspace());
+    asm volatile("" ::: "memory");
+  }
+  return status.lane(0);
+}
+
+template <class T>
+void* makeCache() {
+  return new Cache<T>();
+}
+template <class T>
+void freeCache(void* cache) {
+  delete static_cast<Cache<T>*>(cache);
+}
+
+template <class T>
+constexpr CpuPackFunctions<T> functions() {
+  return {&advance<T>, &evaluate<T>, &assemble<T>, &repeatEvaluation<T>, &makeCache<T>, &freeCache<T>, kLanes<T>};
+}
+
+}  // namespace
+
+const CpuPackCopy& LOCKSTEP_CPU_COPY_FUNCTION() {
+  static const CpuPackCopy copy{LOCKSTEP_CPU_COPY_NAME, functions<float>(), functions<double>()};
+  return copy;
+}
+
+}  // namespace lockstep
