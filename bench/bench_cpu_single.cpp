@@ -11,7 +11,10 @@
 //   cpu1/stage/<stage>/<scene>/<precision>  one stage of it alone (kinematics, forces, factor, solve)
 //   cpu1/evaluate/<scene>/<precision>/<n>   Batch::evaluate over n worlds (adds the energies and the
 //                                           OpenMP dispatch), per world
-//   cpu1/step/<scene>/<precision>/<n>       Batch::step, one RK4 step over n worlds, per world-step
+//   cpu1/step/<scene>/<precision>/<n>       Batch::step, one RK4 step over n worlds (1, 2, 3, 256), per
+//                                           world-step
+//   cpu1/step-scalar/<scene>/<precision>/1  the same for one world on the scalar code
+//                                           (setCpuLanes(false)): the single-world engine
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -144,8 +147,9 @@ void batchEvaluate(benchmark::State& state, const BenchScene& scene, std::int64_
 }
 
 template <class T>
-void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t worlds) {
+void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t worlds, bool lanes) {
   OneThread one;
+  setCpuLanes(lanes);
   Batch<T> batch(scene.model, worlds, Backend::Cpu);
   batch.setAllStates(scene.q0, scene.u0);
   if (scene.assemble) batch.assemble();
@@ -156,6 +160,7 @@ void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t wo
       state.SkipWithError(("world " + std::to_string(w) + ": " + describeStatus(batch.status(w))).c_str());
       break;
     }
+  setCpuLanes(true);
   reportPerItem(state, state.iterations() * worlds, "s_per_world_step");
 }
 
@@ -177,15 +182,22 @@ void registerFor(const BenchScene& scene, const std::string& precision) {
     benchmark::RegisterBenchmark(("cpu1/stage/" + std::string(stageName(stage)) + "/" + tail).c_str(),
                                  [&scene, stage](benchmark::State& st) { oneStage<T>(st, scene, stage); })
         ->ComputeStatistics("min", fastest);
-  const std::int64_t worlds = 256;
-  benchmark::RegisterBenchmark(("cpu1/evaluate/" + tail + "/" + std::to_string(worlds)).c_str(),
-                               [&scene, worlds](benchmark::State& st) { batchEvaluate<T>(st, scene, worlds); })
+  for (std::int64_t worlds : {1, 256})
+    benchmark::RegisterBenchmark(("cpu1/evaluate/" + tail + "/" + std::to_string(worlds)).c_str(),
+                                 [&scene, worlds](benchmark::State& st) { batchEvaluate<T>(st, scene, worlds); })
+        ->Unit(benchmark::kMicrosecond)
+        ->ComputeStatistics("min", fastest);
+  for (std::int64_t worlds : {1, 2, 3, 256})
+    benchmark::RegisterBenchmark(("cpu1/step/" + tail + "/" + std::to_string(worlds)).c_str(),
+                                 [&scene, worlds](benchmark::State& st) { batchStep<T>(st, scene, worlds, true); })
+        ->Unit(benchmark::kMicrosecond)
+        ->ComputeStatistics("min", fastest);
+  // The same step of one world on the scalar code (setCpuLanes(false)): the single-world engine
+  // that small batches are compared with.
+  benchmark::RegisterBenchmark(("cpu1/step-scalar/" + tail + "/1").c_str(),
+                               [&scene](benchmark::State& st) { batchStep<T>(st, scene, 1, false); })
       ->Unit(benchmark::kMicrosecond)
       ->ComputeStatistics("min", fastest);
-  benchmark::RegisterBenchmark(("cpu1/step/" + tail + "/" + std::to_string(worlds)).c_str(), [&scene, worlds](
-                                                                                                 benchmark::State& st) {
-    batchStep<T>(st, scene, worlds);
-  })->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace

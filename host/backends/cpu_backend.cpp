@@ -5,8 +5,9 @@
 // Steps, evaluations and projections run on SIMD packs of worlds (lanes.h) by the pack code of
 // host/backends/cpu_packs.cpp, compiled once per instruction set (cpu_pack_copies.h); this file, compiled
 // for plain x86-64, picks the copy once, at first use: the best the processor supports, or the one
-// LOCKSTEP_CPU_ISA (generic, avx2, avx512) or setCpuIsa names. Resets and given states, and every
-// step with setCpuLanes(false), run here one world at a time on the scalar code.
+// LOCKSTEP_CPU_ISA (generic, avx2, avx512) or setCpuIsa names. Resets and given states run on the
+// copy too (one-lane packs); with setCpuLanes(false) everything runs here one world at a time on
+// the scalar code.
 #include <omp.h>
 
 #include <algorithm>
@@ -226,24 +227,30 @@ void cpuAssemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
 }
 
 template <class T>
-void cpuSettleFailedWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, int status,
-                          bool autoReset) {
-  settleFailedWorld(model, w, ws, status, autoReset);
-}
-
-template <class T>
 int cpuRepeatPackEvaluation(const BackendContext<T>& ctx, std::int64_t repetitions) {
   return packFunctions<T>(activeIsa()).repeatEvaluation(ctx, repetitions);
 }
 
+// Resets and given states: on the chosen copy's one-lane packs (observed as its evaluation would
+// observe them), or here on the scalar code with setCpuLanes(false).
 template <class T>
 void cpuResetIndices(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count) {
+  if (cpuLanes()) {
+    const CpuPackCopy& copy = activeIsa();
+    packFunctions<T>(copy).start(ctx, indices, nullptr, count, nullptr, nullptr, packCache(ctx, copy));
+    return;
+  }
   forWorlds(ctx, count, [&](std::int64_t i) { return indices[i]; },
             [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { resetWorldState(ctx.model, w, ws); });
 }
 
 template <class T>
 void cpuResetMask(const BackendContext<T>& ctx, const std::uint8_t* mask) {
+  if (cpuLanes()) {
+    const CpuPackCopy& copy = activeIsa();
+    packFunctions<T>(copy).start(ctx, nullptr, mask, ctx.batch.nWorlds, nullptr, nullptr, packCache(ctx, copy));
+    return;
+  }
   forWorlds(ctx, ctx.batch.nWorlds, [&](std::int64_t i) { return mask[i] ? i : std::int64_t(-1); },
             [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { resetWorldState(ctx.model, w, ws); });
 }
@@ -251,6 +258,11 @@ void cpuResetMask(const BackendContext<T>& ctx, const std::uint8_t* mask) {
 template <class T>
 void cpuSetStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q,
                   const T* u) {
+  if (cpuLanes()) {
+    const CpuPackCopy& copy = activeIsa();
+    packFunctions<T>(copy).start(ctx, indices, nullptr, count, q, u, packCache(ctx, copy));
+    return;
+  }
   const Sizes& s = ctx.model.sizes;
   forWorlds(ctx, count, [&](std::int64_t i) { return indices[i]; },
             [&](std::int64_t i, const WorldView<T>& w, const Workspace<T>& ws) {
@@ -267,8 +279,7 @@ void cpuSetStates(const BackendContext<T>& ctx, const std::int64_t* indices, std
   template void cpuSetStates<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t, const T*, const T*); \
   template struct CpuBackendCacheDeleter<T>;                                                                   \
   template CpuBackendCacheHandle<T> makeCpuBackendCache<T>();                                                  \
-  template int cpuRepeatPackEvaluation<T>(const BackendContext<T>&, std::int64_t);                          \
-  template void cpuSettleFailedWorld<T>(const ModelView<T>&, const WorldView<T>&, const Workspace<T>&, int, bool);
+  template int cpuRepeatPackEvaluation<T>(const BackendContext<T>&, std::int64_t);                          
 LOCKSTEP_INSTANTIATE(float)
 LOCKSTEP_INSTANTIATE(double)
 #undef LOCKSTEP_INSTANTIATE

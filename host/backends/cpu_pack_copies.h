@@ -20,7 +20,11 @@ struct CpuPackFunctions {
   void (*advance)(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache);
   void (*evaluate)(const BackendContext<T>& ctx, void* cache);
   void (*assemble)(const BackendContext<T>& ctx, T tol, int maxIterations, void* cache);
-  // cpuRepeatPackEvaluation (backend.h).
+  // Starts worlds at their initial state (q, u null) or at given states, and observes them: the
+  // worlds indices[0..count), or those i < count where mask[i] is set, or all count.
+  void (*start)(const BackendContext<T>& ctx, const std::int64_t* indices, const std::uint8_t* mask,
+                std::int64_t count, const T* q, const T* u, void* cache);
+  // cpuRepeatPackEvaluation (lockstep/cpu_isa.h).
   int (*repeatEvaluation)(const BackendContext<T>& ctx, std::int64_t repetitions);
   void* (*makeCache)();
   void (*freeCache)(void* cache);
@@ -32,13 +36,6 @@ struct CpuPackCopy {
   CpuPackFunctions<float> f;
   CpuPackFunctions<double> d;
 };
-
-// settleFailedWorld, compiled in cpu_backend.cpp: a failed world is reset or flagged by the scalar
-// code of the plain x86-64 library, so that no copy instantiates scalar templates (they would be
-// merged with the library's own by the linker).
-template <class T>
-void cpuSettleFailedWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, int status,
-                          bool autoReset);
 
 const CpuPackCopy& cpuPackCopyGeneric();
 const CpuPackCopy& cpuPackCopyAvx2();

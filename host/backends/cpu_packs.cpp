@@ -104,9 +104,49 @@ struct Cache {
   PackSet<T, 1> one;
 };
 
-// Runs f(model, pack, w0, lanes, ws) for every pack of worlds [w0, w0 + lanes): the full packs, then
+// A thread's one-lane pack.
+template <class T>
+struct OnePack {
+  const ModelView<Pack<T, 1>>& model;
+  LaneWorlds<T, 1>& pack;
+};
+
+// Starts world w at q, u (component i at q[i * qStride]: the batch's own initial state or a given
+// one): startWorld's copies, then its observations on a one-lane pack, so that a reset or given
+// state is observed by this copy's code, as an evaluation would observe it.
+template <class T>
+void startWorld(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, const T* q, const T* u,
+                std::int64_t qStride, std::int64_t uStride) {
+  const Sizes& s = ctx.model.sizes;
+  const BatchView<T>& b = ctx.batch;
+  for (int i = 0; i < s.nq; ++i) b.q[i * b.nWorlds + w] = q[i * qStride];
+  for (int i = 0; i < s.nu; ++i) b.u[i * b.nWorlds + w] = u[i * uStride];
+  for (int i = 0; i < s.nz; ++i) b.z[i * b.nWorlds + w] = T(0);
+  b.time[w] = T(0);
+  b.status[w] = kStatusOk;
+  one.pack.gather(w, 1);
+  observeWorld<Pack<T, 1>>(one.model, one.pack.view(), one.pack.workspace());
+  const bool keep[1] = {true};
+  one.pack.scatterObservations(keep);
+}
+
+// settleFailedWorld for world w: with autoReset back to its initial state, recording why;
+// otherwise flagged.
+template <class T>
+void settleFailedWorld(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, int status, bool autoReset) {
+  const BatchView<T>& b = ctx.batch;
+  if (autoReset) {
+    b.lastFailure[w] = status;
+    b.resetCount[w] += 1;
+    startWorld(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
+  } else {
+    b.status[w] |= status;
+  }
+}
+
+// Runs f(model, pack, w0, lanes, one) for every pack of worlds [w0, w0 + lanes): the full packs, then
 // the rest (see the top of the file) on one-lane packs or on one padded full pack. Each thread
-// owns its packs and a scalar workspace (for per-world resets). With a cache nothing is allocated.
+// owns its packs and a one-lane pack (for per-world resets). With a cache nothing is allocated.
 template <class T, class F>
 void forPacks(const BackendContext<T>& ctx, void* cacheSlot, F f) {
   constexpr int W = kLanes<T>;
@@ -120,19 +160,19 @@ void forPacks(const BackendContext<T>& ctx, void* cacheSlot, F f) {
   Cache<T> local;
   Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
   if (nWide > 0) cache.full.prepare(ctx, threads);
-  if (oneByOne) cache.one.prepare(ctx, threads);
+  cache.one.prepare(ctx, threads);  // also for the worlds a failed step resets
   const std::int64_t chunk = std::max<std::int64_t>(1, items / (std::int64_t(threads) * 8));
 #pragma omp parallel num_threads(threads) if (threads > 1)
   {
     const int t = omp_get_thread_num();
-    const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(t) * ctx.layout.total, 1}};
+    OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[t]};
 #pragma omp for schedule(dynamic, chunk)
     for (std::int64_t k = 0; k < items; ++k) {
       if (k < nWide) {
         const std::int64_t w0 = k * W;
-        f(cache.full.laneModel->view, *cache.full.packs[t], w0, static_cast<int>(std::min<std::int64_t>(W, n - w0)), ws);
+        f(cache.full.laneModel->view, *cache.full.packs[t], w0, static_cast<int>(std::min<std::int64_t>(W, n - w0)), one);
       } else {
-        f(cache.one.laneModel->view, *cache.one.packs[t], nFull * W + (k - nWide), 1, ws);
+        f(cache.one.laneModel->view, *cache.one.packs[t], nFull * W + (k - nWide), 1, one);
       }
     }
   }
@@ -144,7 +184,7 @@ void forPacks(const BackendContext<T>& ctx, void* cacheSlot, F f) {
 template <class T, bool kConstraints>
 void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache) {
   const BatchView<T>& batch = ctx.batch;
-  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, const Workspace<T>& ws) {
+  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     const StepSettings<P> laneSettings{P(settings.dt), settings.nSteps, settings.integrator,
@@ -162,7 +202,7 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings,
       for (int l = 0; l < W; ++l) {
         if (!failedNow.lane(l)) continue;
         pack.scatterState(l);
-        cpuSettleFailedWorld(ctx.model, batch.world(w0 + l), ws, status.lane(l), settings.autoReset);
+        settleFailedWorld(ctx, one, w0 + l, status.lane(l), settings.autoReset);
       }
     };
     activeLanes = stepLanes<P, kConstraints>(model, pack.view(), pack.workspace(), laneSettings, activeLanes, settle);
@@ -187,7 +227,7 @@ void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings, void
 // evaluateWorld for the worlds of each pack.
 template <class T, bool kConstraints>
 void evaluateLanes(const BackendContext<T>& ctx, void* cache) {
-  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, const Workspace<T>&) {
+  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     pack.gather(w0, lanes);
@@ -212,7 +252,7 @@ void evaluate(const BackendContext<T>& ctx, void* cache) {
 // are observed.
 template <class T>
 void assemble(const BackendContext<T>& ctx, T tol, int maxIterations, void* cache) {
-  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, const Workspace<T>&) {
+  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     bool real[W], healthy[W];
@@ -230,6 +270,32 @@ void assemble(const BackendContext<T>& ctx, T tol, int maxIterations, void* cach
     for (int l = 0; l < lanes; ++l)
       if (healthy[l]) ctx.batch.status[w0 + l] |= status.lane(l);
   });
+}
+
+// Starts the listed worlds (indices, or those where mask is set, or all) at their initial state, or
+// at the given states (q[count][nq], u[count][nu]), each observed on a one-lane pack.
+template <class T>
+void start(const BackendContext<T>& ctx, const std::int64_t* indices, const std::uint8_t* mask, std::int64_t count,
+           const T* q, const T* u, void* cacheSlot) {
+  const int threads = threadsFor(count / kLanes<T>);
+  Cache<T> local;
+  Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
+  cache.one.prepare(ctx, threads);
+  const BatchView<T>& b = ctx.batch;
+  const Sizes& s = ctx.model.sizes;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[omp_get_thread_num()]};
+#pragma omp for schedule(dynamic, 16)
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t w = indices ? indices[i] : i;
+      if (mask && !mask[i]) continue;
+      if (q)
+        startWorld(ctx, one, w, q + i * s.nq, u + i * s.nu, 1, 1);
+      else
+        startWorld(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
+    }
+  }
 }
 
 template <class T>
@@ -260,7 +326,8 @@ void freeCache(void* cache) {
 
 template <class T>
 constexpr CpuPackFunctions<T> functions() {
-  return {&advance<T>, &evaluate<T>, &assemble<T>, &repeatEvaluation<T>, &makeCache<T>, &freeCache<T>, kLanes<T>};
+  return {&advance<T>, &evaluate<T>, &assemble<T>, &start<T>, &repeatEvaluation<T>, &makeCache<T>, &freeCache<T>,
+          kLanes<T>};
 }
 
 }  // namespace
