@@ -6,20 +6,23 @@
 # affects alike. Results (text and JSON), the table and the machine's description (lscpu's model
 # name, the instruction set chosen, the load average) go to <build-dir>/bench-results/ (never into
 # git). Takes about ten minutes, twice that with --base.
-#   bench/run_cpu_figures.sh [build-dir] [--base REV] [--quick]
+#   bench/run_cpu_figures.sh [build-dir] [--base REV [--base-build DIR]] [--quick]
 #     build-dir  default: build (with lockstep_bench built)
 #     --base REV builds lockstep_bench of REV in <build-dir>/base-REV (a git worktree beside it, ccache
 #                if configured) and compares
+#     --base-build DIR  use DIR's lockstep_bench, already built from REV, instead
 #     --quick    one repetition, shorter runs (a smoke test of the script)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build
 base=""
+baseBuild=""
 reps=5
 minTime=0.2
 while [ $# -gt 0 ]; do
   case "$1" in
     --base) base=$2; shift 2 ;;
+    --base-build) baseBuild=$2; shift 2 ;;
     --quick) reps=1; minTime=0.02; shift ;;
     *) build=$1; shift ;;
   esac
@@ -31,8 +34,8 @@ benches=("new:$build/lockstep_bench")
 if [ -n "$base" ]; then
   rev=$(git rev-parse --short "$base")
   src=$build/base-$rev-src
-  bdir=$build/base-$rev
-  [ -d "$src" ] || git worktree add --detach "$src" "$rev" > /dev/null
+  bdir=${baseBuild:-$build/base-$rev}
+  [ -n "$baseBuild" ] || [ -d "$src" ] || git worktree add --detach "$src" "$rev" > /dev/null
   if [ ! -x "$bdir/lockstep_bench" ]; then
     launcher=$(sed -n 's/^CMAKE_CXX_COMPILER_LAUNCHER:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)
     cmake -S "$src" -B "$bdir" -G Ninja -DCMAKE_BUILD_TYPE=Release ${launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER=$launcher} \

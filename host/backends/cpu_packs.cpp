@@ -9,16 +9,17 @@
 // while the others go on. Where the physics branches on values (the constraint solver's
 // iterations, line searches), each lane follows its own branch under a mask.
 //
-// The last n mod W worlds of a batch, when they are few (at most max(1, W/4)), are stepped one at a
-// time on one-lane packs (Pack<T, 1>): the same code, the same operations in the same order as a
+// The last n mod W worlds of a batch, when they are few (at most max(1, W/8): one in double with
+// AVX2, two in float with AVX-512, where a full pack costs about as much as that many single
+// worlds), are stepped one at a time on one-lane packs (Pack<T, 1>): the same code, the same operations in the same order as a
 // lane of a full pack, so their bits are those they would have in a full pack (tested:
 // tests/test_cpu_isa.cpp), and a batch of 1 costs one world's work, not a pack's. Otherwise they
 // share a full pack padded with copies of one of them.
 //
 // Threads: worlds are independent and each thread owns its packs and workspace, so which thread
-// runs which pack changes no bits. Small batches stay on one thread (a parallel region costs more
-// than it gives below a few packs per thread); larger ones take packs dynamically, so that a
-// thread whose core is busy with other work does not hold the others up.
+// runs which pack changes no bits. A call with little work stays on one thread, with no parallel
+// region (threadsFor); larger ones hand packs out dynamically, so that a thread whose core is
+// busy with other work does not hold the others up.
 #include <omp.h>
 
 #include <algorithm>
@@ -37,8 +38,13 @@
 namespace lockstep {
 namespace {
 
-// Packs per thread below which a parallel region does not pay (each pack is W worlds' work).
-constexpr std::int64_t kPacksPerThread = 4;
+// Work per thread below which a parallel region does not pay, in body-evaluations (worlds x bodies
+// x forward-dynamics evaluations): about 2 ms of one core (chain-7 on packs takes about 0.05 us per
+// body-evaluation in double). A region waits for its slowest thread; on a machine loaded with
+// other work a thread can be descheduled for milliseconds, and with less work per thread than
+// that the wait dominates (measured: chain-7, 64 worlds, 10 RK4 steps per call, double, on two
+// threads took 12x as long as on one; bench/README.md, "Threads").
+constexpr std::int64_t kWorkPerThread = 32768;
 
 // The pack type a model view of packs is made of.
 template <class V>
@@ -50,8 +56,12 @@ struct PackOfView<ModelView<P>> {
 template <class V>
 using PackOf = typename PackOfView<std::remove_cv_t<std::remove_reference_t<V>>>::type;
 
-int threadsFor(std::int64_t packs) {
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cpuThreads(), packs / kPacksPerThread)));
+template <class T>
+int threadsFor(const BackendContext<T>& ctx, std::int64_t worlds, std::int64_t evaluationsPerWorld,
+               std::int64_t packs) {
+  const std::int64_t work = worlds * std::max(1, ctx.model.sizes.nb) * evaluationsPerWorld;
+  const std::int64_t byWork = std::min<std::int64_t>(work / kWorkPerThread, packs);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cpuThreads(), byWork)));
 }
 
 // Packs of one width for every thread, ready for a context: remade when the batch's storage or
@@ -148,15 +158,15 @@ void settleFailedWorld(const BackendContext<T>& ctx, OnePack<T> one, std::int64_
 // the rest (see the top of the file) on one-lane packs or on one padded full pack. Each thread
 // owns its packs and a one-lane pack (for per-world resets). With a cache nothing is allocated.
 template <class T, class F>
-void forPacks(const BackendContext<T>& ctx, void* cacheSlot, F f) {
+void forPacks(const BackendContext<T>& ctx, void* cacheSlot, std::int64_t evaluationsPerWorld, F f) {
   constexpr int W = kLanes<T>;
   const std::int64_t n = ctx.batch.nWorlds;
   const std::int64_t nFull = n / W;
   const int rest = static_cast<int>(n - nFull * W);
-  const bool oneByOne = rest > 0 && rest <= std::max(1, W / 4);
+  const bool oneByOne = rest > 0 && rest <= std::max(1, W / 8);
   const std::int64_t nWide = nFull + ((rest > 0 && !oneByOne) ? 1 : 0);
   const std::int64_t items = nWide + (oneByOne ? rest : 0);
-  const int threads = threadsFor(nWide + (oneByOne ? 1 : 0));
+  const int threads = threadsFor(ctx, n, evaluationsPerWorld, items);
   Cache<T> local;
   Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
   if (nWide > 0) cache.full.prepare(ctx, threads);
@@ -184,7 +194,9 @@ void forPacks(const BackendContext<T>& ctx, void* cacheSlot, F f) {
 template <class T, bool kConstraints>
 void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache) {
   const BatchView<T>& batch = ctx.batch;
-  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
+  const std::int64_t evaluations =
+      std::int64_t(settings.nSteps) * (settings.integrator == Integrator::RK4 ? 4 : 1);
+  forPacks(ctx, cache, evaluations, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     const StepSettings<P> laneSettings{P(settings.dt), settings.nSteps, settings.integrator,
@@ -227,7 +239,7 @@ void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings, void
 // evaluateWorld for the worlds of each pack.
 template <class T, bool kConstraints>
 void evaluateLanes(const BackendContext<T>& ctx, void* cache) {
-  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
+  forPacks(ctx, cache, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     pack.gather(w0, lanes);
@@ -252,7 +264,8 @@ void evaluate(const BackendContext<T>& ctx, void* cache) {
 // are observed.
 template <class T>
 void assemble(const BackendContext<T>& ctx, T tol, int maxIterations, void* cache) {
-  forPacks(ctx, cache, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
+  forPacks(ctx, cache, std::max(1, maxIterations), [&](const auto& model, auto& pack, std::int64_t w0, int lanes,
+                                                       OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     bool real[W], healthy[W];
@@ -277,7 +290,7 @@ void assemble(const BackendContext<T>& ctx, T tol, int maxIterations, void* cach
 template <class T>
 void start(const BackendContext<T>& ctx, const std::int64_t* indices, const std::uint8_t* mask, std::int64_t count,
            const T* q, const T* u, void* cacheSlot) {
-  const int threads = threadsFor(count / kLanes<T>);
+  const int threads = threadsFor(ctx, count, 1, count);
   Cache<T> local;
   Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
   cache.one.prepare(ctx, threads);
