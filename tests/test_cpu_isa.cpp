@@ -89,8 +89,8 @@ void expectBitsIndependentOfBatch(const std::string& isa) {
     for (std::int64_t first : {0, 5, 36}) expectSameBits(run<T>(s, first, 1), all, 3 * first, what + ", alone");
     for (std::int64_t count : {2, 3, 5, 9, 17}) expectSameBits(run<T>(s, 0, count), all, 0, what + ", batch of " + std::to_string(count));
     expectSameBits(run<T>(s, 3, 20), all, 3 * 3, what + ", other pack-mates");
-    setCpuThreads(2);
-    expectSameBits(run<T>(s, 0, n), all, 0, what + ", two threads");
+    setCpuThreads(2);  // 37 worlds stay on one thread (too little work); 300 take two
+    expectSameBits(run<T>(s, 0, n), all, 0, what + ", two threads allowed");
     expectSameBits(all, run<T>(s, 0, 300), 0, what + ", 300 worlds on two threads");
   }
 }

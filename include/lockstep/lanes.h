@@ -1,17 +1,19 @@
 // Lockstep lanes: packs of worlds for the CPU backend's SIMD units (host code only, g++).
 //
-// Pack<S> holds one scalar of each of N = kLanes<S> worlds. Instantiating the per-world templates
-// with T = Pack<S> advances N worlds with every instruction: the world index is innermost in
+// Pack<S, W> holds one scalar of each of W worlds (default W = kLanes<S>, a full register).
+// Instantiating the per-world templates with T = Pack<S> advances W worlds with every instruction: the world index is innermost in
 // storage (layout.h), so the N lanes of a pack are N consecutive worlds. Lane l of every operation is the
 // IEEE operation on lane l alone (+ - * / sqrt are exact per lane; sin, cos and atan2 are computed
 // on all lanes together, each lane on its own to within an ulp or two), so a world's result never
 // depends on its neighbours.
 //
 // Comparisons give a PackMask, and statuses are PackBits: one set of StatusFlag bits per lane
-// (math.h, "lanes"). Width: 256 bits, AVX2's registers (4 doubles or 8 floats).
+// (math.h, "lanes"). Width: the register of the instruction set this file is compiled for (below):
+// 16 bytes for plain x86-64, 32 with AVX2 and FMA, 64 with AVX-512; W = 1 is one world in scalar
+// registers, with the same operations as a lane of a full pack.
 //
-// LaneModel and LaneWorlds put a batch's model and N of its worlds into that form: what the CPU
-// backend (host/backends/cpu_backend.cpp) steps, and what the benchmarks time. Both allocate once,
+// LaneModel and LaneWorlds put a batch's model and W of its worlds into that form: what the CPU
+// backend (host/backends/cpu_packs.cpp) steps, and what the benchmarks time. Both allocate once,
 // when made; the backend keeps them across calls while the batch's storage and parameter layout
 // stay the same (refreshShared() then picks up new values of the shared parameters).
 #pragma once
