@@ -48,26 +48,28 @@ auto identity = [](std::int64_t i) { return i; };
 
 // ---- the instruction set ------------------------------------------------------------------------
 
-// The copies compiled in, best first, and whether this processor runs each.
+// The copies compiled in, best first, and whether this processor runs each. A copy's own function
+// is called only where it is supported: it is compiled for its instruction set.
 struct IsaEntry {
+  const char* name;
   const CpuPackCopy& (*copy)();
   bool (*supported)();
 };
 const IsaEntry kIsas[] = {
 #ifdef LOCKSTEP_CPU_AVX512
-    {&cpuPackCopyAvx512,
+    {"avx512", &cpuPackCopyAvx512,
      [] {
        __builtin_cpu_init();
        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("fma");
      }},
 #endif
-    {&cpuPackCopyAvx2,
+    {"avx2", &cpuPackCopyAvx2,
      [] {
        __builtin_cpu_init();
        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
      }},
-    {&cpuPackCopyGeneric, [] { return true; }},
+    {"generic", &cpuPackCopyGeneric, [] { return true; }},
 };
 
 std::mutex gIsaMutex;
@@ -76,7 +78,7 @@ const CpuPackCopy* gIsa = nullptr;
 const CpuPackCopy* findIsa(const std::string& name, const char* origin) {
   std::string known;
   for (const IsaEntry& e : kIsas) {
-    if (name == e.copy().name) {
+    if (name == e.name) {
       if (!e.supported())
         throw std::invalid_argument(std::string(origin) + ": this processor cannot run the CPU backend's \"" + name +
                                     "\" copy (supported here: " + [] {
@@ -86,7 +88,7 @@ const CpuPackCopy* findIsa(const std::string& name, const char* origin) {
                                     }() + ")");
       return &e.copy();
     }
-    known += (known.empty() ? "" : ", ") + std::string(e.copy().name);
+    known += (known.empty() ? "" : ", ") + std::string(e.name);
   }
   throw std::invalid_argument(std::string(origin) + ": unknown CPU instruction set \"" + name + "\" (this build has: " +
                               known + ")");
@@ -124,7 +126,7 @@ bool cpuLanes() { return gCpuLanes; }
 std::vector<std::string> cpuIsasSupported() {
   std::vector<std::string> names;
   for (const IsaEntry& e : kIsas)
-    if (e.supported()) names.push_back(e.copy().name);
+    if (e.supported()) names.push_back(e.name);
   return names;
 }
 std::string cpuIsa() { return activeIsa().name; }

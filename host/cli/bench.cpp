@@ -47,7 +47,10 @@ int runBench(const BenchOptions& o) {
     if (p != "float" && p != "double") throw std::invalid_argument("--precision: '" + p + "' is not float or double");
     precisions.push_back(p == "float" ? Precision::Float : Precision::Double);
   }
-  if (backend == Backend::Cpu) std::cout << "CPU instruction set: " << describeCpuIsa() << "\n";
+  if (backend == Backend::Cpu) {
+    const std::string isa = describeCpuIsa();  // throws on a bad LOCKSTEP_CPU_ISA, before any output
+    std::cout << "CPU instruction set: " << isa << "\n";
+  }
   std::vector<ThroughputResult> results;
   for (Precision p : precisions) {
     for (std::int64_t n : worlds) {
