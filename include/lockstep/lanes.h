@@ -90,6 +90,20 @@ inline double laneOf(double v, int) { return v; }
 inline float laneOf(float v, int) { return v; }
 inline std::int64_t laneOf(std::int64_t v, int) { return v; }
 inline std::int32_t laneOf(std::int32_t v, int) { return v; }
+// Whether any lane of a mask is set: the lanes' bits OR-ed a word at a time (a few vector
+// instructions), so that the rare per-lane fallbacks cost one test when no lane needs them.
+template <class V>
+inline bool anySet(const V& m) {
+  if constexpr (sizeof(V) < 8) {
+    return m != 0;
+  } else {
+    std::uint64_t words[sizeof(V) / 8];
+    std::memcpy(words, &m, sizeof(V));
+    std::uint64_t any = 0;
+    for (std::size_t i = 0; i < sizeof(V) / 8; ++i) any |= words[i];
+    return any != 0;
+  }
+}
 template <class V, class E>
 inline void setLane(V& v, int l, E x) { v[l] = x; }
 inline void setLane(double& v, int, double x) { v = x; }
@@ -239,11 +253,12 @@ inline void sinCosT(Pack<double, W> xp, Pack<double, W>& sinX, Pack<double, W>& 
   sinX.v = maskAs<I>((q & 2) != 0) ? -s : s;
   cosX.v = maskAs<I>(((q + 1) & 2) != 0) ? -c : c;
   const auto wild = maskAs<I>(maskAs<I>((x < 1e5) & (x > -1e5)) == 0);  // also NaN
-  for (int l = 0; l < W; ++l)
-    if (lanes_detail::laneOf(wild, l)) {
-      sinX.lane(l) = std::sin(xp[l]);
-      cosX.lane(l) = std::cos(xp[l]);
-    }
+  if (lanes_detail::anySet(wild))
+    for (int l = 0; l < W; ++l)
+      if (lanes_detail::laneOf(wild, l)) {
+        sinX.lane(l) = std::sin(xp[l]);
+        cosX.lane(l) = std::cos(xp[l]);
+      }
 }
 
 // The same for W floats, in float: pi/2 in three parts of which the first two have 12
@@ -273,11 +288,12 @@ inline void sinCosT(Pack<float, W> x, Pack<float, W>& sinX, Pack<float, W>& cosX
   sinX.v = maskAs<I>((q & 2) != 0) ? -s : s;
   cosX.v = maskAs<I>(((q + 1) & 2) != 0) ? -c : c;
   const auto wild = maskAs<I>(maskAs<I>((v < 6000.0f) & (v > -6000.0f)) == 0);  // also NaN
-  for (int l = 0; l < W; ++l)
-    if (lanes_detail::laneOf(wild, l)) {
-      sinX.lane(l) = std::sin(x[l]);
-      cosX.lane(l) = std::cos(x[l]);
-    }
+  if (lanes_detail::anySet(wild))
+    for (int l = 0; l < W; ++l)
+      if (lanes_detail::laneOf(wild, l)) {
+        sinX.lane(l) = std::sin(x[l]);
+        cosX.lane(l) = std::cos(x[l]);
+      }
 }
 
 template <class S, int W>
@@ -340,8 +356,9 @@ inline Pack<S, W> atan2T(Pack<S, W> y, Pack<S, W> x) {
     out.v = reinterpret_cast<V>(reinterpret_cast<IV>(r) | (reinterpret_cast<IV>(y.v) & signBit));
   }
   const auto wild = maskAs<I>((maskAs<I>(big > S(0)) & maskAs<I>((ax - ax) == S(0)) & maskAs<I>((ay - ay) == S(0))) == 0);
-  for (int l = 0; l < W; ++l)
-    if (lanes_detail::laneOf(wild, l)) out.lane(l) = lockstep::atan2T(y[l], x[l]);
+  if (lanes_detail::anySet(wild))
+    for (int l = 0; l < W; ++l)
+      if (lanes_detail::laneOf(wild, l)) out.lane(l) = lockstep::atan2T(y[l], x[l]);
   return out;
 }
 // Finite lanes: x - x is 0 exactly when x is finite (NaN otherwise).
