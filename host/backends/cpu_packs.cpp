@@ -125,7 +125,7 @@ struct OnePack {
 // one): startWorld's copies, then its observations on a one-lane pack, so that a reset or given
 // state is observed by this copy's code, as an evaluation would observe it.
 template <class T>
-void startWorld(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, const T* q, const T* u,
+void startWorldOnPack(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, const T* q, const T* u,
                 std::int64_t qStride, std::int64_t uStride) {
   const Sizes& s = ctx.model.sizes;
   const BatchView<T>& b = ctx.batch;
@@ -140,15 +140,15 @@ void startWorld(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, co
   one.pack.scatterObservations(keep);
 }
 
-// settleFailedWorld for world w: with autoReset back to its initial state, recording why;
+// settleFailedWorld (world.h) for world w: with autoReset back to its initial state, recording why;
 // otherwise flagged.
 template <class T>
-void settleFailedWorld(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, int status, bool autoReset) {
+void settleFailedWorldOnPack(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, int status, bool autoReset) {
   const BatchView<T>& b = ctx.batch;
   if (autoReset) {
     b.lastFailure[w] = status;
     b.resetCount[w] += 1;
-    startWorld(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
+    startWorldOnPack(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
   } else {
     b.status[w] |= status;
   }
@@ -214,7 +214,7 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings,
       for (int l = 0; l < W; ++l) {
         if (!failedNow.lane(l)) continue;
         pack.scatterState(l);
-        settleFailedWorld(ctx, one, w0 + l, status.lane(l), settings.autoReset);
+        settleFailedWorldOnPack(ctx, one, w0 + l, status.lane(l), settings.autoReset);
       }
     };
     activeLanes = stepLanes<P, kConstraints>(model, pack.view(), pack.workspace(), laneSettings, activeLanes, settle);
@@ -304,9 +304,9 @@ void start(const BackendContext<T>& ctx, const std::int64_t* indices, const std:
       const std::int64_t w = indices ? indices[i] : i;
       if (mask && !mask[i]) continue;
       if (q)
-        startWorld(ctx, one, w, q + i * s.nq, u + i * s.nu, 1, 1);
+        startWorldOnPack(ctx, one, w, q + i * s.nq, u + i * s.nu, 1, 1);
       else
-        startWorld(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
+        startWorldOnPack(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
     }
   }
 }
