@@ -5,13 +5,16 @@
 //   cpu1/fd/<scene>/<precision>             computeStateDerivative of one world (kinematics, forces,
 //                                           articulated-body sweep, constraints, qdot): what each
 //                                           RK4 stage costs; the same world again and again
-//   cpu1/fd-lanes/<scene>/<precision>       the same on a SIMD pack of worlds (lanes.h; 4 in double,
-//                                           8 in float), as the CPU backend steps models without
-//                                           contacts; per world
+//   cpu1/fd-lanes/<scene>/<precision>       the same on a SIMD pack of worlds (lanes.h; the
+//                                           chosen instruction set's width, cpuIsa), as the CPU
+//                                           backend steps models without contacts; per world
 //   cpu1/stage/<stage>/<scene>/<precision>  one stage of it alone (kinematics, forces, factor, solve)
 //   cpu1/evaluate/<scene>/<precision>/<n>   Batch::evaluate over n worlds (adds the energies and the
 //                                           OpenMP dispatch), per world
-//   cpu1/step/<scene>/<precision>/<n>       Batch::step, one RK4 step over n worlds, per world-step
+//   cpu1/step/<scene>/<precision>/<n>       Batch::step, one RK4 step over n worlds (1, 2, 3, 256), per
+//                                           world-step
+//   cpu1/step-scalar/<scene>/<precision>/1  the same for one world on the scalar code
+//                                           (setCpuLanes(false)): the single-world engine
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -20,7 +23,7 @@
 
 #include "bench_scenes.h"
 #include "lockstep/integrator.h"
-#include "lockstep/lanes.h"
+#include "lockstep/cpu_isa.h"
 
 namespace lockstep::bench {
 namespace {
@@ -74,20 +77,19 @@ void forwardDynamics(benchmark::State& state, const BenchScene& scene) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// One pack of copies of the world: the per-world cost when worlds share the SIMD lanes.
+// One pack of copies of the world, on the CPU backend's chosen instruction set (cpuIsa): the
+// per-world cost when worlds share the SIMD lanes. Timed in batches of repetitions inside the
+// library (the pack code is compiled there, once per instruction set).
 template <class T>
 void forwardDynamicsLanes(benchmark::State& state, const BenchScene& scene) {
   OneWorld<T> one(scene);
-  const LaneModel<T> model(one.model);
-  LaneWorlds<T> pack(one.batch.hostView(), one.model.sizes, one.layout);
-  pack.gather(0, 1);
-  PackBits<T> status = kStatusOk;
-  for (auto _ : state) {
-    status |= computeStateDerivative<Pack<T>, false>(model.view, pack.view(), pack.workspace());
-    benchmark::ClobberMemory();
-  }
-  if (anyLane(failed(status))) state.SkipWithError(("the evaluation failed: " + describeStatus(status.lane(0))).c_str());
-  reportPerItem(state, state.iterations() * Pack<T>::kWidth, "s_per_world");
+  const BackendContext<T> ctx{one.model, one.batch.hostView(), one.layout, nullptr, nullptr};
+  constexpr std::int64_t kRepetitions = 64;
+  int status = 0;
+  for (auto _ : state) status |= cpuRepeatPackEvaluation(ctx, kRepetitions);
+  if (status) state.SkipWithError(("the evaluation failed: " + describeStatus(status)).c_str());
+  state.SetLabel(cpuIsa());
+  reportPerItem(state, state.iterations() * kRepetitions * cpuPackWidth(sizeof(T) == 8), "s_per_world");
 }
 
 enum class Stage { Kinematics, Forces, Factor, Solve };
@@ -145,8 +147,9 @@ void batchEvaluate(benchmark::State& state, const BenchScene& scene, std::int64_
 }
 
 template <class T>
-void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t worlds) {
+void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t worlds, bool lanes) {
   OneThread one;
+  setCpuLanes(lanes);
   Batch<T> batch(scene.model, worlds, Backend::Cpu);
   batch.setAllStates(scene.q0, scene.u0);
   if (scene.assemble) batch.assemble();
@@ -157,6 +160,7 @@ void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t wo
       state.SkipWithError(("world " + std::to_string(w) + ": " + describeStatus(batch.status(w))).c_str());
       break;
     }
+  setCpuLanes(true);
   reportPerItem(state, state.iterations() * worlds, "s_per_world_step");
 }
 
@@ -178,15 +182,22 @@ void registerFor(const BenchScene& scene, const std::string& precision) {
     benchmark::RegisterBenchmark(("cpu1/stage/" + std::string(stageName(stage)) + "/" + tail).c_str(),
                                  [&scene, stage](benchmark::State& st) { oneStage<T>(st, scene, stage); })
         ->ComputeStatistics("min", fastest);
-  const std::int64_t worlds = 256;
-  benchmark::RegisterBenchmark(("cpu1/evaluate/" + tail + "/" + std::to_string(worlds)).c_str(),
-                               [&scene, worlds](benchmark::State& st) { batchEvaluate<T>(st, scene, worlds); })
+  for (std::int64_t worlds : {1, 256})
+    benchmark::RegisterBenchmark(("cpu1/evaluate/" + tail + "/" + std::to_string(worlds)).c_str(),
+                                 [&scene, worlds](benchmark::State& st) { batchEvaluate<T>(st, scene, worlds); })
+        ->Unit(benchmark::kMicrosecond)
+        ->ComputeStatistics("min", fastest);
+  for (std::int64_t worlds : {1, 2, 3, 256})
+    benchmark::RegisterBenchmark(("cpu1/step/" + tail + "/" + std::to_string(worlds)).c_str(),
+                                 [&scene, worlds](benchmark::State& st) { batchStep<T>(st, scene, worlds, true); })
+        ->Unit(benchmark::kMicrosecond)
+        ->ComputeStatistics("min", fastest);
+  // The same step of one world on the scalar code (setCpuLanes(false)): the single-world engine
+  // that small batches are compared with.
+  benchmark::RegisterBenchmark(("cpu1/step-scalar/" + tail + "/1").c_str(),
+                               [&scene](benchmark::State& st) { batchStep<T>(st, scene, 1, false); })
       ->Unit(benchmark::kMicrosecond)
       ->ComputeStatistics("min", fastest);
-  benchmark::RegisterBenchmark(("cpu1/step/" + tail + "/" + std::to_string(worlds)).c_str(), [&scene, worlds](
-                                                                                                 benchmark::State& st) {
-    batchStep<T>(st, scene, worlds);
-  })->Unit(benchmark::kMicrosecond);
 }
 
 }  // namespace

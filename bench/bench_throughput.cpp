@@ -28,7 +28,7 @@ namespace {
 
 // CPU runs above this many bodies x worlds need LOCKSTEP_BENCH_FULL=1.
 constexpr std::int64_t kCpuBodyWorlds = std::int64_t(1) << 17;
-constexpr std::int64_t kWorldCounts[] = {1, 256, 4096, 65536, 1048576};
+constexpr std::int64_t kWorldCounts[] = {1, 64, 256, 4096, 65536, 1048576};
 
 bool fullRun() {
   const char* v = std::getenv("LOCKSTEP_BENCH_FULL");

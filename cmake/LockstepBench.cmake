@@ -13,9 +13,9 @@ add_executable(lockstep_bench
 target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark CUDA::cudart_static)
 # The robots' scene files (bench_scenes.cpp); LOCKSTEP_SCENES_DIR overrides it at run time.
 target_compile_definitions(lockstep_bench PRIVATE LOCKSTEP_SOURCE_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
-# The one-thread benchmarks instantiate the per-world templates themselves: compile them with the
-# engine library's own options (warnings, and -march=native where LOCKSTEP_NATIVE_CPU is on), so
-# that they measure the code the CPU backend runs.
+# The one-thread benchmarks instantiate the scalar per-world templates themselves: compile them with
+# the engine library's own options (plain x86-64), so that they measure the library's scalar code;
+# the pack benchmarks call into the library's copy for the chosen instruction set.
 get_target_property(_lockstep_compile_options lockstep COMPILE_OPTIONS)
 if(_lockstep_compile_options)
   target_compile_options(lockstep_bench PRIVATE ${_lockstep_compile_options})

@@ -37,17 +37,41 @@ target_compile_options(lockstep PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
   $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
 set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
-if(LOCKSTEP_NATIVE_CPU)
-  # The CPU backend runs where it is built (the README builds from source): let g++ use the
-  # processor's AVX2 vector units and fused multiply-adds. AVX-512 stays off: it gains little on
-  # these small 3x3 operations and valgrind, which the project uses to count instructions,
-  # cannot run it. -fno-math-errno lets sqrt be one instruction (the engine never reads errno).
-  include(CheckCXXCompilerFlag)
-  check_cxx_compiler_flag("-march=native -mno-avx512f" LOCKSTEP_HAS_MARCH_NATIVE)
-  if(LOCKSTEP_HAS_MARCH_NATIVE)
-    target_compile_options(lockstep PRIVATE $<$<COMPILE_LANGUAGE:CXX>:-march=native -mno-avx512f -fno-math-errno>)
-  endif()
+# The CPU backend's pack code (host/backends/cpu_packs.cpp), compiled once per instruction set and
+# chosen at run time (host/backends/cpu_pack_copies.h): plain x86-64 (SSE2), AVX2 with FMA, and AVX-512
+# where the compiler has it. The rest of the library is plain x86-64: no -march=native, the binary
+# runs on any x86-64. Each copy's pack types live in a namespace named by its flags (lanes.h), so
+# the linker never mixes the copies. -fno-math-errno lets sqrt be one instruction (the engine never
+# reads errno).
+include(CheckCXXCompilerFlag)
+set(LOCKSTEP_CPU_ISA_FLAGS_generic "")
+set(LOCKSTEP_CPU_ISA_FLAGS_avx2 -mavx2 -mfma)
+set(LOCKSTEP_CPU_ISA_FLAGS_avx512 -mavx512f -mavx512dq -mavx512vl -mavx512bw -mavx2 -mfma)
+set(LOCKSTEP_CPU_ISA_BYTES_generic 16)
+set(LOCKSTEP_CPU_ISA_BYTES_avx2 32)
+set(LOCKSTEP_CPU_ISA_BYTES_avx512 64)
+set(LOCKSTEP_CPU_ISA_FUNCTION_generic cpuPackCopyGeneric)
+set(LOCKSTEP_CPU_ISA_FUNCTION_avx2 cpuPackCopyAvx2)
+set(LOCKSTEP_CPU_ISA_FUNCTION_avx512 cpuPackCopyAvx512)
+check_cxx_compiler_flag("-mavx512f -mavx512dq -mavx512vl -mavx512bw" LOCKSTEP_HAS_AVX512_FLAGS)
+set(LOCKSTEP_CPU_ISAS generic avx2)
+if(LOCKSTEP_HAS_AVX512_FLAGS)
+  list(APPEND LOCKSTEP_CPU_ISAS avx512)
+  target_compile_definitions(lockstep PRIVATE LOCKSTEP_CPU_AVX512)
 endif()
+foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
+  add_library(lockstep_cpu_${isa} OBJECT host/backends/cpu_packs.cpp)
+  target_include_directories(lockstep_cpu_${isa} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/host/backends)
+  target_compile_features(lockstep_cpu_${isa} PRIVATE cxx_std_17)
+  target_link_libraries(lockstep_cpu_${isa} PRIVATE OpenMP::OpenMP_CXX)
+  target_compile_options(lockstep_cpu_${isa} PRIVATE ${LOCKSTEP_WARNINGS_CXX} ${LOCKSTEP_CPU_ISA_FLAGS_${isa}} -fno-math-errno -ffp-contract=off)
+  target_compile_definitions(lockstep_cpu_${isa} PRIVATE
+    LOCKSTEP_CPU_COPY_FUNCTION=${LOCKSTEP_CPU_ISA_FUNCTION_${isa}}
+    LOCKSTEP_CPU_COPY_NAME="${isa}"
+    LOCKSTEP_CPU_EXPECTED_LANE_BYTES=${LOCKSTEP_CPU_ISA_BYTES_${isa}})
+  set_target_properties(lockstep_cpu_${isa} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  target_sources(lockstep PRIVATE $<TARGET_OBJECTS:lockstep_cpu_${isa}>)
+endforeach()
 
 # ---- reports for people: plots (PLplot) --------------------------------------------------------
 find_package(PkgConfig REQUIRED)
@@ -81,6 +105,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_rollouts.cpp
     tests/test_study.cpp
     tests/test_fields.cpp
+    tests/test_cpu_isa.cpp
     tests/test_plot.cpp
     tests/test_study_statistics.cpp
   )
@@ -96,16 +121,18 @@ if(LOCKSTEP_BUILD_TESTS)
   target_link_libraries(lockstep_allocation_tests PRIVATE lockstep GTest::gtest GTest::gtest_main)
   target_compile_options(lockstep_allocation_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
   gtest_discover_tests(lockstep_allocation_tests DISCOVERY_TIMEOUT 60)
-  # Calls the engine's per-world templates directly: compiled with the library's CPU flags, so that
-  # the copies of the templates it instantiates are the library's (see the file).
+  # Calls the engine's per-world templates directly (plain x86-64, as the library's scalar code).
   add_executable(lockstep_engine_tests tests/test_engine_stages.cpp)
   target_include_directories(lockstep_engine_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_engine_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
   target_compile_options(lockstep_engine_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
-  if(LOCKSTEP_HAS_MARCH_NATIVE)
-    target_compile_options(lockstep_engine_tests PRIVATE -march=native -mno-avx512f -fno-math-errno)
-  endif()
   gtest_discover_tests(lockstep_engine_tests DISCOVERY_TIMEOUT 60)
+  # Each copy of the CPU backend's pack code defines only its own symbols (see the script).
+  foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
+    add_test(NAME cpu_isa_symbols_${isa}
+      COMMAND ${CMAKE_COMMAND} -DNM=${CMAKE_NM} -DISA=${isa} "-DOBJECTS=$<TARGET_OBJECTS:lockstep_cpu_${isa}>"
+              -P ${PROJECT_SOURCE_DIR}/cmake/CheckCpuIsaSymbols.cmake)
+  endforeach()
 endif()
 
 # ---- Simbody oracle tests (Simbody's inline code must be compiled without NDEBUG) -------------

@@ -1,7 +1,6 @@
-// The engine's stages called directly (not through a Batch). This file is compiled with the
-// engine library's own CPU flags, in its own executable: a template instantiated here with other
-// flags (say without fused multiply-adds) could be the copy the linker keeps for the library too,
-// and change its results in the last bit.
+// The engine's stages called directly (not through a Batch). This file is compiled for plain
+// x86-64 like the library's scalar code, so the copies of the templates it instantiates are the
+// library's (the CPU backend's AVX2 and AVX-512 pack code lives in namespaces of its own, lanes.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>

@@ -1,9 +1,10 @@
 // The `lockstep` application: its subcommands (kCommands), --version, and the parse step, which
 // main.cpp and fuzz/cli_fuzzer.cpp share.
+#include <exception>
 #include <string>
 
 #include "commands.h"
-#include "lockstep/lanes.h"
+#include "lockstep/cpu_isa.h"
 
 #ifndef LOCKSTEP_VERSION
 #define LOCKSTEP_VERSION "unknown"
@@ -27,10 +28,15 @@ Command (*const kCommands[])(CLI::App&) = {
 }  // namespace
 
 std::string versionText() {
+  std::string packs;
+  try {
+    packs = describeCpuIsa();
+  } catch (const std::exception& e) {  // a bad LOCKSTEP_CPU_ISA: said here, and refused by every command
+    packs = std::string("none: ") + e.what();
+  }
   return std::string("lockstep ") + LOCKSTEP_VERSION + "\n" +
          "CUDA architectures: " + LOCKSTEP_CUDA_ARCHITECTURES + "\n" +
-         "CPU SIMD packs: " + std::to_string(kLanes<float> * 4) + " bytes, " + std::to_string(kLanes<float>) +
-         " float or " + std::to_string(kLanes<double>) + " double worlds per pack\n" +
+         "CPU SIMD packs: " + packs + "\n" +
          "precisions: float, double (default double)";
 }
 

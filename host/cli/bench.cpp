@@ -9,6 +9,7 @@
 #include "lockstep/device.h"
 #include "lockstep/scene.h"
 #include "lockstep/throughput.h"
+#include "lockstep/cpu_isa.h"
 #include "options.h"
 #include "ranks.h"
 
@@ -44,7 +45,7 @@ int runBench(const BenchOptions& o) {
   Backend backend = Backend::Cpu;
   std::vector<std::int64_t> worlds;
   std::vector<Precision> precisions;
-  std::string error;
+  std::string error, isa;
   try {
     scene = o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene);
     backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
@@ -59,6 +60,7 @@ int runBench(const BenchOptions& o) {
       if (p != "float" && p != "double") throw std::invalid_argument("--precision: '" + p + "' is not float or double");
       precisions.push_back(p == "float" ? Precision::Float : Precision::Double);
     }
+    if (backend == Backend::Cpu) isa = describeCpuIsa();  // throws on a bad LOCKSTEP_CPU_ISA, before any output
   } catch (const std::exception& e) {
     error = e.what();
   }
@@ -68,6 +70,7 @@ int runBench(const BenchOptions& o) {
     return !failed.empty();
   };
   if (stopIfAnyFailed(error)) return 1;
+  if (backend == Backend::Cpu && ranks.root()) std::cout << "CPU instruction set: " << isa << "\n";
   const int cores = std::max(1u, std::thread::hardware_concurrency());
   const int threadsRequested = o.threads > 0 ? o.threads : (ranks.localSize() > 1 ? std::max(1, cores / ranks.localSize()) : 0);
   std::vector<ThroughputResult> results;

@@ -1,0 +1,353 @@
+// The CPU backend's pack code: worlds stepped a SIMD pack at a time (lanes.h). This file is
+// compiled once per instruction set (cmake/LockstepTargets.cmake: plain x86-64, AVX2 with FMA,
+// AVX-512), each copy with its own pack types (lanes.h's inline namespace, chosen by the flags) and
+// one entry point (LOCKSTEP_CPU_COPY_FUNCTION, cpu_pack_copies.h); cpu_backend.cpp picks a copy at run time.
+//
+// Worlds [k W, (k+1) W) share every instruction, W = kLanes<T>. A pack gathers its worlds' state and
+// per-world parameters into lane order, steps, and scatters the state back; a world that fails in a
+// step leaves the pack there (its state restored, flagged or reset exactly as advanceWorld does)
+// while the others go on. Where the physics branches on values (the constraint solver's
+// iterations, line searches), each lane follows its own branch under a mask.
+//
+// The last n mod W worlds of a batch, when they are few (at most max(1, W/8): one in double with
+// AVX2, two in float with AVX-512, where a full pack costs about as much as that many single
+// worlds), are stepped one at a time on one-lane packs (Pack<T, 1>): the same code, the same operations in the same order as a
+// lane of a full pack, so their bits are those they would have in a full pack (tested:
+// tests/test_cpu_isa.cpp), and a batch of 1 costs one world's work, not a pack's. Otherwise they
+// share a full pack padded with copies of one of them.
+//
+// Threads: worlds are independent and each thread owns its packs and workspace, so which thread
+// runs which pack changes no bits. A call with little work stays on one thread, with no parallel
+// region (threadsFor); larger ones hand packs out dynamically, so that a thread whose core is
+// busy with other work does not hold the others up.
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "lockstep/lanes.h"
+// after lanes.h
+#include "cpu_pack_copies.h"
+
+#if LOCKSTEP_LANE_BYTES != LOCKSTEP_CPU_EXPECTED_LANE_BYTES
+#error "cpu_packs.cpp: the compiler flags do not select the instruction set this copy is built for"
+#endif
+
+namespace lockstep {
+namespace {
+
+// Work per thread below which a parallel region does not pay, in body-evaluations (worlds x bodies
+// x forward-dynamics evaluations): about 2 ms of one core (chain-7 on packs takes about 0.05 us per
+// body-evaluation in double). A region waits for its slowest thread; on a machine loaded with
+// other work a thread can be descheduled for milliseconds, and with less work per thread than
+// that the wait dominates (measured: chain-7, 64 worlds, 10 RK4 steps per call, double, on two
+// threads took 12x as long as on one; bench/README.md, "Threads").
+constexpr std::int64_t kWorkPerThread = 32768;
+
+// The pack type a model view of packs is made of.
+template <class V>
+struct PackOfView;
+template <class P>
+struct PackOfView<ModelView<P>> {
+  using type = P;
+};
+template <class V>
+using PackOf = typename PackOfView<std::remove_cv_t<std::remove_reference_t<V>>>::type;
+
+template <class T>
+int threadsFor(const BackendContext<T>& ctx, std::int64_t worlds, std::int64_t evaluationsPerWorld,
+               std::int64_t packs) {
+  const std::int64_t work = worlds * std::max(1, ctx.model.sizes.nb) * evaluationsPerWorld;
+  const std::int64_t byWork = std::min<std::int64_t>(work / kWorkPerThread, packs);
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cpuThreads(), byWork)));
+}
+
+// Packs of one width for every thread, ready for a context: remade when the batch's storage or
+// parameter layout differs from what they were made for; otherwise only the shared parameters'
+// values are broadcast again (no allocation).
+template <class T, int W>
+struct PackSet {
+  ModelView<T> model{};
+  BatchView<T> batch{};
+  std::int64_t layoutTotal = -1;
+  std::unique_ptr<LaneModel<T, W>> laneModel;
+  std::vector<std::unique_ptr<LaneWorlds<T, W>>> packs;  // one per thread
+
+  bool madeFor(const BackendContext<T>& ctx) const {
+    const ModelView<T>& m = ctx.model;
+    const BatchView<T>& b = ctx.batch;
+    bool same = laneModel && layoutTotal == ctx.layout.total && model.body == m.body && model.X_PF == m.X_PF &&
+                model.X_MB == m.X_MB && model.bushing == m.bushing && model.spring == m.spring &&
+                model.contact == m.contact && std::memcmp(&model.sizes, &m.sizes, sizeof(Sizes)) == 0 &&
+                batch.nWorlds == b.nWorlds;
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) same = same && batch.name == b.name;
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                                            \
+  same = same && batch.name.data == b.name.data && batch.name.worldStride == b.name.worldStride && \
+         batch.name.compStride == b.name.compStride;
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    return same;
+  }
+
+  void prepare(const BackendContext<T>& ctx, int threads) {
+    if (!madeFor(ctx)) {
+      packs.clear();
+      laneModel = std::make_unique<LaneModel<T, W>>(ctx.model);
+      model = ctx.model;
+      batch = ctx.batch;
+      layoutTotal = ctx.layout.total;
+    }
+    while (static_cast<int>(packs.size()) < threads)
+      packs.push_back(std::make_unique<LaneWorlds<T, W>>(ctx.batch, ctx.model.sizes, ctx.layout));
+    for (int t = 0; t < threads; ++t) packs[t]->refreshShared();
+  }
+};
+
+template <class T>
+struct Cache {
+  static constexpr int W = kLanes<T>;
+  PackSet<T, W> full;
+  PackSet<T, 1> one;
+};
+
+// A thread's one-lane pack.
+template <class T>
+struct OnePack {
+  const ModelView<Pack<T, 1>>& model;
+  LaneWorlds<T, 1>& pack;
+};
+
+// Starts world w at q, u (component i at q[i * qStride]: the batch's own initial state or a given
+// one): startWorld's copies, then its observations on a one-lane pack, so that a reset or given
+// state is observed by this copy's code, as an evaluation would observe it.
+template <class T>
+void startWorldOnPack(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, const T* q, const T* u,
+                std::int64_t qStride, std::int64_t uStride) {
+  const Sizes& s = ctx.model.sizes;
+  const BatchView<T>& b = ctx.batch;
+  for (int i = 0; i < s.nq; ++i) b.q[i * b.nWorlds + w] = q[i * qStride];
+  for (int i = 0; i < s.nu; ++i) b.u[i * b.nWorlds + w] = u[i * uStride];
+  for (int i = 0; i < s.nz; ++i) b.z[i * b.nWorlds + w] = T(0);
+  b.time[w] = T(0);
+  b.status[w] = kStatusOk;
+  one.pack.gather(w, 1);
+  observeWorld<Pack<T, 1>>(one.model, one.pack.view(), one.pack.workspace());
+  const bool keep[1] = {true};
+  one.pack.scatterObservations(keep);
+}
+
+// settleFailedWorld (world.h) for world w: with autoReset back to its initial state, recording why;
+// otherwise flagged.
+template <class T>
+void settleFailedWorldOnPack(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, int status, bool autoReset) {
+  const BatchView<T>& b = ctx.batch;
+  if (autoReset) {
+    b.lastFailure[w] = status;
+    b.resetCount[w] += 1;
+    startWorldOnPack(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
+  } else {
+    b.status[w] |= status;
+  }
+}
+
+// Runs f(model, pack, w0, lanes, one) for every pack of worlds [w0, w0 + lanes): the full packs, then
+// the rest (see the top of the file) on one-lane packs or on one padded full pack. Each thread
+// owns its packs and a one-lane pack (for per-world resets). With a cache nothing is allocated.
+template <class T, class F>
+void forPacks(const BackendContext<T>& ctx, void* cacheSlot, std::int64_t evaluationsPerWorld, F f) {
+  constexpr int W = kLanes<T>;
+  const std::int64_t n = ctx.batch.nWorlds;
+  const std::int64_t nFull = n / W;
+  const int rest = static_cast<int>(n - nFull * W);
+  const bool oneByOne = rest > 0 && rest <= std::max(1, W / 8);
+  const std::int64_t nWide = nFull + ((rest > 0 && !oneByOne) ? 1 : 0);
+  const std::int64_t items = nWide + (oneByOne ? rest : 0);
+  const int threads = threadsFor(ctx, n, evaluationsPerWorld, items);
+  Cache<T> local;
+  Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
+  if (nWide > 0) cache.full.prepare(ctx, threads);
+  cache.one.prepare(ctx, threads);  // also for the worlds a failed step resets
+  const std::int64_t chunk = std::max<std::int64_t>(1, items / (std::int64_t(threads) * 8));
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int t = omp_get_thread_num();
+    OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[t]};
+#pragma omp for schedule(dynamic, chunk)
+    for (std::int64_t k = 0; k < items; ++k) {
+      if (k < nWide) {
+        const std::int64_t w0 = k * W;
+        f(cache.full.laneModel->view, *cache.full.packs[t], w0, static_cast<int>(std::min<std::int64_t>(W, n - w0)), one);
+      } else {
+        f(cache.one.laneModel->view, *cache.one.packs[t], nFull * W + (k - nWide), 1, one);
+      }
+    }
+  }
+}
+
+// advanceWorld for the worlds of each pack: the same step loop (stepLanes); a world that fails
+// leaves the pack with its state from before the failed step and is settled as advanceWorld
+// settles it (settleFailedWorld), while the others go on.
+template <class T, bool kConstraints>
+void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache) {
+  const BatchView<T>& batch = ctx.batch;
+  const std::int64_t evaluations =
+      std::int64_t(settings.nSteps) * (settings.integrator == Integrator::RK4 ? 4 : 1);
+  forPacks(ctx, cache, evaluations, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
+    using P = PackOf<decltype(model)>;
+    constexpr int W = P::kWidth;
+    const StepSettings<P> laneSettings{P(settings.dt), settings.nSteps, settings.integrator,
+                                       P(settings.constraintTolerance), settings.maxProjectionIterations,
+                                       settings.observe, settings.autoReset};
+    bool active[W];
+    PackMask<T, W> activeLanes(false);
+    for (int l = 0; l < W; ++l) {
+      active[l] = l < lanes && batch.status[w0 + l] == kStatusOk;
+      activeLanes.setLane(l, active[l]);
+    }
+    if (!anyLane(activeLanes)) return;
+    pack.gather(w0, lanes, active);
+    auto settle = [&](PackMask<T, W> failedNow, PackBits<T, W> status) {
+      for (int l = 0; l < W; ++l) {
+        if (!failedNow.lane(l)) continue;
+        pack.scatterState(l);
+        settleFailedWorldOnPack(ctx, one, w0 + l, status.lane(l), settings.autoReset);
+      }
+    };
+    activeLanes = stepLanes<P, kConstraints>(model, pack.view(), pack.workspace(), laneSettings, activeLanes, settle);
+    if (!anyLane(activeLanes)) return;
+    for (int l = 0; l < W; ++l) active[l] = activeLanes.lane(l);
+    pack.scatterState(active);
+    if (settings.observe) {
+      observeWorld<P>(model, pack.view(), pack.workspace());
+      pack.scatterObservations(active);
+    }
+  });
+}
+
+template <class T>
+void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache) {
+  if (ctx.model.sizes.nc > 0)
+    advanceLanes<T, true>(ctx, settings, cache);
+  else
+    advanceLanes<T, false>(ctx, settings, cache);
+}
+
+// evaluateWorld for the worlds of each pack.
+template <class T, bool kConstraints>
+void evaluateLanes(const BackendContext<T>& ctx, void* cache) {
+  forPacks(ctx, cache, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
+    using P = PackOf<decltype(model)>;
+    constexpr int W = P::kWidth;
+    pack.gather(w0, lanes);
+    const PackBits<T, W> status = evaluateOutputs<P, kConstraints>(model, pack.view(), pack.workspace());
+    bool real[W];
+    for (int l = 0; l < W; ++l) real[l] = l < lanes;
+    pack.scatterEvaluation(real);
+    pack.scatterObservations(real);
+    for (int l = 0; l < lanes; ++l) ctx.batch.status[w0 + l] |= status.lane(l);
+  });
+}
+
+template <class T>
+void evaluate(const BackendContext<T>& ctx, void* cache) {
+  if (ctx.model.sizes.nc > 0)
+    evaluateLanes<T, true>(ctx, cache);
+  else
+    evaluateLanes<T, false>(ctx, cache);
+}
+
+// assembleWorld and observeWorld for the worlds of each pack: the healthy ones are projected, all
+// are observed.
+template <class T>
+void assemble(const BackendContext<T>& ctx, T tol, int maxIterations, void* cache) {
+  forPacks(ctx, cache, std::max(1, maxIterations), [&](const auto& model, auto& pack, std::int64_t w0, int lanes,
+                                                       OnePack<T>) {
+    using P = PackOf<decltype(model)>;
+    constexpr int W = P::kWidth;
+    bool real[W], healthy[W];
+    PackMask<T, W> project(false);
+    for (int l = 0; l < W; ++l) {
+      real[l] = l < lanes;
+      healthy[l] = real[l] && ctx.batch.status[w0 + l] == kStatusOk;
+      project.setLane(l, healthy[l]);
+    }
+    pack.gather(w0, lanes);
+    const PackBits<T, W> status = projectConstraints<P>(model, pack.view(), pack.workspace(), P(tol), maxIterations, project);
+    observeWorld<P>(model, pack.view(), pack.workspace());
+    pack.scatterState(healthy);
+    pack.scatterObservations(real);
+    for (int l = 0; l < lanes; ++l)
+      if (healthy[l]) ctx.batch.status[w0 + l] |= status.lane(l);
+  });
+}
+
+// Starts the listed worlds (indices, or those where mask is set, or all) at their initial state, or
+// at the given states (q[count][nq], u[count][nu]), each observed on a one-lane pack.
+template <class T>
+void start(const BackendContext<T>& ctx, const std::int64_t* indices, const std::uint8_t* mask, std::int64_t count,
+           const T* q, const T* u, void* cacheSlot) {
+  const int threads = threadsFor(ctx, count, 1, count);
+  Cache<T> local;
+  Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
+  cache.one.prepare(ctx, threads);
+  const BatchView<T>& b = ctx.batch;
+  const Sizes& s = ctx.model.sizes;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[omp_get_thread_num()]};
+#pragma omp for schedule(dynamic, 16)
+    for (std::int64_t i = 0; i < count; ++i) {
+      const std::int64_t w = indices ? indices[i] : i;
+      if (mask && !mask[i]) continue;
+      if (q)
+        startWorldOnPack(ctx, one, w, q + i * s.nq, u + i * s.nu, 1, 1);
+      else
+        startWorldOnPack(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
+    }
+  }
+}
+
+template <class T>
+int repeatEvaluation(const BackendContext<T>& ctx, std::int64_t repetitions) {
+  const LaneModel<T> model(ctx.model);
+  LaneWorlds<T> pack(ctx.batch, ctx.model.sizes, ctx.layout);
+  pack.gather(0, static_cast<int>(std::min<std::int64_t>(kLanes<T>, ctx.batch.nWorlds)));
+  const bool constraints = ctx.model.sizes.nc > 0;
+  PackBits<T> status = kStatusOk;
+  for (std::int64_t r = 0; r < repetitions; ++r) {
+    if (constraints)
+      status |= computeStateDerivative<Pack<T>, true>(model.view, pack.view(), pack.workspace());
+    else
+      status |= computeStateDerivative<Pack<T>, false>(model.view, pack.view(), pack.workspace());
+    asm volatile("" ::: "memory");
+  }
+  return status.lane(0);
+}
+
+template <class T>
+void* makeCache() {
+  return new Cache<T>();
+}
+template <class T>
+void freeCache(void* cache) {
+  delete static_cast<Cache<T>*>(cache);
+}
+
+template <class T>
+constexpr CpuPackFunctions<T> functions() {
+  return {&advance<T>, &evaluate<T>, &assemble<T>, &start<T>, &repeatEvaluation<T>, &makeCache<T>, &freeCache<T>,
+          kLanes<T>};
+}
+
+}  // namespace
+
+const CpuPackCopy& LOCKSTEP_CPU_COPY_FUNCTION() {
+  static const CpuPackCopy copy{LOCKSTEP_CPU_COPY_NAME, functions<float>(), functions<double>()};
+  return copy;
+}
+
+}  // namespace lockstep
