@@ -81,6 +81,20 @@ SimbodyOracle::SimbodyOracle(const Model& model) : impl_(std::make_unique<Impl>(
     s.contacts.emplace_back(mobod(e.bodyF), toSimTK(e.desc.centerOnF), e.desc.radiusOnF, mobod(e.bodyB),
                             toSimTK(e.desc.centerOnB), e.desc.radiusOnB, e.desc.enforceRolling);
   }
+  for (const GroundContact& e : model.groundContacts()) {
+    const GroundContactDesc& d = e.desc;
+    const GroundMaterial& m = d.material;
+    SimTK::SmoothSphereHalfSpaceForce f(s.forces);
+    f.setParameters(m.stiffness, m.dissipation, m.staticFriction, m.dynamicFriction, m.viscousFriction,
+                    m.transitionVelocity, m.cf, m.bd, m.bv);
+    f.setContactSphereBody(mobod(e.body));
+    f.setContactSphereLocationInBody(toSimTK(d.center));
+    f.setContactSphereRadius(d.radius);
+    f.setContactHalfSpaceBody(s.matter.updGround());
+    // Simbody's half-space frame has its x axis into the half-space: against the outward normal.
+    const SimTK::UnitVec3 intoHalfSpace(-toSimTK(d.planeNormal));
+    f.setContactHalfSpaceFrame(SimTK::Transform(SimTK::Rotation(intoHalfSpace, SimTK::XAxis), toSimTK(d.planePoint)));
+  }
   s.system.realizeTopology();
 }
 

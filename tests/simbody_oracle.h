@@ -1,6 +1,7 @@
 // Simbody 3.7 as a test oracle: builds the Simbody system equivalent to a Lockstep model (bodies,
 // mobilizers, gravity, joint damping, LinearBushings, spring-dampers as TwoPointLinearSpring plus
-// TwoPointLinearDamper, SphereOnSphereContact constraints) and evaluates it at a given state. Compiled without NDEBUG (Simbody's inline code requires it).
+// TwoPointLinearDamper, SphereOnSphereContact constraints, ground contacts as
+// SmoothSphereHalfSpaceForce on Ground) and evaluates it at a given state. Compiled without NDEBUG (Simbody's inline code requires it).
 #pragma once
 
 #include <memory>

@@ -119,6 +119,98 @@ TEST(SimbodyOracle, SphereContactsGiveTheSameAccelerationsAndMultipliers) {
   EXPECT_EQ(compared, 40);
 }
 
+// Ground contacts (SmoothSphereHalfSpaceForce) on random bodies of a random tree: spheres placed so
+// that the first penetrates by up to 5 cm (others by -2 cm to 5 cm), half-spaces with random
+// normals (not unit), random materials; speeds random (sliding fast) or scaled down to well under
+// the transition velocity (sliding slowly).
+struct GroundCase {
+  RandomCase tree;
+  std::shared_ptr<const Model> model;
+};
+
+GroundCase randomTreeWithGround(Random& rnd, int nBodies, int nSpheres, bool slow) {
+  GroundCase g;
+  g.tree = randomTreeWithElements(rnd, nBodies, 0, 0);
+  if (slow)
+    for (double& u : g.tree.u) u *= 1e-3;
+  // Body poses at the state, to place the planes.
+  Batch<double> poses(g.tree.model, 1);
+  poses.setQ(0, g.tree.q);
+  poses.setU(0, g.tree.u);
+  poses.evaluate();
+  ModelBuilder mb = ModelBuilder::fromModel(*g.tree.model);
+  const Model& m = *g.tree.model;
+  for (int k = 0; k < nSpheres; ++k) {
+    int b;
+    do b = rnd.integer(0, nBodies - 1);
+    while (m.body(b).nu == 0 && m.body(b).parent < 0);  // a body welded to Ground feels nothing
+    GroundContactDesc d;
+    d.body = m.body(b).name;
+    d.center = rnd.vec3(0.3);
+    d.radius = rnd.uniform(0.02, 0.2);
+    d.planeNormal = rnd.vec3(1.0);
+    if (norm(d.planeNormal) < 0.1) d.planeNormal = {{0, 0, 1}};
+    const Vec3d n = d.planeNormal / norm(d.planeNormal);
+    const Vec3d c_G = poses.bodyPose(0, b) * d.center;
+    const double x = k == 0 ? rnd.uniform(0.0, 0.05) : rnd.uniform(-0.02, 0.05);
+    d.planePoint = c_G - (d.radius - x) * n;
+    GroundMaterial& mat = d.material;
+    mat.stiffness = std::pow(10.0, rnd.uniform(4, 7));
+    mat.dissipation = rnd.integer(0, 3) == 0 ? 0.0 : rnd.uniform(0.0, 2.0);
+    mat.staticFriction = rnd.uniform(0.5, 1.0);
+    mat.dynamicFriction = rnd.uniform(0.2, mat.staticFriction);
+    mat.viscousFriction = rnd.uniform(0.0, 0.5);
+    mat.transitionVelocity = rnd.uniform(0.005, 0.1);
+    if (rnd.integer(0, 1)) {  // Simbody's defaults for cf, bd, bv otherwise
+      mat.cf = std::pow(10.0, rnd.uniform(-8, -4));
+      mat.bd = rnd.uniform(100, 1000);
+      mat.bv = rnd.uniform(10, 100);
+    }
+    mb.addGroundContact(d);
+  }
+  g.model = mb.build();
+  return g;
+}
+
+// Largest |a - b| / max(1, |b|_inf) over the entries, as near() measures it.
+double relativeError(const Eigen::VectorXd& a, const Eigen::VectorXd& b) {
+  return (a - b).cwiseAbs().maxCoeff() / std::max(1.0, b.cwiseAbs().maxCoeff());
+}
+
+TEST(SimbodyOracle, GroundContactsOnRandomTreesGiveTheSameBodyForcesAndAccelerations) {
+  Random rnd(304);
+  double worstForce = 0, worstUdot = 0;
+  int penetrating = 0, slowSliding = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const bool slow = trial % 2 == 1;
+    const GroundCase g = randomTreeWithGround(rnd, 2 + trial % 7, 1 + trial % 4, slow);
+    Batch<double> batch(g.model, 1);
+    batch.setQ(0, g.tree.q);
+    batch.setU(0, g.tree.u);
+    batch.setTau(0, g.tree.tau);
+    batch.evaluate();
+    ASSERT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+    SimbodyOracle oracle(*g.model);
+    const SimbodyOracle::Result ref = oracle.evaluate(g.tree.q, g.tree.u, g.tree.tau);
+    const std::vector<SpatialVecd> F = batch.appliedBodyForces(0);
+    for (std::size_t b = 0; b < F.size(); ++b) {
+      EXPECT_TRUE(near(toEigen(F[b]), toEigen(ref.bodyForces[b]), 1e-10)) << "trial " << trial << " body " << b;
+      worstForce = std::max(worstForce, relativeError(toEigen(F[b]), toEigen(ref.bodyForces[b])));
+    }
+    EXPECT_TRUE(near(vec(batch.udot(0)), vec(ref.udot), 1e-10)) << "trial " << trial;
+    worstUdot = std::max(worstUdot, relativeError(vec(batch.udot(0)), vec(ref.udot)));
+    for (int i = 0; i < static_cast<int>(g.model->groundContacts().size()); ++i) {
+      const GroundContactQuantities<double> r = batch.groundContact(0, i);
+      penetrating += r.penetration > 0;
+      slowSliding += slow && r.penetration > 0 && r.slipSpeed < g.model->groundContacts()[i].desc.material.transitionVelocity;
+    }
+  }
+  std::printf("ground contacts vs Simbody: max relative error %.3g (body forces), %.3g (udot); %d penetrating, "
+              "%d sliding slower than vt\n", worstForce, worstUdot, penetrating, slowSliding);
+  EXPECT_GE(penetrating, 40);
+  EXPECT_GE(slowSliding, 5);
+}
+
 TEST(SimbodyOracle, Chain7SeedReferenceState) {
   const auto model = makeChain7Seed();
   SimbodyOracle oracle(*model);

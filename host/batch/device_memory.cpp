@@ -41,6 +41,7 @@ Batch<T>::Device::Device(const CompiledModel<T>& model, std::int64_t nWorlds) {
   bushing.upload(model.bushing, s);
   spring.upload(model.spring, s);
   contact.upload(model.contact, s);
+  ground.upload(model.ground, s);
   synchronize("uploading the model");
   scratch.resize(static_cast<std::size_t>(model.layout.total) * nWorlds);
 }

@@ -40,7 +40,8 @@ std::string describeElement(const Model& m, ParamId id, std::int64_t w, int elem
   std::string s = w < 0 ? "all worlds" : "world " + std::to_string(w);
   const Per per = infoOf(id).per;
   static const char* const kKinds[] = {"", "coordinate", "generalized speed", "auxiliary state", "body",
-                                       "bushing", "spring-damper", "sphere contact", "constraint equation"};
+                                       "bushing", "spring-damper", "sphere contact", "constraint equation",
+                                       "ground contact"};
   if (per != Per::World) s += std::string(" ") + kKinds[int(per)] + " '" + elementNames(m, per)[element] + "'";
   return s;
 }
@@ -80,6 +81,22 @@ std::vector<double> modelParameterBlock(const Model& m, ParamId id, int e) {
       break;
     case ParamId::sphereRadii: v = {m.contacts()[e].desc.radiusOnF, m.contacts()[e].desc.radiusOnB}; break;
     case ParamId::contactEnabled: v = {m.contacts()[e].desc.enabledByDefault ? 1.0 : 0.0}; break;
+    case ParamId::groundSphere: {
+      const GroundContactDesc& d = m.groundContacts()[e].desc;
+      appendVec3(v, d.center);
+      v.push_back(d.radius);
+      break;
+    }
+    case ParamId::groundPlane:
+      appendVec3(v, m.groundContacts()[e].desc.planeNormal);
+      appendVec3(v, m.groundContacts()[e].desc.planePoint);
+      break;
+    case ParamId::groundMaterial: {
+      const GroundMaterial& p = m.groundContacts()[e].desc.material;
+      v = {p.stiffness, p.dissipation, p.staticFriction, p.dynamicFriction, p.viscousFriction,
+           p.transitionVelocity, p.cf, p.bd, p.bv};
+      break;
+    }
   }
   return v;
 }
@@ -120,6 +137,11 @@ void validateParameterBlock(const Model& m, ParamId id, int e, const std::vector
     case ParamId::sphereRadii: validateSphereRadii(v[0], v[1], where); break;
     case ParamId::contactEnabled:
       if (v[0] != 0 && v[0] != 1) throw ModelError(where + ": enabled: must be 0 or 1");
+      break;
+    case ParamId::groundSphere: validateGroundSphere(vec3At(v, 0), v[3], where); break;
+    case ParamId::groundPlane: validateGroundPlane(vec3At(v, 0), vec3At(v, 3), where); break;
+    case ParamId::groundMaterial:
+      validateGroundMaterial({v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]}, where);
       break;
   }
   (void)m;
@@ -351,6 +373,29 @@ std::array<double, 2> Batch<T>::sphereRadii(std::int64_t w, int i) const {
   return {v[0], v[1]};
 }
 template <class T>
+void Batch<T>::setGroundSphere(std::int64_t w, int i, const Vec3d& center, double radius) {
+  setParameterBlock(ParamId::groundSphere, w, i, {center[0], center[1], center[2], radius});
+}
+
+template <class T>
+void Batch<T>::setGroundPlane(std::int64_t w, int i, const Vec3d& normal, const Vec3d& point) {
+  setParameterBlock(ParamId::groundPlane, w, i, {normal[0], normal[1], normal[2], point[0], point[1], point[2]});
+}
+
+template <class T>
+void Batch<T>::setGroundMaterial(std::int64_t w, int i, const GroundMaterial& p) {
+  setParameterBlock(ParamId::groundMaterial, w, i,
+                    {p.stiffness, p.dissipation, p.staticFriction, p.dynamicFriction, p.viscousFriction,
+                     p.transitionVelocity, p.cf, p.bd, p.bv});
+}
+
+template <class T>
+GroundMaterial Batch<T>::groundMaterial(std::int64_t w, int i) const {
+  const std::vector<double> v = parameterBlock(ParamId::groundMaterial, w, i);
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+}
+
+template <class T>
 bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
   return parameterBlock(ParamId::contactEnabled, w, i)[0] != 0;
 }
@@ -385,7 +430,11 @@ bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
   template void Batch<T>::setContactEnabled(std::int64_t, int, bool);                                     \
   template std::array<Vec3d, 2> Batch<T>::sphereCenters(std::int64_t, int) const;                         \
   template std::array<double, 2> Batch<T>::sphereRadii(std::int64_t, int) const;                          \
-  template bool Batch<T>::contactEnabled(std::int64_t, int) const;
+  template bool Batch<T>::contactEnabled(std::int64_t, int) const;                                        \
+  template void Batch<T>::setGroundSphere(std::int64_t, int, const Vec3d&, double);                       \
+  template void Batch<T>::setGroundPlane(std::int64_t, int, const Vec3d&, const Vec3d&);                  \
+  template void Batch<T>::setGroundMaterial(std::int64_t, int, const GroundMaterial&);                    \
+  template GroundMaterial Batch<T>::groundMaterial(std::int64_t, int) const;
 LOCKSTEP_INSTANTIATE(float)
 LOCKSTEP_INSTANTIATE(double)
 #undef LOCKSTEP_INSTANTIATE

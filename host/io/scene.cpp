@@ -76,7 +76,7 @@ class SceneReader {
     const JsonNode root(document, "", source_);
     // "study" belongs to the study reader (study_file.h); a scene file may carry one.
     root.expectObject({"name", "description", "gravity", "urdf", "bodies", "linear_bushings", "spring_dampers",
-                       "sphere_contacts", "initial_state", "simulation", "per_world", "study"});
+                       "sphere_contacts", "ground", "initial_state", "simulation", "per_world", "study"});
     scene_.source = source_;
     scene_.name = root.has("name") ? root.at("name").string() : stemOf(source_);
     if (auto d = root.find("description")) scene_.description = d->string();
@@ -91,6 +91,7 @@ class SceneReader {
       for (const JsonNode& n : e->elements()) builder_.addSpringDamper(readSpring(n));
     if (auto e = root.find("sphere_contacts"))
       for (const JsonNode& n : e->elements()) builder_.addSphereContact(readContact(n));
+    if (auto g = root.find("ground")) readGround(*g);
     try {
       scene_.model = builder_.build();
       validateJointInertias(*scene_.model);
@@ -179,6 +180,7 @@ class SceneReader {
       pathNode.fail(e.what());
     }
     addRobot(urdf, pathNode);
+    urdfCollisionSpheres_ = urdf.collisionSpheres;
   }
 
   // Adds an imported robot's bodies and link names; `node` is where a name clash is reported.
@@ -321,6 +323,71 @@ class SceneReader {
     if (auto x = n.find("enforce_rolling")) d.enforceRolling = x->boolean();
     if (auto x = n.find("enabled")) d.enabledByDefault = x->boolean();
     return d;
+  }
+
+  // The half-space and material of "ground" (defaults for its spheres) or of one sphere (overrides).
+  void readGroundParameters(const JsonNode& n, GroundContactDesc& d) const {
+    if (auto x = n.find("normal")) {
+      d.planeNormal = x->vec3();
+      if (!(normSqr(d.planeNormal) > 0)) x->fail("must have a nonzero length");
+    }
+    if (auto x = n.find("point")) d.planePoint = x->vec3();
+    GroundMaterial& m = d.material;
+    if (auto x = n.find("stiffness")) m.stiffness = x->nonNegative();
+    if (auto x = n.find("dissipation")) m.dissipation = x->nonNegative();
+    if (auto x = n.find("static_friction")) m.staticFriction = x->nonNegative();
+    if (auto x = n.find("dynamic_friction")) m.dynamicFriction = x->nonNegative();
+    if (auto x = n.find("viscous_friction")) m.viscousFriction = x->nonNegative();
+    if (auto x = n.find("transition_velocity")) m.transitionVelocity = x->positive();
+    if (auto x = n.find("cf")) m.cf = x->positive();
+    if (auto x = n.find("bd")) m.bd = x->nonNegative();
+    if (auto x = n.find("bv")) m.bv = x->nonNegative();
+  }
+
+  // "ground": a half-space on Ground and the spheres on bodies that touch it (SmoothSphereHalfSpaceForce).
+  void readGround(const JsonNode& n) {
+    n.expectObject({"normal", "point", "stiffness", "dissipation", "static_friction", "dynamic_friction",
+                    "viscous_friction", "transition_velocity", "cf", "bd", "bv", "contact_spheres"});
+    GroundContactDesc defaults;
+    readGroundParameters(n, defaults);
+    std::map<std::string, int> names;
+    auto add = [&](GroundContactDesc d, const JsonNode& where) {
+      if (!names.emplace(d.name, 0).second) where.fail("the ground contact name " + inQuotes(d.name) + " is already used");
+      builder_.addGroundContact(d);
+    };
+    for (const JsonNode& e : n.at("contact_spheres").elements()) {
+      e.expectObject({"name", "body", "center", "radius", "from_urdf", "normal", "point", "stiffness", "dissipation",
+                      "static_friction", "dynamic_friction", "viscous_friction", "transition_velocity", "cf", "bd",
+                      "bv"});
+      const JsonNode bodyNode = e.at("body");
+      const Frame& f = resolve(bodyNode);
+      if (f.body == "ground") bodyNode.fail("must be a body or link, not ground");
+      GroundContactDesc d = defaults;
+      d.body = f.body;
+      readGroundParameters(e, d);
+      const std::string link = bodyNode.string();
+      const bool fromUrdf = e.has("from_urdf") && e.at("from_urdf").boolean();
+      if (fromUrdf) {
+        if (e.has("radius") || e.has("center")) e.fail("from_urdf takes the spheres' centers and radii from the URDF: give neither center nor radius");
+        int k = 0;
+        for (const UrdfCollisionSphere& c : urdfCollisionSpheres_) {
+          if (c.link != link) continue;
+          d.center = c.center;
+          d.radius = c.radius;
+          d.name = e.has("name") ? e.at("name").string() : link;
+          if (k > 0) d.name += "_" + std::to_string(k);
+          add(d, e);
+          ++k;
+        }
+        if (k == 0) bodyNode.fail("the URDF has no <collision><sphere> on link " + inQuotes(link));
+        continue;
+      }
+      d.name = e.has("name") ? e.at("name").string() : link;
+      if (d.name.empty()) e.at("name").fail("must not be empty");
+      d.center = f.X_BL * (e.has("center") ? e.at("center").vec3() : Vec3d::zero());
+      d.radius = e.at("radius").positive();
+      add(d, e);
+    }
   }
 
   // ---- state, simulation, per-world overrides ----
@@ -531,6 +598,7 @@ class SceneReader {
   // X_BL of the frames each element's two ends were given on (identity unless a URDF link that was
   // welded into a body), in the order of Model::bushings(), springs() and contacts().
   std::vector<std::pair<Transformd, Transformd>> bushingEnds_, springEnds_, contactEnds_;
+  std::vector<UrdfCollisionSphere> urdfCollisionSpheres_;
 };
 
 }  // namespace

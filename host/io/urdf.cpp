@@ -180,6 +180,18 @@ class Importer {
       if (!out_.links.count(link->name))
         fail(linkName(link->name) + ": not connected to the root link " + inQuotes(root->name) +
              " (the joints through it form a cycle)");
+    for (const urdf::LinkSharedPtr& link : all) {
+      const UrdfLinkPlacement& placement = out_.links.at(link->name);
+      for (const urdf::CollisionSharedPtr& c : link->collision_array) {
+        if (!c || !c->geometry || c->geometry->type != urdf::Geometry::SPHERE) continue;
+        const std::string where = linkName(link->name) + ": collision sphere";
+        const double radius = static_cast<const urdf::Sphere&>(*c->geometry).radius;
+        checkFinite(radius, where, "radius");
+        if (!(radius > 0)) fail(where + ": radius: must be > 0");
+        const Transformd X_LC = toTransform(c->origin, where, "origin");
+        out_.collisionSpheres.push_back({link->name, placement.body, placement.X_BL * X_LC.p, radius});
+      }
+    }
     return std::move(out_);
   }
 

@@ -164,6 +164,42 @@ void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& 
   }
 }
 
+void validateGroundSphere(const Vec3d& center, double radius, const std::string& where) {
+  for (int k = 0; k < 3; ++k) validateFinite(center[k], where, "center");
+  validateFinite(radius, where, "radius");
+  if (!(radius > 0)) {
+    std::ostringstream os;
+    os << where << ": radius: must be > 0 (got " << radius << ")";
+    throw ModelError(os.str());
+  }
+}
+
+void validateGroundPlane(const Vec3d& normal, const Vec3d& point, const std::string& where) {
+  for (int k = 0; k < 3; ++k) {
+    validateFinite(normal[k], where, "normal");
+    validateFinite(point[k], where, "point");
+  }
+  if (!(normSqr(normal) > 0)) throw ModelError(where + ": normal: must have a nonzero length");
+}
+
+void validateGroundMaterial(const GroundMaterial& p, const std::string& where) {
+  validateNonNegative(p.stiffness, where, "stiffness");
+  validateNonNegative(p.dissipation, where, "dissipation");
+  validateNonNegative(p.staticFriction, where, "static friction");
+  validateNonNegative(p.dynamicFriction, where, "dynamic friction");
+  validateNonNegative(p.viscousFriction, where, "viscous friction");
+  validateNonNegative(p.bd, where, "bd");
+  validateNonNegative(p.bv, where, "bv");
+  for (const auto& [x, field] : {std::pair<double, const char*>{p.transitionVelocity, "transition velocity"}, {p.cf, "cf"}}) {
+    validateFinite(x, where, field);
+    if (!(x > 0)) {
+      std::ostringstream os;
+      os << where << ": " << field << ": must be > 0 (got " << x << ")";
+      throw ModelError(os.str());
+    }
+  }
+}
+
 int Model::numConstraintEquations() const {
   int n = 0;
   for (const SphereContact& c : contacts_) n += c.desc.enforceRolling ? 3 : 1;
@@ -242,6 +278,11 @@ ModelBuilder& ModelBuilder::addSphereContact(const SphereContactDesc& contact) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::addGroundContact(const GroundContactDesc& contact) {
+  groundContacts_.push_back(contact);
+  return *this;
+}
+
 ModelBuilder ModelBuilder::fromModel(const Model& m) {
   ModelBuilder mb;
   mb.setGravity(m.gravity());
@@ -261,6 +302,7 @@ ModelBuilder ModelBuilder::fromModel(const Model& m) {
   for (const LinearBushing& e : m.bushings()) mb.addLinearBushing(e.desc);
   for (const SpringDamper& e : m.springs()) mb.addSpringDamper(e.desc);
   for (const SphereContact& e : m.contacts()) mb.addSphereContact(e.desc);
+  for (const GroundContact& e : m.groundContacts()) mb.addGroundContact(e.desc);
   return mb;
 }
 
@@ -404,6 +446,17 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     m.contacts_.push_back(e);
   }
 
+  for (std::size_t i = 0; i < groundContacts_.size(); ++i) {
+    const GroundContactDesc d = named(groundContacts_[i], "ground", i);
+    const std::string where = elementName("ground contact", d.name, i);
+    GroundContact e{d, resolve(d.body, where, "body")};
+    if (e.body < 0) throw ModelError(where + ": body: must be a body, not ground");
+    validateGroundSphere(d.center, d.radius, where);
+    validateGroundPlane(d.planeNormal, d.planePoint, where);
+    validateGroundMaterial(d.material, where);
+    m.groundContacts_.push_back(e);
+  }
+
   if (m.numConstraintEquations() > kMaxConstraintEquationsPerWorld)
     throw ModelError("model: sphere contacts: " + std::to_string(m.numConstraintEquations()) +
                      " constraint equations exceed the limit of " + std::to_string(kMaxConstraintEquationsPerWorld) +
@@ -414,6 +467,8 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
   for (std::size_t i = 0; i < m.bushings_.size(); ++i)
     m.zNames_.push_back(m.bushings_[i].desc.name + ".dissipated");
   m.zNames_.push_back("dissipated");
+  // Then what each ground contact took out of the system: minus the work it did on its body.
+  for (const GroundContact& e : m.groundContacts_) m.zNames_.push_back(e.desc.name + ".absorbed");
   m.nz_ = static_cast<int>(m.zNames_.size());
   return model;
 }

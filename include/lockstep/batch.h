@@ -204,10 +204,15 @@ class Batch {
   std::array<Vec3d, 2> sphereCenters(std::int64_t w, int i) const;
   std::array<double, 2> sphereRadii(std::int64_t w, int i) const;
   bool contactEnabled(std::int64_t w, int i) const;
+  void setGroundSphere(std::int64_t w, int i, const Vec3d& center, double radius);
+  void setGroundPlane(std::int64_t w, int i, const Vec3d& normal, const Vec3d& point);
+  void setGroundMaterial(std::int64_t w, int i, const GroundMaterial& material);
+  GroundMaterial groundMaterial(std::int64_t w, int i) const;
 
   // ---- force-element quantities at the current (host) state of a world ----
   BushingQuantities<T> bushing(std::int64_t w, int i) const;
   SpringDamperQuantities<T> spring(std::int64_t w, int i) const;
+  GroundContactQuantities<T> groundContact(std::int64_t w, int i) const;
   // Every applied force at the current (host) state, as the dynamics sees it: the total spatial
   // force on each body at its origin, in G (user, gravity, force elements), and the total mobility
   // forces (clamped actions minus joint damping).

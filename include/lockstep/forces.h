@@ -1,9 +1,11 @@
 // Stage 2, forces: every applied force of one world, accumulated by source into the total body
 // forces Fb (at each Bo, in G) and total mobility forces tauTotal of the workspace, in a fixed
 // order (so results are reproducible): the user's mobility forces (clamped to the effort limits)
-// and body forces, gravity, viscous joint damping, linear bushings, linear spring-dampers.
-// Each source also reports its potential energy and the power it dissipates; the dissipated
-// powers are the derivatives of the auxiliary states z (one per bushing, then one for the rest).
+// and body forces, gravity, viscous joint damping, linear bushings, linear spring-dampers, ground
+// contacts. Each source also reports its potential energy and the power it dissipates; the
+// dissipated powers are the derivatives of the auxiliary states z (one per bushing, then one for
+// joint damping and spring-dampers, then one per ground contact: minus the power it delivers, its
+// whole force counted as non-conservative).
 #pragma once
 
 #include "lockstep/force_elements.h"
@@ -49,7 +51,27 @@ LOCKSTEP_HD_INLINE SpringDamperQuantities<T> evaluateSpringOfWorld(const ModelVi
                               bodyVelocity(ws, e.bodyB), p.p_AP, p.p_BQ, p.freeLength, p.stiffness, p.damping);
 }
 
-// After computeKinematics. zdot receives the dissipated powers [nBushings + 1].
+// Ground contact i: sphere, half-space and material.
+template <class T>
+LOCKSTEP_HD_INLINE GroundContactParams<T> groundContactParamsOf(const WorldParams<T>& params, int i) {
+  const Strided<const T> sphere = groundSphereAt(params, i), plane = groundPlaneAt(params, i),
+                         mat = groundMaterialAt(params, i);
+  return {loadVec3<T>(sphere), sphere[3], loadVec3<T>(plane), loadVec3<T>(plane + 3),
+          mat[0], mat[1], mat[2], mat[3], mat[4], mat[5], mat[6], mat[7], mat[8]};
+}
+
+template <class T>
+LOCKSTEP_HD_INLINE GroundContactQuantities<T> evaluateGroundContactOfWorld(const ModelView<T>& model,
+                                                                          const WorldParams<T>& params,
+                                                                          const Workspace<T>& ws, int i) {
+  const int b = model.ground[i].bodyA;
+  return evaluateGroundContact(bodyPose(ws, b), bodyVelocity(ws, b), groundContactParamsOf(params, i));
+}
+
+// Index in z of what ground contact i has absorbed (Model::groundContactZ(i)).
+LOCKSTEP_HD_INLINE int groundContactStateIndex(const Sizes& s, int i) { return s.nBushings + 1 + i; }
+
+// After computeKinematics. zdot receives the dissipated powers [nz].
 template <class T>
 LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const WorldView<T>& w, Strided<const T> u,
                                           const Workspace<T>& ws, Strided<T> zdot) {
@@ -94,6 +116,12 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
     otherDissipation -= r.nonConservativePower;
   }
   zdot[s.nBushings] = otherDissipation;
+
+  for (int i = 0; i < s.nGround; ++i) {
+    const GroundContactQuantities<T> r = evaluateGroundContactOfWorld(model, w.params, ws, i);
+    applyForceAtPoint(ws, model.ground[i].bodyA, SpatialVec<T>{Vec3<T>::zero(), r.forceOnSphere}, r.p_GP);
+    zdot[groundContactStateIndex(s, i)] = -r.power;
+  }
   return out;
 }
 

@@ -366,6 +366,71 @@ TEST(SceneFormat, UrdfLinksWeldedIntoBodiesCanBeReferenced) {
       << message;
 }
 
+TEST(SceneFormat, GroundSectionMakesGroundContacts) {
+  // A URDF with a leg whose foot link is welded into it (and carries a collision sphere) and a
+  // scene that takes that sphere from the URDF, adds one of its own and overrides the friction.
+  const std::string urdf = testing::TempDir() + "/ground_leg.urdf";
+  {
+    std::ofstream out(urdf);
+    out << R"(<robot name="leg">
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="shin"><inertial><mass value="0.5"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="foot">
+    <collision><origin xyz="0 0 -0.01"/><geometry><sphere radius="0.02"/></geometry></collision>
+    <collision><origin xyz="0.03 0 -0.01"/><geometry><sphere radius="0.015"/></geometry></collision>
+    <collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision>
+  </link>
+  <joint name="knee" type="revolute"><parent link="base"/><child link="shin"/><axis xyz="0 1 0"/><origin xyz="0 0 -0.2"/>
+    <limit effort="10" lower="-2" upper="2" velocity="10"/></joint>
+  <joint name="ankle" type="fixed"><parent link="shin"/><child link="foot"/><origin xyz="0 0 -0.2"/></joint>
+</robot>)";
+  }
+  const Scene s = parse(R"({"urdf": {"path": ")" + urdf + R"(", "root_joint": "free"},
+    "ground": {"normal": [0, 0, 2], "point": [0, 0, -0.5], "stiffness": 1e6, "dissipation": 2, "static_friction": 0.9,
+               "dynamic_friction": 0.6, "transition_velocity": 0.02,
+               "contact_spheres": [{"body": "foot", "from_urdf": true},
+                                   {"name": "heel", "body": "foot", "center": [-0.03, 0, 0], "radius": 0.01,
+                                    "static_friction": 0.5, "cf": 1e-6, "bd": 200, "bv": 40}]}})");
+  const Model& m = *s.model;
+  ASSERT_EQ(m.groundContacts().size(), 3u);
+  const GroundContact& a = m.groundContacts()[0];
+  const GroundContact& b = m.groundContacts()[1];
+  const GroundContact& heel = m.groundContacts()[2];
+  EXPECT_EQ(a.desc.name, "foot");
+  EXPECT_EQ(b.desc.name, "foot_1");
+  EXPECT_EQ(m.body(a.body).name, "shin");  // the foot is welded into the shin, 0.2 below its origin
+  for (auto [c, expected] : {std::pair{&a, Vec3d{{0, 0, -0.21}}}, {&b, Vec3d{{0.03, 0, -0.21}}}, {&heel, Vec3d{{-0.03, 0, -0.2}}}})
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(c->desc.center[k], expected[k], 1e-15);
+  EXPECT_EQ(a.desc.radius, 0.02);
+  EXPECT_EQ(b.desc.radius, 0.015);
+  EXPECT_EQ(heel.desc.radius, 0.01);
+  EXPECT_EQ(a.desc.planeNormal[2], 2.0);
+  EXPECT_EQ(a.desc.planePoint[2], -0.5);
+  EXPECT_EQ(a.desc.material.stiffness, 1e6);
+  EXPECT_EQ(a.desc.material.staticFriction, 0.9);
+  EXPECT_EQ(a.desc.material.cf, 1e-5);  // Simbody's defaults
+  EXPECT_EQ(a.desc.material.bd, 300);
+  EXPECT_EQ(a.desc.material.bv, 50);
+  EXPECT_EQ(heel.desc.material.staticFriction, 0.5);
+  EXPECT_EQ(heel.desc.material.dynamicFriction, 0.6);
+  EXPECT_EQ(heel.desc.material.cf, 1e-6);
+  EXPECT_EQ(heel.desc.material.bd, 200);
+  EXPECT_EQ(heel.desc.material.bv, 40);
+  // One absorbed-energy state per contact, after the others.
+  EXPECT_EQ(m.zNames().back(), "heel.absorbed");
+  EXPECT_EQ(m.nz(), 1 + 3);
+  // Refused: a link without URDF spheres, and a name used twice.
+  EXPECT_NE(errorOf([&] {
+              parse(R"({"urdf": {"path": ")" + urdf + R"("}, "ground": {"contact_spheres": [{"body": "shin", "from_urdf": true}]}})");
+            }).find("ground.contact_spheres[0].body: the URDF has no <collision><sphere> on link 'shin'"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              parse(R"({"urdf": {"path": ")" + urdf + R"("}, "ground": {"contact_spheres": [
+                {"body": "shin", "radius": 0.1}, {"body": "shin", "radius": 0.2}]}})");
+            }).find("ground.contact_spheres[1]: the ground contact name 'shin' is already used"),
+            std::string::npos);
+}
+
 // ---- bad input: one clear message each ----------------------------------------------------------
 
 TEST(BadScenes, EachIsRejectedWithOneClearMessage) {
