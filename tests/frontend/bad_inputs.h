@@ -40,7 +40,7 @@ inline const std::vector<BadScene> kBadScenes = {
     {"ground_zero_radius.json", "ground.contact_spheres[1].radius: must be > 0 (got 0)"},
     {"ground_zero_normal.json", "ground.normal: must have a nonzero length"},
     {"ground_on_ground.json", "ground.contact_spheres[0].body: must be a body or link, not ground"},
-    {"ground_string_friction.json", "ground.contact_spheres[0].dynamic_friction: must be a number (got string)"},
+    {"ground_string_friction.json", "ground.contact_spheres[0].dynamic_friction: must be a number (got a string)"},
     {"bad_initial_state.json", "initial_state.q: must have 2 values (got 3)"},
     {"unknown_joint.json", "initial_state.joints.joint3: no joint named 'joint3' (did you mean 'joint1'?)"},
     {"bad_integrator.json", "simulation.integrator: must be \"rk4\" or \"euler\" (got 'rk45')"},
