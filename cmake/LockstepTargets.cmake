@@ -75,6 +75,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/reference_dynamics.cpp
     tests/test_gpu_dynamics.cpp
     tests/test_forces.cpp
+    tests/test_actuators.cpp
     tests/test_constraints.cpp
     tests/test_rollouts.cpp
     tests/test_study.cpp

@@ -9,7 +9,7 @@
 namespace lockstep {
 
 // Observations of one world at its current q, u: body poses and velocities, bushing
-// coordinates and forces, contact separations. kinematicsCurrent: the workspace already holds the
+// coordinates and forces, contact separations, actuator efforts and powers, joint stop forces. kinematicsCurrent: the workspace already holds the
 // poses and velocities of this q, u.
 template <class T>
 LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
@@ -34,6 +34,17 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
     }
   }
   for (int i = 0; i < s.nContacts; ++i) w.contactError[i] = contactSeparationOfWorld(model, w.params, ws, i);
+  for (int b = 0; b < s.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    for (int k = 0; k < topo.nu; ++k) {
+      const int i = topo.uOffset + k;
+      const SpeedForces<T> f = evaluateSpeedForces(w, i, coordinateOfSpeed<T>(topo, w.q, k), T(w.u[i]));
+      const Strided<T> actuator = actuatorAt(w, i);  // effort, then power
+      actuator[0] = f.effort;
+      actuator[1] = f.effort * w.u[i];
+      w.stopForce[i] = f.stop.force;
+    }
+  }
 }
 
 // Starts a world at the given q, u: time 0, no dissipated energy, healthy; then observes it. The
