@@ -1,5 +1,7 @@
 // Lockstep against Simbody 3.7 on random trees of every mobilizer type and on chain-7.
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 #include "lockstep/batch.h"
 #include "lockstep/builtin_scenes.h"
@@ -209,6 +211,63 @@ TEST(SimbodyOracle, GroundContactsOnRandomTreesGiveTheSameBodyForcesAndAccelerat
               "%d sliding slower than vt\n", worstForce, worstUdot, penetrating, slowSliding);
   EXPECT_GE(penetrating, 40);
   EXPECT_GE(slowSliding, 5);
+// Largest |a - b| / max(1, max |b|) over the entries: the figure the tests below bound.
+double relativeError(const std::vector<double>& a, const std::vector<double>& b) {
+  double scale = 1, err = 0;
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    scale = std::max(scale, std::abs(b[i]));
+    err = std::max(err, std::abs(a[i] - b[i]));
+  }
+  return err / scale;
+}
+
+// Joint stops (Simbody's MobilityLinearStop) and PD actuators (MobilityLinearSpring at the target
+// plus MobilityLinearDamper plus kd * target velocity), each alone and together, on random trees
+// at random states: generalized forces and udot to 1e-10 relative. (Effort limits are unbounded:
+// Simbody has no clamp; tests/test_actuators.cpp checks it.)
+TEST(SimbodyOracle, JointStopsAndPdActuatorsGiveTheSameMobilityForcesAndAccelerations) {
+  Random rnd(304);
+  double worstForce[3] = {0, 0, 0}, worstUdot[3] = {0, 0, 0};
+  int stopsPenetrated = 0, clampedToZero = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const int which = trial % 3;  // 0 stops, 1 actuators, 2 both
+    const RandomCase base = randomTreeWithElements(rnd, 2 + trial % 8, trial % 2, trial % 2);
+    const ActuatedCase c = withStopsAndActuators(rnd, base, which != 1, which != 0);
+    Batch<double> batch(c.model, 1);
+    batch.setQ(0, c.q);
+    batch.setU(0, c.u);
+    batch.setTau(0, c.tau);
+    batch.setTargets(0, c.targetPosition, c.targetVelocity);
+    bool singular = false;
+    for (int i = 0; i < static_cast<int>(c.model->bushings().size()); ++i) singular |= batch.bushing(0, i).singular;
+    if (singular) continue;
+    batch.evaluate();
+    ASSERT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+    SimbodyOracle oracle(*c.model);
+    const SimbodyOracle::Result ref = oracle.evaluate(c.q, c.u, c.tau, c.targetPosition, c.targetVelocity);
+    const std::vector<double> f = batch.appliedMobilityForces(0);
+    EXPECT_TRUE(near(vec(f), vec(ref.mobilityForces), 1e-10)) << "trial " << trial;
+    EXPECT_TRUE(near(vec(batch.udot(0)), vec(ref.udot), 1e-10)) << "trial " << trial;
+    // Simbody counts its MobilityLinearSprings' kp (q - target)^2 / 2 as potential energy; Lockstep
+    // counts the PD's work as the actuators' (the "actuation" z) instead.
+    double springEnergy = 0;
+    for (const Actuator& a : (*c.model).actuators())
+      if (a.desc.mode == ActuatorMode::Position) springEnergy += 0.5 * a.desc.kp * std::pow(c.q[a.q] - c.targetPosition[a.u], 2);
+    EXPECT_NEAR(batch.potentialEnergy(0), ref.potential - springEnergy, 1e-10 * std::max(1.0, std::abs(ref.potential)));
+    worstForce[which] = std::max(worstForce[which], relativeError(f, ref.mobilityForces));
+    worstUdot[which] = std::max(worstUdot[which], relativeError(batch.udot(0), ref.udot));
+    for (const JointStop& e : c.model->stops()) {
+      const double q = c.q[e.q];
+      if (q > e.desc.upper || q < e.desc.lower) {
+        ++stopsPenetrated;
+        clampedToZero += batch.stopForces(0)[e.u] == 0;
+      }
+    }
+  }
+  std::printf("max relative error vs Simbody (mobility forces, udot): stops %.2e %.2e, PD %.2e %.2e, both %.2e %.2e\n",
+              worstForce[0], worstUdot[0], worstForce[1], worstUdot[1], worstForce[2], worstUdot[2]);
+  EXPECT_GE(stopsPenetrated, 20);  // the stops were exercised, the no-sticking clamp too
+  EXPECT_GE(clampedToZero, 1);
 }
 
 TEST(SimbodyOracle, Chain7SeedReferenceState) {

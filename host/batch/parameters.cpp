@@ -2,6 +2,7 @@
 // at a time (validated as the model builder validates that element), by public name for studies
 // and scenes, and the typed accessors of the C++ API, all over the one ParameterStore.
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "lockstep/batch.h"
@@ -33,6 +34,13 @@ MassProperties massPropertiesOf(const std::vector<double>& v) {
   return mp;
 }
 
+// Whether generalized speed u is the qdot of a coordinate (its mobilizer is neither Ball nor Free).
+bool speedHasCoordinate(const Model& m, int u) {
+  for (const Body& b : m.bodies())
+    if (u >= b.uOffset && u < b.uOffset + b.nu) return mobilizerQdotIsU(b.mobilizer);
+  return false;
+}
+
 const FieldInfo& infoOf(ParamId id) { return parameterFields()[int(id)]; }
 
 // "world 3 spring-damper 'spring'": where a parameter value belongs, for error messages.
@@ -60,6 +68,19 @@ std::vector<double> modelParameterBlock(const Model& m, ParamId id, int e) {
     case ParamId::gravity: appendVec3(v, m.gravity()); break;
     case ParamId::damping: v = {m.damping()[e]}; break;
     case ParamId::effortLimit: v = {m.effortLimit()[e]}; break;
+    case ParamId::stopParams: {
+      const JointStop* stop = m.stopOnSpeed(e);
+      const double inf = std::numeric_limits<double>::infinity();
+      v = stop ? std::vector<double>{stop->desc.lower, stop->desc.upper, stop->desc.stiffness, stop->desc.dissipation}
+               : std::vector<double>{-inf, inf, 0.0, 0.0};
+      break;
+    }
+    case ParamId::actuatorGains: {
+      const Actuator* a = m.actuatorOnSpeed(e);
+      v = a ? std::vector<double>{double(static_cast<int>(a->desc.mode)), a->desc.kp, a->desc.kd}
+            : std::vector<double>{0.0, 0.0, 0.0};
+      break;
+    }
     case ParamId::bushingFrames:
       appendTransform(v, m.bushings()[e].desc.X_B1F);
       appendTransform(v, m.bushings()[e].desc.X_B2M);
@@ -114,6 +135,18 @@ void validateParameterBlock(const Model& m, ParamId id, int e, const std::vector
     case ParamId::damping: validateNonNegative(v[0], where, "damping"); break;
     case ParamId::effortLimit:
       if (!(v[0] > 0)) throw ModelError(where + ": effort limit: must be > 0 (infinity: unbounded)");
+      break;
+    case ParamId::stopParams:
+      validateStopParameters(v[0], v[1], v[2], v[3], where);
+      if ((v[0] > -INFINITY || v[1] < INFINITY) && !speedHasCoordinate(m, e))
+        throw ModelError(where + ": stop: its mobilizer's qdot is not u; joint stops (as Simbody's MobilityLinearStop) "
+                         "need a coordinate whose qdot is its speed");
+      break;
+    case ParamId::actuatorGains:
+      validateActuatorParameters(v[0], v[1], v[2], where);
+      if (v[0] != 0 && !speedHasCoordinate(m, e))
+        throw ModelError(where + ": mode: its mobilizer's qdot is not u; PD actuators need a coordinate whose qdot is "
+                         "its speed (torque mode only)");
       break;
     case ParamId::bushingFrames:
       validateTransform(transformAt(v, 0), where, "frame on body1");

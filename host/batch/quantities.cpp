@@ -20,6 +20,7 @@ struct WorldSample {
   std::vector<GroundContactQuantities<T>> ground;
   std::vector<double> groundAbsorbed;
   double kinetic = 0, potential = 0, dissipated = 0;  // dissipated: the sum of the z states
+  double actuatorWork = 0;                            // minus the "actuation" z state
 };
 
 template <class T>
@@ -173,8 +174,12 @@ const std::vector<Derived>& derivedTable() {
       derived("energy.total", Per::World, "energy", "total", "kinetic + potential energy",
               [](const auto& s, int, double* out) { out[0] = s.kinetic + s.potential; }),
       derived("energy.balance", Per::World, "energy", "balance",
-              "kinetic + potential + dissipated energy (the z states): constant without actions or applied forces",
+              "kinetic + potential + dissipated energy - work of the actions and actuators (the sum of the z "
+              "states): constant without applied body forces",
               [](const auto& s, int, double* out) { out[0] = s.kinetic + s.potential + s.dissipated; }),
+      derived("actuators.work", Per::World, "actuators", "work",
+              "work done so far by the actions and PD actuators (efforts within the effort limits, times u)",
+              [](const auto& s, int, double* out) { out[0] = s.actuatorWork; }),
   };
   return table;
 }
@@ -275,6 +280,7 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
     if (needs[static_cast<int>(Per::World)]) {
       sample.dissipated = 0;
       for (double z : batch.z(w)) sample.dissipated += z;
+      sample.actuatorWork = batch.actuatorWork(w);
     }
     if (needs[static_cast<int>(Per::Body)]) {
       sample.X_GB.clear();

@@ -200,6 +200,49 @@ void validateGroundMaterial(const GroundMaterial& p, const std::string& where) {
   }
 }
 
+void validateStopParameters(double lower, double upper, double stiffness, double dissipation, const std::string& where) {
+  if (std::isnan(lower)) throw ModelError(where + ": lower: must be a number (-infinity: no lower stop)");
+  if (std::isnan(upper)) throw ModelError(where + ": upper: must be a number (infinity: no upper stop)");
+  if (lower > upper) {
+    std::ostringstream os;
+    os << where << ": lower: must be <= upper (got " << lower << " > " << upper << ")";
+    throw ModelError(os.str());
+  }
+  validateNonNegative(stiffness, where, "stiffness");
+  validateNonNegative(dissipation, where, "dissipation");
+}
+
+void validateActuatorParameters(double mode, double kp, double kd, const std::string& where) {
+  if (!(mode == 0 || mode == 1 || mode == 2))
+    throw ModelError(where + ": mode: must be 0 (torque), 1 (position) or 2 (velocity)");
+  validateNonNegative(kp, where, "kp");
+  validateNonNegative(kd, where, "kd");
+}
+
+namespace {
+const char* const kActuatorModeNames[3] = {"torque", "position", "velocity"};
+}  // namespace
+
+const char* actuatorModeName(ActuatorMode mode) { return kActuatorModeNames[static_cast<int>(mode)]; }
+
+ActuatorMode parseActuatorMode(const std::string& s) {
+  for (int i = 0; i < 3; ++i)
+    if (s == kActuatorModeNames[i]) return static_cast<ActuatorMode>(i);
+  throw ModelError("unknown actuator mode " + quoted(s) + " (expected one of: torque, position, velocity)");
+}
+
+const JointStop* Model::stopOnSpeed(int u) const {
+  for (const JointStop& e : stops_)
+    if (e.u == u) return &e;
+  return nullptr;
+}
+
+const Actuator* Model::actuatorOnSpeed(int u) const {
+  for (const Actuator& e : actuators_)
+    if (e.u == u) return &e;
+  return nullptr;
+}
+
 int Model::numConstraintEquations() const {
   int n = 0;
   for (const SphereContact& c : contacts_) n += c.desc.enforceRolling ? 3 : 1;
@@ -283,6 +326,16 @@ ModelBuilder& ModelBuilder::addGroundContact(const GroundContactDesc& contact) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::addJointStop(const JointStopDesc& stop) {
+  stops_.push_back(stop);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::addActuator(const ActuatorDesc& actuator) {
+  actuators_.push_back(actuator);
+  return *this;
+}
+
 ModelBuilder ModelBuilder::fromModel(const Model& m) {
   ModelBuilder mb;
   mb.setGravity(m.gravity());
@@ -303,6 +356,8 @@ ModelBuilder ModelBuilder::fromModel(const Model& m) {
   for (const SpringDamper& e : m.springs()) mb.addSpringDamper(e.desc);
   for (const SphereContact& e : m.contacts()) mb.addSphereContact(e.desc);
   for (const GroundContact& e : m.groundContacts()) mb.addGroundContact(e.desc);
+  for (const JointStop& e : m.stops()) mb.addJointStop(e.desc);
+  for (const Actuator& e : m.actuators()) mb.addActuator(e.desc);
   return mb;
 }
 
@@ -457,6 +512,39 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     m.groundContacts_.push_back(e);
   }
 
+  // Joint stops and actuators: on coordinates whose qdot is their speed u (Simbody's
+  // MobilityLinearStop supports no others), at most one of each per coordinate.
+  auto coordinateOf = [&](const std::string& name, const std::string& where, int* q, int* u) {
+    const auto it = std::find(m.qNames_.begin(), m.qNames_.end(), name);
+    if (it == m.qNames_.end()) throw ModelError(where + ": coordinate: no coordinate named " + quoted(name));
+    *q = static_cast<int>(it - m.qNames_.begin());
+    for (const Body& b : m.bodies_) {
+      if (*q < b.qOffset || *q >= b.qOffset + b.nq) continue;
+      if (!mobilizerQdotIsU(b.mobilizer))
+        throw ModelError(where + ": coordinate: " + quoted(name) + " belongs to a " + mobilizerName(b.mobilizer) +
+                         " mobilizer, whose qdot is not u; joint stops and PD actuators (as Simbody's " +
+                         "MobilityLinearStop) need a coordinate whose qdot is its speed");
+      *u = b.uOffset + (*q - b.qOffset);
+    }
+  };
+  std::vector<char> stopped(m.nu_, 0), actuated(m.nu_, 0);
+  for (const JointStopDesc& d : stops_) {
+    const std::string where = "joint stop " + quoted(d.coordinate);
+    JointStop e{d, 0, 0};
+    coordinateOf(d.coordinate, where, &e.q, &e.u);
+    if (stopped[e.u]++) throw ModelError(where + ": coordinate: has two joint stops");
+    validateStopParameters(d.lower, d.upper, d.stiffness, d.dissipation, where);
+    m.stops_.push_back(e);
+  }
+  for (const ActuatorDesc& d : actuators_) {
+    const std::string where = "actuator " + quoted(d.coordinate);
+    Actuator e{d, 0, 0};
+    coordinateOf(d.coordinate, where, &e.q, &e.u);
+    if (actuated[e.u]++) throw ModelError(where + ": coordinate: has two actuators");
+    validateActuatorParameters(static_cast<int>(d.mode), d.kp, d.kd, where);
+    m.actuators_.push_back(e);
+  }
+
   if (m.numConstraintEquations() > kMaxConstraintEquationsPerWorld)
     throw ModelError("model: sphere contacts: " + std::to_string(m.numConstraintEquations()) +
                      " constraint equations exceed the limit of " + std::to_string(kMaxConstraintEquationsPerWorld) +
@@ -467,6 +555,7 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
   for (std::size_t i = 0; i < m.bushings_.size(); ++i)
     m.zNames_.push_back(m.bushings_[i].desc.name + ".dissipated");
   m.zNames_.push_back("dissipated");
+  m.zNames_.push_back("actuation");  // minus the work of the actions and PD actuators (actuationState())
   // Then what each ground contact took out of the system: minus the work it did on its body.
   for (const GroundContact& e : m.groundContacts_) m.zNames_.push_back(e.desc.name + ".absorbed");
   m.nz_ = static_cast<int>(m.zNames_.size());

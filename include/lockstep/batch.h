@@ -116,6 +116,17 @@ class Batch {
   void setU(std::int64_t w, const std::vector<double>& u);
   void setZ(std::int64_t w, const std::vector<double>& z) { setField(z_, sizes_.nz, w, z, "z"); }
   void setTau(std::int64_t w, const std::vector<double>& tau) { setField(tau_, sizes_.nu, w, tau, "tau"); }
+  // PD actuator targets: a position and a velocity per generalized speed (the "target" field).
+  void setTargets(std::int64_t w, const std::vector<double>& position, const std::vector<double>& velocity);
+  std::vector<double> targetPositions(std::int64_t w) const;
+  std::vector<double> targetVelocities(std::int64_t w) const;
+  // Observations: each speed's applied mobility force (action plus PD, within the effort limit)
+  // and its power, and each joint stop's force.
+  std::vector<double> actuatorEfforts(std::int64_t w) const;
+  std::vector<double> actuatorPowers(std::int64_t w) const;
+  std::vector<double> stopForces(std::int64_t w) const { return getField(stopForce_, sizes_.nu, w); }
+  // The work done so far by the actions and actuators (minus the "actuation" auxiliary state).
+  double actuatorWork(std::int64_t w) const { return -z(w).at(model_->actuationState()); }
   void setTime(std::int64_t w, double t) { setField(time_, 1, w, {t}, "time"); }
   // Spatial force on a body at its origin Bo, expressed in Ground.
   void setBodyForce(std::int64_t w, int body, const SpatialVecd& F_GB);

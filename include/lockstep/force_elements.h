@@ -194,4 +194,41 @@ LOCKSTEP_HD GroundContactQuantities<T> evaluateGroundContact(const Transform<T>&
   return r;
 }
 
+// A joint stop (Simbody's Force::MobilityLinearStop) on a coordinate q whose rate is its speed
+// u: no force within [lower, upper]; beyond a bound, with x = q - bound,
+//   f = min(0, -k x (1 + d u)) above the upper bound, f = max(0, -k x (1 - d u)) below the lower one
+// (Hunt-Crossley-like dissipation, never a sticking force). Bounds of -/+infinity: no stop there.
+template <class T>
+struct JointStopQuantities {
+  T force;             // generalized force f on the speed
+  T potentialEnergy;   // k x^2 / 2
+  T powerDissipation;  // -(f + k x) u >= 0: the power f loses against the elastic -k x
+};
+
+template <class T>
+LOCKSTEP_HD_INLINE JointStopQuantities<T> evaluateJointStop(T q, T u, T lower, T upper, T k, T d) {
+  const MaskOf<T> above = q > upper, below = q < lower;
+  const T x = selectT(above, q - upper, selectT(below, q - lower, T(0)));
+  const T fAbove = -k * x * (T(1) + d * u), fBelow = -k * x * (T(1) - d * u);
+  JointStopQuantities<T> r;
+  r.force = selectT(above, selectT(fAbove < T(0), fAbove, T(0)), selectT(fBelow > T(0), fBelow, T(0)));
+  r.potentialEnergy = T(0.5) * k * x * x;
+  r.powerDissipation = -(r.force + k * x) * u;
+  return r;
+}
+
+// The mobility force an actuator applies on speed i: the user's action tau plus, by mode (0 torque,
+// 1 position, 2 velocity), kp (target position - q) + kd (target velocity - u) (Simbody's
+// MobilityLinearSpring with q0 at the target, plus a MobilityLinearDamper about the target
+// velocity), clamped to [-limit, limit]. q is the speed's coordinate (0 where it has none; only
+// torque mode is allowed there).
+template <class T>
+LOCKSTEP_HD_INLINE T actuatorEffort(T tau, T q, T u, T targetPosition, T targetVelocity, T mode, T kp, T kd,
+                                    T limit) {
+  const T kpOn = selectT(mode == T(1), kp, T(0));
+  const T kdOn = selectT(mode == T(0), T(0), kd);
+  const T effort = tau + kpOn * (targetPosition - q) + kdOn * (targetVelocity - u);
+  return selectT(effort > limit, limit, selectT(effort < -limit, -limit, effort));
+}
+
 }  // namespace lockstep

@@ -91,6 +91,8 @@ enum class Role : std::int8_t {
   X(T, tau, Per::Speed, Role::Input, "tau", "", "applied mobility forces, the actions; written by the user")           \
   X(T, bodyForce, Per::Body, Role::Input, "body_force", "mx my mz fx fy fz",                                          \
     "applied spatial force at each body origin, in G; written by the user")                                            \
+  X(T, target, Per::Speed, Role::Input, "target", "position velocity",                                             \
+    "PD actuator setpoints: the coordinate's position target and the speed's velocity target; written by the user")    \
   X(T, udot, Per::Speed, Role::Evaluation, "udot", "", "generalized accelerations; written by evaluate()")             \
   X(T, energy, Per::World, Role::Evaluation, "energy", "kinetic potential",                                           \
     "kinetic and potential energy (force elements included); written by evaluate()")                                   \
@@ -104,6 +106,9 @@ enum class Role : std::int8_t {
   X(T, groundState, Per::Ground, Role::Observation, "ground", "penetration slip_speed normal_force friction_force power", \
     "observation: ground contact penetration, slip speed |v_t|, normal and friction force magnitudes on the sphere, "  \
     "power the contact delivers to the body")                                                                          \
+  X(T, actuator, Per::Speed, Role::Observation, "actuator", "effort power",                                        \
+    "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
+  X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
   X(T, initialQ, Per::Coordinate, Role::Reset, "initial_q", "", "the q a reset returns to")                            \
   X(T, initialU, Per::Speed, Role::Reset, "initial_u", "", "the u a reset returns to")                                 \
   X(std::int32_t, status, Per::World, Role::Health, "status", "", "StatusFlag bits; 0 while the world is healthy")     \
@@ -117,7 +122,12 @@ enum class Role : std::int8_t {
     "mass, center of mass p_BC, central inertia in B")                                                                 \
   X(T, gravity, Per::World, Role::Parameter, "gravity", "x y z", "gravity, in G")                                      \
   X(T, damping, Per::Speed, Role::Parameter, "damping", "", "viscous joint damping per generalized speed")             \
-  X(T, effortLimit, Per::Speed, Role::Parameter, "effort_limit", "", "bound on |tau| per generalized speed")           \
+  X(T, effortLimit, Per::Speed, Role::Parameter, "effort_limit", "",                                                 \
+    "bound on |action + PD| per generalized speed")                                                                   \
+  X(T, stopParams, Per::Speed, Role::Parameter, "stop", "lower upper stiffness dissipation",                         \
+    "joint stop (Simbody MobilityLinearStop) on the coordinate of a speed whose qdot is u; bounds +/-inf: none")      \
+  X(T, actuatorGains, Per::Speed, Role::Parameter, "actuator", "mode kp kd",                                         \
+    "actuator mode (0 torque, 1 position, 2 velocity) and PD gains per generalized speed")                            \
   X(T, bushingFrames, Per::Bushing, Role::Parameter, "bushing",                                                        \
     "X_B1F.r00 X_B1F.r01 X_B1F.r02 X_B1F.r10 X_B1F.r11 X_B1F.r12 X_B1F.r20 X_B1F.r21 X_B1F.r22 X_B1F.x X_B1F.y X_B1F.z " \
     "X_B2M.r00 X_B2M.r01 X_B2M.r02 X_B2M.r10 X_B2M.r11 X_B2M.r12 X_B2M.r20 X_B2M.r21 X_B2M.r22 X_B2M.x X_B2M.y X_B2M.z", \
