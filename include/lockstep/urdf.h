@@ -65,6 +65,9 @@ struct UrdfImport {
   std::vector<BodyDesc> bodies;                       // the root first, parents before children
   std::map<std::string, UrdfLinkPlacement> links;     // every link of the file, by name
   std::vector<std::string> warnings;                  // one line per repaired inertia or ignored tag
+  // <limit lower upper> of revolute and prismatic joints, as joint stops of stiffness and
+  // dissipation 0 (a scene's "limits" gives them; docs/scene-format.md). Not added by buildModel().
+  std::vector<JointStopDesc> limits;
 
   // Builds the model of the robot alone (gravity and bodies); throws ModelError for a link that
   // cannot move (validateJointInertias).
