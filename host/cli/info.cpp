@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -154,6 +155,26 @@ int info(const InfoOptions& o) {
                 c.desc.name.c_str(), bodyName(m, c.body).c_str(), format(c.desc.center).c_str(), c.desc.radius,
                 format(c.desc.planeNormal).c_str(), format(c.desc.planePoint).c_str(), p.stiffness, p.dissipation,
                 p.staticFriction, p.dynamicFriction, p.viscousFriction, p.transitionVelocity, p.cf, p.bd, p.bv);
+  }
+  std::printf("joint stops   %zu\n", m.stops().size());
+  for (const JointStop& e : m.stops())
+    std::printf("  stop on %-20s lower %g, upper %g, stiffness %g, dissipation %g\n", e.desc.coordinate.c_str(),
+                e.desc.lower, e.desc.upper, e.desc.stiffness, e.desc.dissipation);
+  std::printf("actuators     %zu (other speeds: torque actions only)\n", m.actuators().size());
+  for (const Actuator& e : m.actuators()) {
+    char target[160] = "";
+    for (const TargetSpec& t : scene.targets) {
+      if (t.u != e.u) continue;
+      if (t.uniform)
+        std::snprintf(target, sizeof target, ", target uniform in [%g, %g] per world (seed %llu)", t.uniform->first,
+                      t.uniform->second, static_cast<unsigned long long>(t.seed));
+      else
+        std::snprintf(target, sizeof target, ", target %g", t.position);
+      if (t.velocity != 0) std::snprintf(target + std::strlen(target), sizeof target - std::strlen(target),
+                                         ", velocity target %g", t.velocity);
+    }
+    std::printf("  actuator on %-16s %s, kp %g, kd %g, effort limit %g%s\n", e.desc.coordinate.c_str(),
+                actuatorModeName(e.desc.mode), e.desc.kp, e.desc.kd, m.effortLimit()[e.u], target);
   }
   std::printf("constraints   %zu (%d equations)\n", m.contacts().size(), m.numConstraintEquations());
   for (const SphereContact& c : m.contacts()) {

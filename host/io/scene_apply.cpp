@@ -2,6 +2,7 @@
 #include <string>
 
 #include "lockstep/scene.h"
+#include "lockstep/study.h"
 
 namespace lockstep {
 
@@ -17,6 +18,22 @@ void applyScene(const Scene& scene, Batch<T>& batch) {
                          " is outside the batch of " + std::to_string(batch.numWorlds()) +
                          " worlds; run at least " + std::to_string(w + 1) + " worlds");
   batch.setAllStates(scene.q0, scene.u0);
+  if (!scene.targets.empty()) {
+    const int nu = scene.model->nu();
+    for (std::int64_t w = 0; w < batch.numWorlds(); ++w) {
+      std::vector<double> position(nu, 0.0), velocity(nu, 0.0);
+      for (const TargetSpec& t : scene.targets) {
+        Variation v;
+        if (t.uniform) {
+          v.a = t.uniform->first;
+          v.b = t.uniform->second;
+        }
+        position[t.u] = t.uniform ? sampleVariation(v, t.seed, t.u, w) : t.position;
+        velocity[t.u] = t.velocity;
+      }
+      batch.setTargets(w, position, velocity);
+    }
+  }
   for (const WorldOverride& o : scene.perWorld) {
     for (std::int64_t w : o.worlds) {
       if (o.gravity) batch.setGravity(w, *o.gravity);

@@ -351,6 +351,15 @@ class Importer {
       if (joint.limits->effort < 0)
         fail(where + ": limit effort: must be >= 0 (got " + formatNumber(joint.limits->effort) + ")");
       if (joint.limits->effort > 0) b.effortLimit.assign(nu, joint.limits->effort);
+      if (joint.type == urdf::Joint::REVOLUTE || joint.type == urdf::Joint::PRISMATIC) {
+        checkFinite(joint.limits->lower, where, "limit lower");
+        checkFinite(joint.limits->upper, where, "limit upper");
+        if (joint.limits->lower > joint.limits->upper)
+          fail(where + ": limit lower: must be <= upper (got " + formatNumber(joint.limits->lower) + " > " +
+               formatNumber(joint.limits->upper) + ")");
+        if (joint.limits->lower < joint.limits->upper)  // equal (both 0, urdfdom's default): no range given
+          out_.limits.push_back({joint.name, joint.limits->lower, joint.limits->upper, 0.0, 0.0});
+      }
     }
     b.mass = linkMassProperties(link);
     out_.links[link.name] = {link.name, Transformd::identity()};

@@ -76,6 +76,9 @@ struct UrdfImport {
   std::map<std::string, UrdfLinkPlacement> links;     // every link of the file, by name
   std::vector<std::string> warnings;                  // one line per repaired inertia or ignored tag
   std::vector<UrdfCollisionSphere> collisionSpheres;  // link by link (by name), in file order within one
+  // <limit lower upper> of revolute and prismatic joints, as joint stops of stiffness and
+  // dissipation 0 (a scene's "limits" gives them; docs/scene-format.md). Not added by buildModel().
+  std::vector<JointStopDesc> limits;
 
   // Builds the model of the robot alone (gravity and bodies); throws ModelError for a link that
   // cannot move (validateJointInertias).

@@ -49,6 +49,10 @@ inline const std::vector<BadScene> kBadScenes = {
     {"bad_urdf_include.json", "urdf.path: " LOCKSTEP_SOURCE_DIR "/tests/data/bad/triangle_inertia.urdf: link 'arm': inertia: violates the triangle inequality"},
     {"per_world_unknown_body.json", "per_world[0].mass_properties.link3: no body named 'link3' (did you mean 'link1'?)"},
     {"per_world_negative_mass.json", "per_world[0].mass_properties.link2: mass: must be >= 0 (got -2)"},
+    {"negative_kp.json", "actuators[0].kp: must be >= 0 (got -3)"},
+    {"actuator_mode.json", "actuators[0].mode: unknown actuator mode 'effort' (expected one of: torque, position, velocity)"},
+    {"stop_bounds.json", "limits.stops[0].lower: must be <= upper"},
+    {"stop_on_ball.json", "joint stop 'joint2.qx': coordinate: 'joint2.qx' belongs to a ball mobilizer, whose qdot is not u"},
     // URDF files, read directly as scenes.
     {"malformed.urdf", "invalid URDF: Error reading end tag."},
     {"unknown_joint_type.urdf", "invalid URDF: Joint [shoulder] has no known type [hinge]"},

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -136,7 +138,7 @@ TEST(ShippedScenes, EveryOneLoadsAndEvaluates) {
       for (double a : batch.udot(w)) EXPECT_TRUE(std::isfinite(a));
     }
   }
-  EXPECT_EQ(count, 9);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots
+  EXPECT_EQ(count, 10);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots, panda-reach
 }
 
 TEST(ShippedScenes, ChainsAreTheModelsOfMakeChain) {
@@ -428,6 +430,103 @@ TEST(SceneFormat, GroundSectionMakesGroundContacts) {
               parse(R"({"urdf": {"path": ")" + urdf + R"("}, "ground": {"contact_spheres": [
                 {"body": "shin", "radius": 0.1}, {"body": "shin", "radius": 0.2}]}})");
             }).find("ground.contact_spheres[1]: the ground contact name 'shin' is already used"),
+            std::string::npos);
+}
+
+// ---- joint stops and actuators -------------------------------------------------------------------
+
+// panda-reach: every world's arm reaches its own random target (the home pose +/- 0.5 rad, within
+// the URDF limits) from the home pose; after 2 s (the scene's 2000 steps) each joint is within
+// 0.02 rad of its target, against gravity (a PD's steady error is the gravity torque / kp, about
+// 0.01 rad here), and KE + PE + dissipated energy - actuator work has held to 1e-4 relative.
+TEST(ShippedScenes, PandaReachTracksPerWorldRandomTargets) {
+  const Scene scene = load("scenes/panda-reach.json");
+  const Model& m = *scene.model;
+  ASSERT_EQ(m.actuators().size(), 7u);
+  ASSERT_EQ(m.stops().size(), 9u);  // 7 arm joints and 2 fingers, from the URDF
+  const int n = 64;
+  Batch<double> batch(scene.model, n);
+  applyScene(scene, batch);
+  const std::vector<double> home = batch.q(0);
+  for (int w = 0; w < n; ++w)
+    for (const Actuator& a : m.actuators()) {
+      const JointStop& stop = *m.stopOnSpeed(a.u);
+      const double target = batch.targetPositions(w)[a.u];
+      EXPECT_GT(target, stop.desc.lower);
+      EXPECT_LT(target, stop.desc.upper);
+      EXPECT_LE(std::abs(target - home[a.q]), 0.5 + 1e-3);
+    }
+  EXPECT_NE(batch.targetPositions(0), batch.targetPositions(1));
+  auto balance = [&](int w) {
+    double e = batch.kineticEnergy(w) + batch.potentialEnergy(w);
+    for (double z : batch.z(w)) e += z;
+    return e;
+  };
+  batch.evaluate();
+  std::vector<double> e0(n), start(n, 0.0);
+  for (int w = 0; w < n; ++w) {
+    e0[w] = balance(w);
+    for (const Actuator& a : m.actuators())
+      start[w] = std::max(start[w], std::abs(batch.q(w)[a.q] - batch.targetPositions(w)[a.u]));
+  }
+  batch.step(scene.simulation.dt, scene.simulation.steps, scene.simulation.integrator);
+  batch.evaluate();
+  double worst = 0, drift = 0, farthest = 0;
+  for (int w = 0; w < n; ++w) {
+    ASSERT_EQ(batch.status(w), kStatusOk) << describeStatus(batch.status(w));
+    for (const Actuator& a : m.actuators())
+      worst = std::max(worst, std::abs(batch.q(w)[a.q] - batch.targetPositions(w)[a.u]));
+    drift = std::max(drift, std::abs(balance(w) - e0[w]) / std::abs(e0[w]));
+    farthest = std::max(farthest, start[w]);
+  }
+  std::printf("panda-reach: largest |q - target| %.3g rad at the start, %.3g rad after %d steps over %d worlds; "
+              "energy balance drift %.2g relative\n", farthest, worst, scene.simulation.steps, n, drift);
+  EXPECT_GT(farthest, 0.4);  // the worlds start far from their targets: the tracking is the PD's work
+  EXPECT_LT(worst, 0.02);
+  EXPECT_LT(drift, 1e-4);
+}
+
+TEST(SceneFormat, LimitsFromTheUrdfAndListedStopsAndActuatorTargets) {
+  const std::string urdf = R"("urdf": {"path": "../models/panda.urdf"})";
+  // Without "limits", no stops; with it, the URDF's limits take the default k and d.
+  EXPECT_TRUE(parse("{" + urdf + "}").model->stops().empty());
+  const Scene s = parse("{" + urdf + R"(, "limits": {"stiffness": 300, "dissipation": 0.5,
+      "stops": [{"coordinate": "panda_joint4", "lower": -2, "stiffness": 50}]},
+      "actuators": [{"coordinates": "panda_joint1", "mode": "velocity", "kd": 2, "target_velocity": 0.25},
+                    {"coordinates": ["panda_joint2"], "kp": 10, "kd": 1, "target": 0.4}]})");
+  const Model& m = *s.model;
+  ASSERT_EQ(m.stops().size(), 9u);
+  const JointStop& j1 = *m.stopOnSpeed(0);
+  EXPECT_EQ(j1.desc.lower, -2.8973);
+  EXPECT_EQ(j1.desc.upper, 2.8973);
+  EXPECT_EQ(j1.desc.stiffness, 300);
+  EXPECT_EQ(j1.desc.dissipation, 0.5);
+  const JointStop& j4 = *m.stopOnSpeed(3);  // listed: replaces the URDF's
+  EXPECT_EQ(j4.desc.lower, -2);
+  EXPECT_EQ(j4.desc.upper, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(j4.desc.stiffness, 50);
+  EXPECT_EQ(j4.desc.dissipation, 0.5);
+  ASSERT_EQ(m.actuators().size(), 2u);
+  EXPECT_EQ(m.actuators()[0].desc.mode, ActuatorMode::Velocity);
+  EXPECT_EQ(m.actuators()[1].desc.mode, ActuatorMode::Position);
+  Batch<double> batch(s.model, 3);
+  applyScene(s, batch);
+  EXPECT_EQ(batch.targetVelocities(2)[0], 0.25);
+  EXPECT_EQ(batch.targetPositions(2)[1], 0.4);
+  EXPECT_EQ(batch.parameter(1, "actuator.panda_joint1.mode"), 2.0);
+  EXPECT_EQ(batch.parameter(1, "stop.panda_joint4.stiffness"), 50.0);
+  // "from_urdf": false drops the URDF's stops; without k and d they are an error.
+  EXPECT_TRUE(parse("{" + urdf + R"(, "limits": {"from_urdf": false}})").model->stops().empty());
+  EXPECT_NE(errorOf([&] { parse("{" + urdf + R"(, "limits": {}})"); })
+                .find("inline.json: limits: the URDF's joint limits become stops: give their \"stiffness\""),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { parse("{" + urdf + R"(, "actuators": [{"coordinates": "panda_joint1", "kd": 1}]})"); })
+                .find("inline.json: actuators[0]: missing key 'kp'"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              parse("{" + urdf + R"(, "actuators": [{"coordinates": "panda_joint1", "kp": 1, "kd": 1,
+                                   "target": {"uniform": "limits"}}]})");
+            }).find("actuators[0].target: coordinate 'panda_joint1' has no joint stop with finite bounds"),
             std::string::npos);
 }
 
