@@ -211,6 +211,8 @@ TEST(SimbodyOracle, GroundContactsOnRandomTreesGiveTheSameBodyForcesAndAccelerat
               "%d sliding slower than vt\n", worstForce, worstUdot, penetrating, slowSliding);
   EXPECT_GE(penetrating, 40);
   EXPECT_GE(slowSliding, 5);
+}
+
 // Largest |a - b| / max(1, max |b|) over the entries: the figure the tests below bound.
 double relativeError(const std::vector<double>& a, const std::vector<double>& b) {
   double scale = 1, err = 0;
