@@ -420,7 +420,7 @@ TEST(SceneFormat, GroundSectionMakesGroundContacts) {
   EXPECT_EQ(heel.desc.material.bv, 40);
   // One absorbed-energy state per contact, after the others.
   EXPECT_EQ(m.zNames().back(), "heel.absorbed");
-  EXPECT_EQ(m.nz(), 1 + 3);
+  EXPECT_EQ(m.nz(), 2 + 3);  // dissipated, actuation, then one per ground contact
   // Refused: a link without URDF spheres, and a name used twice.
   EXPECT_NE(errorOf([&] {
               parse(R"({"urdf": {"path": ")" + urdf + R"("}, "ground": {"contact_spheres": [{"body": "shin", "from_urdf": true}]}})");

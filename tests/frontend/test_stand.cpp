@@ -51,6 +51,7 @@ TEST(ShippedScenes, Solo12StandSettlesStandingWithRandomizedFrictionAndGains) {
       for (int i = 0; i < 4; ++i) lowestFoot[w] = std::min(lowestFoot[w], batch.groundContact(w, i).penetration);
     }
   };
+  batch.evaluate();  // the observations of the initial state
   observe();
   for (int c = 0; c < chunks; ++c) {
     batch.step(dt, chunk, scene.simulation.integrator);
