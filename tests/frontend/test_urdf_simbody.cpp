@@ -182,5 +182,40 @@ TEST(UrdfAgainstSimbody, Solo12WithJointStopsAndPdActuators) {
   EXPECT_GE(penetrated, 10);
 }
 
+// The shipped scenes/solo12-stand.json (ground contacts, joint stops, PD actuators with their
+// targets) against Simbody at states about its standing pose: the crouch plus random joint offsets,
+// a small tilt, the lowest foot 0 to 2 cm into the ground, random speeds.
+TEST(UrdfAgainstSimbody, Solo12StandSceneWithEveryElement) {
+  const Scene scene = loadSceneFile(std::string(LOCKSTEP_SOURCE_DIR) + "/scenes/solo12-stand.json");
+  const Model& model = *scene.model;
+  Batch<double> batch(scene.model, 1);
+  applyScene(scene, batch);
+  const std::vector<double> tp = batch.targetPositions(0), tv(model.nu(), 0.0);
+  SimbodyOracle oracle(model);
+  Random rnd(612);
+  double worst = 0;
+  for (int trial = 0; trial < 10; ++trial) {
+    std::vector<double> q = scene.q0, u(model.nu());
+    double quat[4];
+    Rotationd::bodyFixedXYZ(rnd.vec3(0.1)).toQuaternion(quat);
+    for (int k = 0; k < 4; ++k) q[k] = quat[k];
+    for (int i = 7; i < model.nq(); ++i) q[i] += rnd.uniform(-0.3, 0.3);
+    for (double& x : u) x = rnd.uniform(-1, 1);
+    batch.setQ(0, q);
+    double deepest = -1e9;
+    for (int i = 0; i < 4; ++i) deepest = std::max(deepest, batch.groundContact(0, i).penetration);
+    q[6] += deepest - rnd.uniform(0.0, 0.02);
+    batch.setQ(0, q);
+    batch.setU(0, u);
+    batch.evaluate();
+    ASSERT_EQ(batch.status(0), kStatusOk);
+    const SimbodyOracle::Result ref = oracle.evaluate(q, u, std::vector<double>(model.nu(), 0.0), tp, tv);
+    EXPECT_TRUE(near(vec(batch.udot(0)), vec(ref.udot), 1e-10)) << "trial " << trial;
+    worst = std::max(worst, (vec(batch.udot(0)) - vec(ref.udot)).cwiseAbs().maxCoeff() /
+                                std::max(1.0, vec(ref.udot).cwiseAbs().maxCoeff()));
+  }
+  std::printf("solo12-stand vs Simbody (contacts, stops, PD): max relative udot error %.3g\n", worst);
+}
+
 }  // namespace
 }  // namespace lockstep::test
