@@ -80,6 +80,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_study_file.cpp
     tests/frontend/test_hostile.cpp
     tests/frontend/test_record.cpp
+    tests/frontend/test_stand.cpp
   )
   target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io Eigen3::Eigen GTest::gtest GTest::gtest_main

@@ -22,8 +22,9 @@ constexpr int kBlock = 128;
 #define LOCKSTEP_MODEL_PARAMETERS(T)                                                                          \
   Sizes sizes, const BodyTopology* __restrict__ body, const Transform<T>* __restrict__ X_PF,                  \
       const Transform<T>* __restrict__ X_MB, const ElementTopology* __restrict__ bushing,                     \
-      const ElementTopology* __restrict__ spring, const ElementTopology* __restrict__ contact
-#define LOCKSTEP_MODEL_ARGUMENTS(m) m.sizes, m.body, m.X_PF, m.X_MB, m.bushing, m.spring, m.contact
+      const ElementTopology* __restrict__ spring, const ElementTopology* __restrict__ contact,                 \
+      const ElementTopology* __restrict__ ground
+#define LOCKSTEP_MODEL_ARGUMENTS(m) m.sizes, m.body, m.X_PF, m.X_MB, m.bushing, m.spring, m.contact, m.ground
 
 __host__ __device__ constexpr bool readOnlyInKernels(Role role) { return role == Role::Input || role == Role::Reset; }
 template <class P, bool kReadOnly>
@@ -46,7 +47,7 @@ using KernelPointer = std::conditional_t<kReadOnly, const P*, P*>;
   batch.name = name;                                                   \
   batch.name.data = name##Data;
 #define LOCKSTEP_VIEWS_FROM_PARAMETERS(T)                                       \
-  const ModelView<T> model{sizes, body, X_PF, X_MB, bushing, spring, contact}; \
+  const ModelView<T> model{sizes, body, X_PF, X_MB, bushing, spring, contact, ground}; \
   BatchView<T> batch;                                                           \
   batch.nWorlds = nWorlds;                                                      \
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_FIELD_VIEW)                                    \

@@ -1,6 +1,7 @@
 // Random multibody trees mixing every mobilizer type, with random states, for the dynamics tests.
 #pragma once
 
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -93,6 +94,49 @@ inline RandomCase randomTreeWithElements(Random& rnd, int nBodies, int nBushings
   }
   base.model = mb.build();
   return base;
+}
+
+// Joint stops and PD actuators on random coordinates (whose qdot is u) of a case's model: bounds
+// placed about the case's q so that some stops are penetrated from above, some from below and
+// some not at all; actuators of every mode with random gains; random targets [nu].
+struct ActuatedCase : RandomCase {
+  std::vector<double> targetPosition, targetVelocity;
+};
+inline ActuatedCase withStopsAndActuators(Random& rnd, const RandomCase& base, bool stops, bool actuators) {
+  ActuatedCase c;
+  static_cast<RandomCase&>(c) = base;
+  ModelBuilder mb = ModelBuilder::fromModel(*base.model);
+  const Model& m = *base.model;
+  for (const Body& b : m.bodies()) {
+    if (!mobilizerQdotIsU(b.mobilizer)) continue;
+    for (int k = 0; k < b.nq; ++k) {
+      const double q = base.q[b.qOffset + k];
+      if (stops && rnd.uniform(0, 1) < 0.8) {
+        JointStopDesc d;
+        d.coordinate = m.qNames()[b.qOffset + k];
+        d.lower = q + rnd.uniform(-0.6, 0.3);
+        d.upper = rnd.uniform(0, 1) < 0.2 ? std::numeric_limits<double>::infinity() : d.lower + rnd.uniform(0.0, 0.6);
+        if (rnd.uniform(0, 1) < 0.1) d.lower = -std::numeric_limits<double>::infinity();
+        d.stiffness = rnd.uniform(0, 100);
+        d.dissipation = rnd.uniform(0, 2);
+        mb.addJointStop(d);
+      }
+      if (actuators && rnd.uniform(0, 1) < 0.8) {
+        ActuatorDesc d;
+        d.coordinate = m.qNames()[b.qOffset + k];
+        d.mode = static_cast<ActuatorMode>(rnd.integer(0, 2));
+        d.kp = rnd.uniform(0, 50);
+        d.kd = rnd.uniform(0, 5);
+        mb.addActuator(d);
+      }
+    }
+  }
+  c.model = mb.build();
+  c.targetPosition.resize(m.nu());
+  c.targetVelocity.resize(m.nu());
+  for (double& x : c.targetPosition) x = rnd.uniform(-1.5, 1.5);
+  for (double& x : c.targetVelocity) x = rnd.uniform(-2, 2);
+  return c;
 }
 
 }  // namespace lockstep::test

@@ -22,6 +22,12 @@ SimTK::MassProperties toSimTK(const MassProperties& mp) {
   return SimTK::MassProperties(mp.mass, toSimTK(mp.com), central.shiftFromMassCenter(-toSimTK(mp.com), mp.mass));
 }
 
+int bodyOfSpeed(const Model& m, int u) {
+  for (int b = 0; b < m.numBodies(); ++b)
+    if (u >= m.body(b).uOffset && u < m.body(b).uOffset + m.body(b).nu) return b;
+  return -1;
+}
+
 }  // namespace
 
 struct SimbodyOracle::Impl {
@@ -31,6 +37,8 @@ struct SimbodyOracle::Impl {
   std::vector<SimTK::MobilizedBody> mobods;
   std::vector<SimTK::Force::MobilityConstantForce> actuators;  // one per u
   std::vector<SimTK::Constraint::SphereOnSphereContact> contacts;
+  std::vector<SimTK::Force::MobilityLinearSpring> springs;  // per position actuator, as model.actuators()
+
   const Model* model;
 };
 
@@ -81,13 +89,44 @@ SimbodyOracle::SimbodyOracle(const Model& model) : impl_(std::make_unique<Impl>(
     s.contacts.emplace_back(mobod(e.bodyF), toSimTK(e.desc.centerOnF), e.desc.radiusOnF, mobod(e.bodyB),
                             toSimTK(e.desc.centerOnB), e.desc.radiusOnB, e.desc.enforceRolling);
   }
+  for (const GroundContact& e : model.groundContacts()) {
+    const GroundContactDesc& d = e.desc;
+    const GroundMaterial& m = d.material;
+    SimTK::SmoothSphereHalfSpaceForce f(s.forces);
+    f.setParameters(m.stiffness, m.dissipation, m.staticFriction, m.dynamicFriction, m.viscousFriction,
+                    m.transitionVelocity, m.cf, m.bd, m.bv);
+    f.setContactSphereBody(mobod(e.body));
+    f.setContactSphereLocationInBody(toSimTK(d.center));
+    f.setContactSphereRadius(d.radius);
+    f.setContactHalfSpaceBody(s.matter.updGround());
+    // Simbody's half-space frame has its x axis into the half-space: against the outward normal.
+    const SimTK::UnitVec3 intoHalfSpace(-toSimTK(d.planeNormal));
+    f.setContactHalfSpaceFrame(SimTK::Transform(SimTK::Rotation(intoHalfSpace, SimTK::XAxis), toSimTK(d.planePoint)));
+  }
+  for (const JointStop& e : model.stops()) {
+    const Body& b = model.body(bodyOfSpeed(model, e.u));
+    SimTK::Force::MobilityLinearStop(s.forces, s.mobods[bodyOfSpeed(model, e.u)], SimTK::MobilizerQIndex(e.q - b.qOffset),
+                                     e.desc.stiffness, e.desc.dissipation, e.desc.lower, e.desc.upper);
+  }
+  for (const Actuator& e : model.actuators()) {
+    const int body = bodyOfSpeed(model, e.u);
+    SimTK::MobilizedBody& mb = s.mobods[body];
+    const int k = e.u - model.body(body).uOffset;
+    if (e.desc.mode == ActuatorMode::Position)
+      s.springs.emplace_back(s.forces, mb, SimTK::MobilizerQIndex(k), e.desc.kp, 0.0);
+    else
+      s.springs.emplace_back();
+    if (e.desc.mode != ActuatorMode::Torque) SimTK::Force::MobilityLinearDamper(s.forces, mb, SimTK::MobilizerUIndex(k), e.desc.kd);
+  }
   s.system.realizeTopology();
 }
 
 SimbodyOracle::~SimbodyOracle() = default;
 
 SimbodyOracle::Result SimbodyOracle::evaluate(const std::vector<double>& q, const std::vector<double>& u,
-                                              const std::vector<double>& tau) {
+                                              const std::vector<double>& tau,
+                                              const std::vector<double>& targetPosition,
+                                              const std::vector<double>& targetVelocity) {
   Impl& s = *impl_;
   SimTK::State state = s.system.getDefaultState();
   for (std::size_t b = 0; b < s.mobods.size(); ++b) {
@@ -95,7 +134,14 @@ SimbodyOracle::Result SimbodyOracle::evaluate(const std::vector<double>& q, cons
     for (int k = 0; k < body.nq; ++k) s.mobods[b].setOneQ(state, SimTK::MobilizerQIndex(k), q[body.qOffset + k]);
     for (int k = 0; k < body.nu; ++k) s.mobods[b].setOneU(state, SimTK::MobilizerUIndex(k), u[body.uOffset + k]);
   }
-  for (std::size_t i = 0; i < s.actuators.size(); ++i) s.actuators[i].setForce(state, tau[i]);
+  std::vector<double> constant = tau;  // plus kd * target velocity of the PD actuators
+  for (std::size_t i = 0; i < s.model->actuators().size(); ++i) {
+    const Actuator& e = s.model->actuators()[i];
+    if (e.desc.mode == ActuatorMode::Position && !targetPosition.empty())
+      s.springs[i].setQZero(state, targetPosition[e.u]);
+    if (e.desc.mode != ActuatorMode::Torque && !targetVelocity.empty()) constant[e.u] += e.desc.kd * targetVelocity[e.u];
+  }
+  for (std::size_t i = 0; i < s.actuators.size(); ++i) s.actuators[i].setForce(state, constant[i]);
   s.system.realize(state, SimTK::Stage::Acceleration);
   Result r;
   r.udot.assign(state.getNU(), 0.0);
@@ -112,6 +158,13 @@ SimbodyOracle::Result SimbodyOracle::evaluate(const std::vector<double>& q, cons
   for (const auto& c : s.contacts) {
     const SimTK::Vec3 lambda = c.getMultipliers(state);
     r.multipliers.push_back({{lambda[0], lambda[1], lambda[2]}});
+  }
+  const SimTK::Vector& f = s.system.getMobilityForces(state, SimTK::Stage::Dynamics);
+  r.mobilityForces.assign(state.getNU(), 0.0);
+  for (std::size_t b = 0; b < s.mobods.size(); ++b) {
+    const Body& body = s.model->body(static_cast<int>(b));
+    const int first = s.mobods[b].getFirstUIndex(state);
+    for (int k = 0; k < body.nu; ++k) r.mobilityForces[body.uOffset + k] = f[first + k];
   }
   r.kinetic = s.system.calcKineticEnergy(state);
   r.potential = s.system.calcPotentialEnergy(state);

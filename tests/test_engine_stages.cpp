@@ -94,7 +94,7 @@ void expectDeviceLayoutMatchesTheCpuBackend(const std::shared_ptr<const Model>& 
 
   const double tol = sizeof(T) == 8 ? 1e-10 : 1e-4;
   for (const char* name : {"q", "u", "z", "time", "udot", "energy", "multipliers", "bodyPose", "bodyVelocity",
-                           "bushingState", "contactError", "status"}) {
+                           "bushingState", "contactError", "actuator", "stopForce", "status"}) {
     const FieldView a = strided.field(name, MemorySpace::Host), b = unit.field(name, MemorySpace::Host),
                     c = cpu.field(name, MemorySpace::Host);
     const bool isInt = a.elementType == FieldView::Type::Int32;
@@ -118,6 +118,9 @@ TEST(DeviceLayout, PerWorldCodeWithWorkspacesStridedAcrossWorldsAgreesWithTheCpu
   Random rnd(4242);
   expectDeviceLayoutMatchesTheCpuBackend<double, false>(randomTree(rnd, 6).model, 13);
   expectDeviceLayoutMatchesTheCpuBackend<float, false>(makeFreeBushingGrid(2), 37);
+  // Joint stops and PD actuators (targets 0; the gains and stops of the model).
+  const ActuatedCase actuated = withStopsAndActuators(rnd, randomTree(rnd, 6), true, true);
+  expectDeviceLayoutMatchesTheCpuBackend<double, false>(actuated.model, 13);
 }
 
 }  // namespace

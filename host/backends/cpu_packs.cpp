@@ -80,7 +80,7 @@ struct PackSet {
     const BatchView<T>& b = ctx.batch;
     bool same = laneModel && layoutTotal == ctx.layout.total && model.body == m.body && model.X_PF == m.X_PF &&
                 model.X_MB == m.X_MB && model.bushing == m.bushing && model.spring == m.spring &&
-                model.contact == m.contact && std::memcmp(&model.sizes, &m.sizes, sizeof(Sizes)) == 0 &&
+                model.contact == m.contact && model.ground == m.ground && std::memcmp(&model.sizes, &m.sizes, sizeof(Sizes)) == 0 &&
                 batch.nWorlds == b.nWorlds;
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) same = same && batch.name == b.name;
     LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)

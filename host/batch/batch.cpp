@@ -146,6 +146,50 @@ void Batch<T>::setBodyForce(std::int64_t w, int body, const SpatialVecd& F) {
 }
 
 template <class T>
+void Batch<T>::setTargets(std::int64_t w, const std::vector<double>& position, const std::vector<double>& velocity) {
+  if (static_cast<int>(position.size()) != sizes_.nu || static_cast<int>(velocity.size()) != sizes_.nu)
+    throw std::invalid_argument("targets: expected " + std::to_string(sizes_.nu) + " positions and velocities");
+  std::vector<double> both(2 * sizes_.nu);
+  for (int i = 0; i < sizes_.nu; ++i) {
+    both[2 * i] = position[i];
+    both[2 * i + 1] = velocity[i];
+  }
+  setField(target_, 2 * sizes_.nu, w, both, "target");
+}
+
+template <class T>
+std::vector<double> Batch<T>::targetPositions(std::int64_t w) const {
+  const std::vector<double> both = getField(target_, 2 * sizes_.nu, w);
+  std::vector<double> out(sizes_.nu);
+  for (int i = 0; i < sizes_.nu; ++i) out[i] = both[2 * i];
+  return out;
+}
+
+template <class T>
+std::vector<double> Batch<T>::targetVelocities(std::int64_t w) const {
+  const std::vector<double> both = getField(target_, 2 * sizes_.nu, w);
+  std::vector<double> out(sizes_.nu);
+  for (int i = 0; i < sizes_.nu; ++i) out[i] = both[2 * i + 1];
+  return out;
+}
+
+template <class T>
+std::vector<double> Batch<T>::actuatorEfforts(std::int64_t w) const {
+  const std::vector<double> both = getField(actuator_, 2 * sizes_.nu, w);
+  std::vector<double> out(sizes_.nu);
+  for (int i = 0; i < sizes_.nu; ++i) out[i] = both[2 * i];
+  return out;
+}
+
+template <class T>
+std::vector<double> Batch<T>::actuatorPowers(std::int64_t w) const {
+  const std::vector<double> both = getField(actuator_, 2 * sizes_.nu, w);
+  std::vector<double> out(sizes_.nu);
+  for (int i = 0; i < sizes_.nu; ++i) out[i] = both[2 * i + 1];
+  return out;
+}
+
+template <class T>
 void Batch<T>::setQ(std::int64_t w, const std::vector<double>& q) {
   setField(q_, sizes_.nq, w, q, "q");
   flagInvalidState(w);

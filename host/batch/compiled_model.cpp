@@ -49,6 +49,7 @@ CompiledModel<T>::CompiledModel(const Model& m) : sizes(sizesOf(m)), layout(Work
   for (const SphereContact& e : m.contacts())
     contact.push_back({e.bodyF, e.bodyB, e.desc.enforceRolling ? kContactRolling : 0,
                        commonAncestor(m, e.bodyF, e.bodyB)});
+  for (const GroundContact& e : m.groundContacts()) ground.push_back({e.body, -1, 0, -1});
 }
 
 template struct CompiledModel<float>;

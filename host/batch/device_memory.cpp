@@ -80,6 +80,7 @@ Batch<T>::Device::Device(const CompiledModel<T>& model, std::int64_t nWorlds) {
     bushing.upload(model.bushing, st);
     spring.upload(model.spring, st);
     contact.upload(model.contact, st);
+    ground.upload(model.ground, st);
     synchronize("uploading the model");
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
   name.resize(static_cast<std::size_t>(fieldCount(s, per, parts)) * worlds);

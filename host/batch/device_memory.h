@@ -48,7 +48,7 @@ struct Batch<T>::Device {
   DeviceArray<T> params[kParamCount];
   DeviceArray<BodyTopology> body;
   DeviceArray<Transform<T>> X_PF, X_MB;
-  DeviceArray<ElementTopology> bushing, spring, contact;
+  DeviceArray<ElementTopology> bushing, spring, contact, ground;
   DeviceArray<T> scratch;                // one workspace per world, strided across worlds
   DeviceArray<std::uint8_t> staging[3];  // host arrays passed to resets, copied to the device
 
@@ -58,7 +58,7 @@ struct Batch<T>::Device {
   bool uploaded = false;               // the fields hold nothing before the first upload()
 
   ModelView<T> modelView(const Sizes& s) const {
-    return {s, body.get(), X_PF.get(), X_MB.get(), bushing.get(), spring.get(), contact.get()};
+    return {s, body.get(), X_PF.get(), X_MB.get(), bushing.get(), spring.get(), contact.get(), ground.get()};
   }
   void useStream(void* cudaStream);
   void synchronize(const char* what) const;

@@ -67,6 +67,7 @@ Sizes sizesOf(const Model& m) {
   s.nSprings = static_cast<std::int32_t>(m.springs().size());
   s.nContacts = static_cast<std::int32_t>(m.contacts().size());
   s.nc = m.numConstraintEquations();
+  s.nGround = static_cast<std::int32_t>(m.groundContacts().size());
   return s;
 }
 
@@ -98,6 +99,9 @@ std::vector<std::string> elementNames(const Model& m, Per per) {
           out.push_back(e.desc.name + ".z");
         }
       }
+      return out;
+    case Per::Ground:
+      for (const auto& e : m.groundContacts()) out.push_back(e.desc.name);
       return out;
   }
   return out;

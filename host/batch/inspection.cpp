@@ -54,6 +54,14 @@ SpringDamperQuantities<T> Batch<T>::spring(std::int64_t w, int i) const {
 }
 
 template <class T>
+GroundContactQuantities<T> Batch<T>::groundContact(std::int64_t w, int i) const {
+  checkElement(i, sizes_.nGround, "ground contact");
+  std::vector<T> scratch = hostKinematics(w);
+  return evaluateGroundContactOfWorld(compiled_.view(), readOnlyHostView().world(w).params,
+                                      Workspace<T>{layout_, {scratch.data(), 1}}, i);
+}
+
+template <class T>
 std::vector<SpatialVecd> Batch<T>::appliedBodyForces(std::int64_t w) const {
   std::vector<T> scratch = hostKinematics(w);
   const Workspace<T> ws{layout_, {scratch.data(), 1}};
@@ -141,6 +149,7 @@ void Batch<T>::setDissipatedEnergy(std::int64_t w, int i, double energy) {
   template std::vector<T> Batch<T>::hostKinematics(std::int64_t) const;                           \
   template BushingQuantities<T> Batch<T>::bushing(std::int64_t, int) const;                      \
   template SpringDamperQuantities<T> Batch<T>::spring(std::int64_t, int) const;                  \
+  template GroundContactQuantities<T> Batch<T>::groundContact(std::int64_t, int) const;          \
   template std::vector<SpatialVecd> Batch<T>::appliedBodyForces(std::int64_t) const;              \
   template std::vector<double> Batch<T>::appliedMobilityForces(std::int64_t) const;              \
   template typename Batch<T>::ContactQuantities Batch<T>::contact(std::int64_t, int) const;      \

@@ -2,6 +2,7 @@
 // at a time (validated as the model builder validates that element), by public name for studies
 // and scenes, and the typed accessors of the C++ API, all over the one ParameterStore.
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 
 #include "lockstep/batch.h"
@@ -33,6 +34,13 @@ MassProperties massPropertiesOf(const std::vector<double>& v) {
   return mp;
 }
 
+// Whether generalized speed u is the qdot of a coordinate (its mobilizer is neither Ball nor Free).
+bool speedHasCoordinate(const Model& m, int u) {
+  for (const Body& b : m.bodies())
+    if (u >= b.uOffset && u < b.uOffset + b.nu) return mobilizerQdotIsU(b.mobilizer);
+  return false;
+}
+
 const FieldInfo& infoOf(ParamId id) { return parameterFields()[int(id)]; }
 
 // "world 3 spring-damper 'spring'": where a parameter value belongs, for error messages.
@@ -40,7 +48,8 @@ std::string describeElement(const Model& m, ParamId id, std::int64_t w, int elem
   std::string s = w < 0 ? "all worlds" : "world " + std::to_string(w);
   const Per per = infoOf(id).per;
   static const char* const kKinds[] = {"", "coordinate", "generalized speed", "auxiliary state", "body",
-                                       "bushing", "spring-damper", "sphere contact", "constraint equation"};
+                                       "bushing", "spring-damper", "sphere contact", "constraint equation",
+                                       "ground contact"};
   if (per != Per::World) s += std::string(" ") + kKinds[int(per)] + " '" + elementNames(m, per)[element] + "'";
   return s;
 }
@@ -59,6 +68,19 @@ std::vector<double> modelParameterBlock(const Model& m, ParamId id, int e) {
     case ParamId::gravity: appendVec3(v, m.gravity()); break;
     case ParamId::damping: v = {m.damping()[e]}; break;
     case ParamId::effortLimit: v = {m.effortLimit()[e]}; break;
+    case ParamId::stopParams: {
+      const JointStop* stop = m.stopOnSpeed(e);
+      const double inf = std::numeric_limits<double>::infinity();
+      v = stop ? std::vector<double>{stop->desc.lower, stop->desc.upper, stop->desc.stiffness, stop->desc.dissipation}
+               : std::vector<double>{-inf, inf, 0.0, 0.0};
+      break;
+    }
+    case ParamId::actuatorGains: {
+      const Actuator* a = m.actuatorOnSpeed(e);
+      v = a ? std::vector<double>{double(static_cast<int>(a->desc.mode)), a->desc.kp, a->desc.kd}
+            : std::vector<double>{0.0, 0.0, 0.0};
+      break;
+    }
     case ParamId::bushingFrames:
       appendTransform(v, m.bushings()[e].desc.X_B1F);
       appendTransform(v, m.bushings()[e].desc.X_B2M);
@@ -80,6 +102,22 @@ std::vector<double> modelParameterBlock(const Model& m, ParamId id, int e) {
       break;
     case ParamId::sphereRadii: v = {m.contacts()[e].desc.radiusOnF, m.contacts()[e].desc.radiusOnB}; break;
     case ParamId::contactEnabled: v = {m.contacts()[e].desc.enabledByDefault ? 1.0 : 0.0}; break;
+    case ParamId::groundSphere: {
+      const GroundContactDesc& d = m.groundContacts()[e].desc;
+      appendVec3(v, d.center);
+      v.push_back(d.radius);
+      break;
+    }
+    case ParamId::groundPlane:
+      appendVec3(v, m.groundContacts()[e].desc.planeNormal);
+      appendVec3(v, m.groundContacts()[e].desc.planePoint);
+      break;
+    case ParamId::groundMaterial: {
+      const GroundMaterial& p = m.groundContacts()[e].desc.material;
+      v = {p.stiffness, p.dissipation, p.staticFriction, p.dynamicFriction, p.viscousFriction,
+           p.transitionVelocity, p.cf, p.bd, p.bv};
+      break;
+    }
   }
   return v;
 }
@@ -97,6 +135,18 @@ void validateParameterBlock(const Model& m, ParamId id, int e, const std::vector
     case ParamId::damping: validateNonNegative(v[0], where, "damping"); break;
     case ParamId::effortLimit:
       if (!(v[0] > 0)) throw ModelError(where + ": effort limit: must be > 0 (infinity: unbounded)");
+      break;
+    case ParamId::stopParams:
+      validateStopParameters(v[0], v[1], v[2], v[3], where);
+      if ((v[0] > -INFINITY || v[1] < INFINITY) && !speedHasCoordinate(m, e))
+        throw ModelError(where + ": stop: its mobilizer's qdot is not u; joint stops (as Simbody's MobilityLinearStop) "
+                         "need a coordinate whose qdot is its speed");
+      break;
+    case ParamId::actuatorGains:
+      validateActuatorParameters(v[0], v[1], v[2], where);
+      if (v[0] != 0 && !speedHasCoordinate(m, e))
+        throw ModelError(where + ": mode: its mobilizer's qdot is not u; PD actuators need a coordinate whose qdot is "
+                         "its speed (torque mode only)");
       break;
     case ParamId::bushingFrames:
       validateTransform(transformAt(v, 0), where, "frame on body1");
@@ -120,6 +170,11 @@ void validateParameterBlock(const Model& m, ParamId id, int e, const std::vector
     case ParamId::sphereRadii: validateSphereRadii(v[0], v[1], where); break;
     case ParamId::contactEnabled:
       if (v[0] != 0 && v[0] != 1) throw ModelError(where + ": enabled: must be 0 or 1");
+      break;
+    case ParamId::groundSphere: validateGroundSphere(vec3At(v, 0), v[3], where); break;
+    case ParamId::groundPlane: validateGroundPlane(vec3At(v, 0), vec3At(v, 3), where); break;
+    case ParamId::groundMaterial:
+      validateGroundMaterial({v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]}, where);
       break;
   }
   (void)m;
@@ -351,6 +406,29 @@ std::array<double, 2> Batch<T>::sphereRadii(std::int64_t w, int i) const {
   return {v[0], v[1]};
 }
 template <class T>
+void Batch<T>::setGroundSphere(std::int64_t w, int i, const Vec3d& center, double radius) {
+  setParameterBlock(ParamId::groundSphere, w, i, {center[0], center[1], center[2], radius});
+}
+
+template <class T>
+void Batch<T>::setGroundPlane(std::int64_t w, int i, const Vec3d& normal, const Vec3d& point) {
+  setParameterBlock(ParamId::groundPlane, w, i, {normal[0], normal[1], normal[2], point[0], point[1], point[2]});
+}
+
+template <class T>
+void Batch<T>::setGroundMaterial(std::int64_t w, int i, const GroundMaterial& p) {
+  setParameterBlock(ParamId::groundMaterial, w, i,
+                    {p.stiffness, p.dissipation, p.staticFriction, p.dynamicFriction, p.viscousFriction,
+                     p.transitionVelocity, p.cf, p.bd, p.bv});
+}
+
+template <class T>
+GroundMaterial Batch<T>::groundMaterial(std::int64_t w, int i) const {
+  const std::vector<double> v = parameterBlock(ParamId::groundMaterial, w, i);
+  return {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
+}
+
+template <class T>
 bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
   return parameterBlock(ParamId::contactEnabled, w, i)[0] != 0;
 }
@@ -385,7 +463,11 @@ bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
   template void Batch<T>::setContactEnabled(std::int64_t, int, bool);                                     \
   template std::array<Vec3d, 2> Batch<T>::sphereCenters(std::int64_t, int) const;                         \
   template std::array<double, 2> Batch<T>::sphereRadii(std::int64_t, int) const;                          \
-  template bool Batch<T>::contactEnabled(std::int64_t, int) const;
+  template bool Batch<T>::contactEnabled(std::int64_t, int) const;                                        \
+  template void Batch<T>::setGroundSphere(std::int64_t, int, const Vec3d&, double);                       \
+  template void Batch<T>::setGroundPlane(std::int64_t, int, const Vec3d&, const Vec3d&);                  \
+  template void Batch<T>::setGroundMaterial(std::int64_t, int, const GroundMaterial&);                    \
+  template GroundMaterial Batch<T>::groundMaterial(std::int64_t, int) const;
 LOCKSTEP_INSTANTIATE(float)
 LOCKSTEP_INSTANTIATE(double)
 #undef LOCKSTEP_INSTANTIATE

@@ -17,7 +17,10 @@ struct WorldSample {
   std::vector<double> bushingDissipated;
   std::vector<SpringDamperQuantities<T>> spring;
   std::vector<typename Batch<T>::ContactQuantities> contact;
+  std::vector<GroundContactQuantities<T>> ground;
+  std::vector<double> groundAbsorbed;
   double kinetic = 0, potential = 0, dissipated = 0;  // dissipated: the sum of the z states
+  double actuatorWork = 0;                            // minus the "actuation" z state
 };
 
 template <class T>
@@ -154,12 +157,29 @@ const std::vector<Derived>& derivedTable() {
       derived("contact.separation", Per::Contact, "contact", "separation",
               "distance between the sphere surfaces (negative: overlap)",
               [](const auto& s, int i, double* out) { out[0] = s.contact[i].positionError; }),
+      // ---- ground contacts (penetration, slip speed, forces and power are the registry field groundState) ----
+      derived("ground.force", Per::Ground, "ground", vec3Parts("force_on_sphere"),
+              "force on the sphere's body at the contact point, in Ground",
+              [](const auto& s, int i, double* out) { put(out, s.ground[i].forceOnSphere); }),
+      derived("ground.contact_point", Per::Ground, "ground", vec3Parts("p_GP"),
+              "contact point P (midway into the overlap), in Ground",
+              [](const auto& s, int i, double* out) { put(out, s.ground[i].p_GP); }),
+      derived("ground.normal_velocity", Per::Ground, "ground", "normal_velocity",
+              "velocity of the sphere's point at P into the half-space",
+              [](const auto& s, int i, double* out) { out[0] = double(s.ground[i].normalVelocity); }),
+      derived("ground.absorbed_energy", Per::Ground, "ground", "absorbed_energy",
+              "energy the contact has taken out of the system, minus its work (its auxiliary state)",
+              [](const auto& s, int i, double* out) { out[0] = s.groundAbsorbed[i]; }),
       // ---- energies ----
       derived("energy.total", Per::World, "energy", "total", "kinetic + potential energy",
               [](const auto& s, int, double* out) { out[0] = s.kinetic + s.potential; }),
       derived("energy.balance", Per::World, "energy", "balance",
-              "kinetic + potential + dissipated energy (the z states): constant without actions or applied forces",
+              "kinetic + potential + dissipated energy - work of the actions and actuators (the sum of the z "
+              "states): constant without applied body forces",
               [](const auto& s, int, double* out) { out[0] = s.kinetic + s.potential + s.dissipated; }),
+      derived("actuators.work", Per::World, "actuators", "work",
+              "work done so far by the actions and PD actuators (efforts within the effort limits, times u)",
+              [](const auto& s, int, double* out) { out[0] = s.actuatorWork; }),
   };
   return table;
 }
@@ -245,7 +265,7 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
   const std::int64_t W = batch.numWorlds();
   out.resize(quantities.size());
   std::vector<FieldView> views(quantities.size());
-  bool needs[9] = {};  // by Per
+  bool needs[static_cast<int>(Per::Ground) + 1] = {};  // by Per
   for (std::size_t k = 0; k < quantities.size(); ++k) {
     const Quantity& q = *quantities[k];
     out[k].resize(static_cast<std::size_t>(W * q.info.count(s)));
@@ -260,6 +280,7 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
     if (needs[static_cast<int>(Per::World)]) {
       sample.dissipated = 0;
       for (double z : batch.z(w)) sample.dissipated += z;
+      sample.actuatorWork = batch.actuatorWork(w);
     }
     if (needs[static_cast<int>(Per::Body)]) {
       sample.X_GB.clear();
@@ -284,6 +305,15 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
     if (needs[static_cast<int>(Per::Contact)]) {
       sample.contact.clear();
       for (int i = 0; i < s.nContacts; ++i) sample.contact.push_back(batch.contact(w, i));
+    }
+    if (needs[static_cast<int>(Per::Ground)]) {
+      sample.ground.clear();
+      sample.groundAbsorbed.clear();
+      const std::vector<double> z = batch.z(w);
+      for (int i = 0; i < s.nGround; ++i) {
+        sample.ground.push_back(batch.groundContact(w, i));
+        sample.groundAbsorbed.push_back(z[model.groundContactZ(i)]);
+      }
     }
     for (std::size_t k = 0; k < quantities.size(); ++k) {
       const Quantity& q = *quantities[k];

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <sstream>
 
@@ -55,6 +56,7 @@ const char* elementWord(Per per) {
     case Per::Spring: return "spring-damper";
     case Per::Contact: return "sphere contact";
     case Per::Equation: return "constraint equation";
+    case Per::Ground: return "ground contact";
   }
   return "";
 }
@@ -64,7 +66,7 @@ const char* elementWord(Per per) {
 std::string namePattern(const FieldInfo& f) {
   std::string n = f.prefix;
   static const char* const kPlaceholder[] = {"", "coordinate", "speed", "z", "body", "bushing", "spring",
-                                             "contact", "equation"};  // by Per
+                                             "contact", "equation", "ground"};  // by Per
   if (f.per != Per::World) n += std::string(".<") + kPlaceholder[static_cast<int>(f.per)] + ">";
   if (f.parts.empty()) return n;
   if (f.parts.size() == 1) return n + "." + f.parts[0];
@@ -79,7 +81,7 @@ std::string namePattern(const FieldInfo& f) {
 // Fields grouped by what they are counted per, each group headed by its elements' names.
 void printNames(const Model& m, const std::vector<const FieldInfo*>& fields, bool withName) {
   for (Per per : {Per::World, Per::Coordinate, Per::Speed, Per::Aux, Per::Body, Per::Bushing, Per::Spring,
-                  Per::Contact, Per::Equation}) {
+                  Per::Contact, Per::Equation, Per::Ground}) {
     std::vector<const FieldInfo*> group;
     for (const FieldInfo* f : fields)
       if (f->per == per) group.push_back(f);
@@ -144,6 +146,35 @@ int info(const InfoOptions& o) {
                 e.desc.name.c_str(), bodyName(m, e.bodyA).c_str(), format(e.desc.p_AP).c_str(),
                 bodyName(m, e.bodyB).c_str(), format(e.desc.p_BQ).c_str(), e.desc.freeLength, e.desc.stiffness,
                 e.desc.damping);
+  }
+  std::printf("ground contacts %zu\n", m.groundContacts().size());
+  for (const GroundContact& c : m.groundContacts()) {
+    const GroundMaterial& p = c.desc.material;
+    std::printf("  ground contact '%s': %s sphere at %s radius %g; half-space normal %s through %s; E %g, c %g, "
+                "us %g, ud %g, uv %g, vt %g, cf %g, bd %g, bv %g\n",
+                c.desc.name.c_str(), bodyName(m, c.body).c_str(), format(c.desc.center).c_str(), c.desc.radius,
+                format(c.desc.planeNormal).c_str(), format(c.desc.planePoint).c_str(), p.stiffness, p.dissipation,
+                p.staticFriction, p.dynamicFriction, p.viscousFriction, p.transitionVelocity, p.cf, p.bd, p.bv);
+  }
+  std::printf("joint stops   %zu\n", m.stops().size());
+  for (const JointStop& e : m.stops())
+    std::printf("  stop on %-20s lower %g, upper %g, stiffness %g, dissipation %g\n", e.desc.coordinate.c_str(),
+                e.desc.lower, e.desc.upper, e.desc.stiffness, e.desc.dissipation);
+  std::printf("actuators     %zu (other speeds: torque actions only)\n", m.actuators().size());
+  for (const Actuator& e : m.actuators()) {
+    char target[160] = "";
+    for (const TargetSpec& t : scene.targets) {
+      if (t.u != e.u) continue;
+      if (t.uniform)
+        std::snprintf(target, sizeof target, ", target uniform in [%g, %g] per world (seed %llu)", t.uniform->first,
+                      t.uniform->second, static_cast<unsigned long long>(t.seed));
+      else
+        std::snprintf(target, sizeof target, ", target %g", t.position);
+      if (t.velocity != 0) std::snprintf(target + std::strlen(target), sizeof target - std::strlen(target),
+                                         ", velocity target %g", t.velocity);
+    }
+    std::printf("  actuator on %-16s %s, kp %g, kd %g, effort limit %g%s\n", e.desc.coordinate.c_str(),
+                actuatorModeName(e.desc.mode), e.desc.kp, e.desc.kd, m.effortLimit()[e.u], target);
   }
   std::printf("constraints   %zu (%d equations)\n", m.contacts().size(), m.numConstraintEquations());
   for (const SphereContact& c : m.contacts()) {

@@ -54,8 +54,9 @@ const char* integratorName(Integrator i) { return i == Integrator::RK4 ? "rk4" :
 // Frames are recorded at step 0, every recordEvery steps, and at the last step.
 int frameCount(int steps, int every) { return steps / every + 1 + (steps % every ? 1 : 0); }
 
-// The energy bookkeeping of one world after evaluate(): E = KE + PE + dissipated energy (the z
-// states), which stays constant in exact arithmetic, and |KE| + |PE| + |z| as its scale.
+// The energy bookkeeping of one world after evaluate(): E = KE + PE + dissipated energy - work of the
+// actions and actuators (the z states), which stays constant in exact arithmetic (without applied
+// body forces), and |KE| + |PE| + |z| as its scale.
 template <class T>
 std::pair<double, double> energy(const Batch<T>& batch, std::int64_t w) {
   const double ke = batch.kineticEnergy(w), pe = batch.potentialEnergy(w);
@@ -163,7 +164,7 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   if (wall > 0) std::printf("throughput    %.3g world-steps/s\n", double(W) * plan.steps / wall);
   if (healthy > 0) {
     std::printf("energy drift  %.3g relative, %.3g J absolute (max over %lld healthy worlds of |change| in KE + PE%s)\n",
-                relative, absolute, static_cast<long long>(healthy), model.nz() ? " + dissipated energy" : "");
+                relative, absolute, static_cast<long long>(healthy), model.nz() ? " + dissipated energy - actuator work" : "");
   }
   if (!model.contacts().empty() && healthy > 0) {
     std::printf("constraint    %.3g m max |position error| of the enabled sphere contacts at the end (over %lld healthy worlds)\n",

@@ -76,7 +76,8 @@ class SceneReader {
     const JsonNode root(document, "", source_);
     // "study" belongs to the study reader (study_file.h); a scene file may carry one.
     root.expectObject({"name", "description", "gravity", "urdf", "bodies", "linear_bushings", "spring_dampers",
-                       "sphere_contacts", "initial_state", "simulation", "per_world", "study"});
+                       "sphere_contacts", "limits", "actuators", "ground", "initial_state", "simulation", "per_world",
+                       "study"});
     scene_.source = source_;
     scene_.name = root.has("name") ? root.at("name").string() : stemOf(source_);
     if (auto d = root.find("description")) scene_.description = d->string();
@@ -91,6 +92,9 @@ class SceneReader {
       for (const JsonNode& n : e->elements()) builder_.addSpringDamper(readSpring(n));
     if (auto e = root.find("sphere_contacts"))
       for (const JsonNode& n : e->elements()) builder_.addSphereContact(readContact(n));
+    if (auto g = root.find("ground")) readGround(*g);
+    if (auto e = root.find("limits")) readLimits(*e);
+    if (auto e = root.find("actuators")) readActuators(*e);
     try {
       scene_.model = builder_.build();
       validateJointInertias(*scene_.model);
@@ -99,6 +103,7 @@ class SceneReader {
     }
     const Model& model = *scene_.model;
     for (const Body& b : model.bodies()) joints_[b.jointName] = &b;
+    resolveTargets();
 
     scene_.q0 = model.defaultQ();
     scene_.u0 = model.defaultU();
@@ -179,6 +184,7 @@ class SceneReader {
       pathNode.fail(e.what());
     }
     addRobot(urdf, pathNode);
+    urdfCollisionSpheres_ = urdf.collisionSpheres;
   }
 
   // Adds an imported robot's bodies and link names; `node` is where a name clash is reported.
@@ -188,6 +194,139 @@ class SceneReader {
     for (const auto& [link, placement] : urdf.links)
       defineName(link, {placement.body, placement.X_BL, link == placement.body}, node);
     scene_.warnings.insert(scene_.warnings.end(), urdf.warnings.begin(), urdf.warnings.end());
+    urdfLimits_ = urdf.limits;
+  }
+
+  // ---- joint stops and actuators ----
+
+  // A coordinate name of the model being built: "joint" for one-coordinate joints, else "joint.axis"
+  // (checked when the model is built; here only that it is a string).
+  std::string coordinateName(const JsonNode& n) const {
+    const std::string name = n.string();
+    if (name.empty()) n.fail("must not be empty");
+    return name;
+  }
+
+  // "limits": {"from_urdf": bool, "stiffness": k, "dissipation": d, "stops": [{"coordinate", "lower",
+  // "upper", "stiffness", "dissipation"}]}: the URDF's <limit lower upper> with the default k and d,
+  // then the listed stops (which replace a URDF stop on the same coordinate).
+  void readLimits(const JsonNode& n) {
+    n.expectObject({"from_urdf", "stiffness", "dissipation", "stops"});
+    const bool fromUrdf = n.has("from_urdf") ? n.at("from_urdf").boolean() : true;
+    const std::optional<double> k = n.has("stiffness") ? std::optional<double>(n.at("stiffness").nonNegative()) : std::nullopt;
+    const std::optional<double> d = n.has("dissipation") ? std::optional<double>(n.at("dissipation").nonNegative()) : std::nullopt;
+    std::map<std::string, JointStopDesc> stops;  // by coordinate
+    std::vector<std::string> order;
+    if (fromUrdf && !urdfLimits_.empty()) {
+      if (!k || !d)
+        n.fail("the URDF's joint limits become stops: give their \"stiffness\" and \"dissipation\" (or \"from_urdf\": false)");
+      for (JointStopDesc stop : urdfLimits_) {
+        stop.stiffness = *k;
+        stop.dissipation = *d;
+        order.push_back(stop.coordinate);
+        stops[stop.coordinate] = stop;
+      }
+    }
+    if (auto list = n.find("stops")) {
+      for (const JsonNode& e : list->elements()) {
+        e.expectObject({"coordinate", "lower", "upper", "stiffness", "dissipation"});
+        JointStopDesc stop;
+        stop.coordinate = coordinateName(e.at("coordinate"));
+        if (auto x = e.find("lower")) stop.lower = x->number();
+        if (auto x = e.find("upper")) stop.upper = x->number();
+        if (stop.lower > stop.upper) e.at("lower").fail("must be <= upper");
+        if (auto x = e.find("stiffness")) stop.stiffness = x->nonNegative();
+        else if (k) stop.stiffness = *k;
+        else e.fail("missing key 'stiffness' (or give a default \"stiffness\" in \"limits\")");
+        if (auto x = e.find("dissipation")) stop.dissipation = x->nonNegative();
+        else if (d) stop.dissipation = *d;
+        else e.fail("missing key 'dissipation' (or give a default \"dissipation\" in \"limits\")");
+        if (!stops.count(stop.coordinate)) order.push_back(stop.coordinate);
+        stops[stop.coordinate] = stop;
+      }
+    }
+    for (const std::string& c : order) builder_.addJointStop(stops[c]);
+  }
+
+  // "actuators": [{"coordinates": name or [names], "mode", "kp", "kd", "target", "target_velocity",
+  // "seed"}]; "target" is a number, {"uniform": [low, high]} or {"uniform": "limits", "margin": m}.
+  void readActuators(const JsonNode& list) {
+    for (const JsonNode& e : list.elements()) {
+      e.expectObject({"coordinates", "mode", "kp", "kd", "target", "target_velocity", "seed"});
+      ActuatorDesc a;
+      if (auto x = e.find("mode")) {
+        try {
+          a.mode = parseActuatorMode(x->string());
+        } catch (const ModelError& err) {
+          x->fail(err.what());
+        }
+      }
+      a.kp = e.has("kp") ? e.at("kp").nonNegative() : 0.0;
+      a.kd = e.has("kd") ? e.at("kd").nonNegative() : 0.0;
+      if (a.mode == ActuatorMode::Position && !e.has("kp")) e.fail("missing key 'kp' (a position actuator's stiffness)");
+      if (a.mode != ActuatorMode::Torque && !e.has("kd")) e.fail("missing key 'kd' (the actuator's damping)");
+      PendingTarget t;
+      t.path = e.path();
+      if (auto x = e.find("target_velocity")) t.velocity = x->number();
+      if (auto x = e.find("seed")) t.seed = static_cast<std::uint64_t>(x->integer(0, std::int64_t(1) << 53));
+      if (auto x = e.find("target")) {
+        if (x->isNumber()) {
+          t.position = x->number();
+        } else {
+          x->expectObject({"uniform", "margin"});
+          const JsonNode range = x->at("uniform");
+          if (range.isArray()) {
+            const std::vector<double> v = range.numbers(2);
+            if (v[0] > v[1]) range.fail("must be [low, high] with low <= high");
+            t.uniform = std::make_pair(v[0], v[1]);
+          } else if (range.string() == "limits") {
+            t.fromLimits = true;
+          } else {
+            range.fail("must be [low, high] or \"limits\" (the coordinate's joint stop bounds)");
+          }
+          if (auto m = x->find("margin")) {
+            t.margin = m->nonNegative();
+            if (!(t.margin < 0.5)) m->fail("must be below 0.5 (a fraction of the range kept clear at each end)");
+          }
+        }
+      }
+      const JsonNode names = e.at("coordinates");
+      std::vector<JsonNode> nodes;
+      if (names.isArray()) nodes = names.elements();
+      else nodes.push_back(names);
+      for (const JsonNode& name : nodes) {
+        a.coordinate = coordinateName(name);
+        builder_.addActuator(a);
+        t.coordinate = a.coordinate;
+        t.mode = a.mode;
+        pendingTargets_.push_back(t);
+      }
+    }
+  }
+
+  // The actuators' targets, once the model (and its stops) is built.
+  void resolveTargets() {
+    const Model& model = *scene_.model;
+    for (const PendingTarget& t : pendingTargets_) {
+      TargetSpec spec;
+      const Actuator* a = nullptr;
+      for (const Actuator& x : model.actuators())
+        if (x.desc.coordinate == t.coordinate) a = &x;
+      spec.u = a->u;
+      spec.position = t.position;
+      spec.velocity = t.velocity;
+      spec.seed = t.seed;
+      spec.uniform = t.uniform;
+      if (t.fromLimits) {
+        const JointStop* stop = model.stopOnSpeed(a->u);
+        if (!stop || !std::isfinite(stop->desc.lower) || !std::isfinite(stop->desc.upper))
+          throw InputError(source_ + ": " + t.path + ".target: coordinate " + inQuotes(t.coordinate) +
+                           " has no joint stop with finite bounds to draw its target within");
+        const double margin = t.margin * (stop->desc.upper - stop->desc.lower);
+        spec.uniform = std::make_pair(stop->desc.lower + margin, stop->desc.upper - margin);
+      }
+      scene_.targets.push_back(spec);
+    }
   }
 
   // Scalar or per-u array, each value checked by `value`.
@@ -321,6 +460,71 @@ class SceneReader {
     if (auto x = n.find("enforce_rolling")) d.enforceRolling = x->boolean();
     if (auto x = n.find("enabled")) d.enabledByDefault = x->boolean();
     return d;
+  }
+
+  // The half-space and material of "ground" (defaults for its spheres) or of one sphere (overrides).
+  void readGroundParameters(const JsonNode& n, GroundContactDesc& d) const {
+    if (auto x = n.find("normal")) {
+      d.planeNormal = x->vec3();
+      if (!(normSqr(d.planeNormal) > 0)) x->fail("must have a nonzero length");
+    }
+    if (auto x = n.find("point")) d.planePoint = x->vec3();
+    GroundMaterial& m = d.material;
+    if (auto x = n.find("stiffness")) m.stiffness = x->nonNegative();
+    if (auto x = n.find("dissipation")) m.dissipation = x->nonNegative();
+    if (auto x = n.find("static_friction")) m.staticFriction = x->nonNegative();
+    if (auto x = n.find("dynamic_friction")) m.dynamicFriction = x->nonNegative();
+    if (auto x = n.find("viscous_friction")) m.viscousFriction = x->nonNegative();
+    if (auto x = n.find("transition_velocity")) m.transitionVelocity = x->positive();
+    if (auto x = n.find("cf")) m.cf = x->positive();
+    if (auto x = n.find("bd")) m.bd = x->nonNegative();
+    if (auto x = n.find("bv")) m.bv = x->nonNegative();
+  }
+
+  // "ground": a half-space on Ground and the spheres on bodies that touch it (SmoothSphereHalfSpaceForce).
+  void readGround(const JsonNode& n) {
+    n.expectObject({"normal", "point", "stiffness", "dissipation", "static_friction", "dynamic_friction",
+                    "viscous_friction", "transition_velocity", "cf", "bd", "bv", "contact_spheres"});
+    GroundContactDesc defaults;
+    readGroundParameters(n, defaults);
+    std::map<std::string, int> names;
+    auto add = [&](GroundContactDesc d, const JsonNode& where) {
+      if (!names.emplace(d.name, 0).second) where.fail("the ground contact name " + inQuotes(d.name) + " is already used");
+      builder_.addGroundContact(d);
+    };
+    for (const JsonNode& e : n.at("contact_spheres").elements()) {
+      e.expectObject({"name", "body", "center", "radius", "from_urdf", "normal", "point", "stiffness", "dissipation",
+                      "static_friction", "dynamic_friction", "viscous_friction", "transition_velocity", "cf", "bd",
+                      "bv"});
+      const JsonNode bodyNode = e.at("body");
+      const Frame& f = resolve(bodyNode);
+      if (f.body == "ground") bodyNode.fail("must be a body or link, not ground");
+      GroundContactDesc d = defaults;
+      d.body = f.body;
+      readGroundParameters(e, d);
+      const std::string link = bodyNode.string();
+      const bool fromUrdf = e.has("from_urdf") && e.at("from_urdf").boolean();
+      if (fromUrdf) {
+        if (e.has("radius") || e.has("center")) e.fail("from_urdf takes the spheres' centers and radii from the URDF: give neither center nor radius");
+        int k = 0;
+        for (const UrdfCollisionSphere& c : urdfCollisionSpheres_) {
+          if (c.link != link) continue;
+          d.center = c.center;
+          d.radius = c.radius;
+          d.name = e.has("name") ? e.at("name").string() : link;
+          if (k > 0) d.name += "_" + std::to_string(k);
+          add(d, e);
+          ++k;
+        }
+        if (k == 0) bodyNode.fail("the URDF has no <collision><sphere> on link " + inQuotes(link));
+        continue;
+      }
+      d.name = e.has("name") ? e.at("name").string() : link;
+      if (d.name.empty()) e.at("name").fail("must not be empty");
+      d.center = f.X_BL * (e.has("center") ? e.at("center").vec3() : Vec3d::zero());
+      d.radius = e.at("radius").positive();
+      add(d, e);
+    }
   }
 
   // ---- state, simulation, per-world overrides ----
@@ -522,6 +726,18 @@ class SceneReader {
     node.fail(std::string("no ") + kind + " named " + inQuotes(name) + io::didYouMean(name, names));
   }
 
+  // An actuator's target as the file gives it, resolved once the model is built.
+  struct PendingTarget {
+    std::string coordinate, path;
+    ActuatorMode mode = ActuatorMode::Position;
+    double position = 0, velocity = 0, margin = 0;
+    std::optional<std::pair<double, double>> uniform;
+    bool fromLimits = false;
+    std::uint64_t seed = 0;
+  };
+  std::vector<JointStopDesc> urdfLimits_;
+  std::vector<PendingTarget> pendingTargets_;
+
   std::string source_, baseDirectory_;
   SceneOptions options_;
   Scene scene_;
@@ -531,6 +747,7 @@ class SceneReader {
   // X_BL of the frames each element's two ends were given on (identity unless a URDF link that was
   // welded into a body), in the order of Model::bushings(), springs() and contacts().
   std::vector<std::pair<Transformd, Transformd>> bushingEnds_, springEnds_, contactEnds_;
+  std::vector<UrdfCollisionSphere> urdfCollisionSpheres_;
 };
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <string>
 
 #include "lockstep/scene.h"
+#include "lockstep/study.h"
 
 namespace lockstep {
 
@@ -24,6 +25,22 @@ void applySceneFrom(const Scene& scene, Batch<T>& batch, std::int64_t firstWorld
   if (batch.modelPtr() != scene.model)
     throw std::invalid_argument("applyScene: the batch was not made from this scene's model");
   batch.setAllStates(scene.q0, scene.u0);
+  if (!scene.targets.empty()) {
+    const int nu = scene.model->nu();
+    for (std::int64_t w = 0; w < batch.numWorlds(); ++w) {
+      std::vector<double> position(nu, 0.0), velocity(nu, 0.0);
+      for (const TargetSpec& t : scene.targets) {
+        Variation v;
+        if (t.uniform) {
+          v.a = t.uniform->first;
+          v.b = t.uniform->second;
+        }
+        position[t.u] = t.uniform ? sampleVariation(v, t.seed, t.u, w) : t.position;
+        velocity[t.u] = t.velocity;
+      }
+      batch.setTargets(w, position, velocity);
+    }
+  }
   for (const WorldOverride& o : scene.perWorld) {
     for (std::int64_t world : o.worlds) {
       const std::int64_t w = world - firstWorld;

@@ -180,6 +180,18 @@ class Importer {
       if (!out_.links.count(link->name))
         fail(linkName(link->name) + ": not connected to the root link " + inQuotes(root->name) +
              " (the joints through it form a cycle)");
+    for (const urdf::LinkSharedPtr& link : all) {
+      const UrdfLinkPlacement& placement = out_.links.at(link->name);
+      for (const urdf::CollisionSharedPtr& c : link->collision_array) {
+        if (!c || !c->geometry || c->geometry->type != urdf::Geometry::SPHERE) continue;
+        const std::string where = linkName(link->name) + ": collision sphere";
+        const double radius = static_cast<const urdf::Sphere&>(*c->geometry).radius;
+        checkFinite(radius, where, "radius");
+        if (!(radius > 0)) fail(where + ": radius: must be > 0");
+        const Transformd X_LC = toTransform(c->origin, where, "origin");
+        out_.collisionSpheres.push_back({link->name, placement.body, placement.X_BL * X_LC.p, radius});
+      }
+    }
     return std::move(out_);
   }
 
@@ -339,6 +351,15 @@ class Importer {
       if (joint.limits->effort < 0)
         fail(where + ": limit effort: must be >= 0 (got " + formatNumber(joint.limits->effort) + ")");
       if (joint.limits->effort > 0) b.effortLimit.assign(nu, joint.limits->effort);
+      if (joint.type == urdf::Joint::REVOLUTE || joint.type == urdf::Joint::PRISMATIC) {
+        checkFinite(joint.limits->lower, where, "limit lower");
+        checkFinite(joint.limits->upper, where, "limit upper");
+        if (joint.limits->lower > joint.limits->upper)
+          fail(where + ": limit lower: must be <= upper (got " + formatNumber(joint.limits->lower) + " > " +
+               formatNumber(joint.limits->upper) + ")");
+        if (joint.limits->lower < joint.limits->upper)  // equal (both 0, urdfdom's default): no range given
+          out_.limits.push_back({joint.name, joint.limits->lower, joint.limits->upper, 0.0, 0.0});
+      }
     }
     b.mass = linkMassProperties(link);
     out_.links[link.name] = {link.name, Transformd::identity()};

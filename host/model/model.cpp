@@ -164,6 +164,85 @@ void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& 
   }
 }
 
+void validateGroundSphere(const Vec3d& center, double radius, const std::string& where) {
+  for (int k = 0; k < 3; ++k) validateFinite(center[k], where, "center");
+  validateFinite(radius, where, "radius");
+  if (!(radius > 0)) {
+    std::ostringstream os;
+    os << where << ": radius: must be > 0 (got " << radius << ")";
+    throw ModelError(os.str());
+  }
+}
+
+void validateGroundPlane(const Vec3d& normal, const Vec3d& point, const std::string& where) {
+  for (int k = 0; k < 3; ++k) {
+    validateFinite(normal[k], where, "normal");
+    validateFinite(point[k], where, "point");
+  }
+  if (!(normSqr(normal) > 0)) throw ModelError(where + ": normal: must have a nonzero length");
+}
+
+void validateGroundMaterial(const GroundMaterial& p, const std::string& where) {
+  validateNonNegative(p.stiffness, where, "stiffness");
+  validateNonNegative(p.dissipation, where, "dissipation");
+  validateNonNegative(p.staticFriction, where, "static friction");
+  validateNonNegative(p.dynamicFriction, where, "dynamic friction");
+  validateNonNegative(p.viscousFriction, where, "viscous friction");
+  validateNonNegative(p.bd, where, "bd");
+  validateNonNegative(p.bv, where, "bv");
+  for (const auto& [x, field] : {std::pair<double, const char*>{p.transitionVelocity, "transition velocity"}, {p.cf, "cf"}}) {
+    validateFinite(x, where, field);
+    if (!(x > 0)) {
+      std::ostringstream os;
+      os << where << ": " << field << ": must be > 0 (got " << x << ")";
+      throw ModelError(os.str());
+    }
+  }
+}
+
+void validateStopParameters(double lower, double upper, double stiffness, double dissipation, const std::string& where) {
+  if (std::isnan(lower)) throw ModelError(where + ": lower: must be a number (-infinity: no lower stop)");
+  if (std::isnan(upper)) throw ModelError(where + ": upper: must be a number (infinity: no upper stop)");
+  if (lower > upper) {
+    std::ostringstream os;
+    os << where << ": lower: must be <= upper (got " << lower << " > " << upper << ")";
+    throw ModelError(os.str());
+  }
+  validateNonNegative(stiffness, where, "stiffness");
+  validateNonNegative(dissipation, where, "dissipation");
+}
+
+void validateActuatorParameters(double mode, double kp, double kd, const std::string& where) {
+  if (!(mode == 0 || mode == 1 || mode == 2))
+    throw ModelError(where + ": mode: must be 0 (torque), 1 (position) or 2 (velocity)");
+  validateNonNegative(kp, where, "kp");
+  validateNonNegative(kd, where, "kd");
+}
+
+namespace {
+const char* const kActuatorModeNames[3] = {"torque", "position", "velocity"};
+}  // namespace
+
+const char* actuatorModeName(ActuatorMode mode) { return kActuatorModeNames[static_cast<int>(mode)]; }
+
+ActuatorMode parseActuatorMode(const std::string& s) {
+  for (int i = 0; i < 3; ++i)
+    if (s == kActuatorModeNames[i]) return static_cast<ActuatorMode>(i);
+  throw ModelError("unknown actuator mode " + quoted(s) + " (expected one of: torque, position, velocity)");
+}
+
+const JointStop* Model::stopOnSpeed(int u) const {
+  for (const JointStop& e : stops_)
+    if (e.u == u) return &e;
+  return nullptr;
+}
+
+const Actuator* Model::actuatorOnSpeed(int u) const {
+  for (const Actuator& e : actuators_)
+    if (e.u == u) return &e;
+  return nullptr;
+}
+
 int Model::numConstraintEquations() const {
   int n = 0;
   for (const SphereContact& c : contacts_) n += c.desc.enforceRolling ? 3 : 1;
@@ -242,6 +321,21 @@ ModelBuilder& ModelBuilder::addSphereContact(const SphereContactDesc& contact) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::addGroundContact(const GroundContactDesc& contact) {
+  groundContacts_.push_back(contact);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::addJointStop(const JointStopDesc& stop) {
+  stops_.push_back(stop);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::addActuator(const ActuatorDesc& actuator) {
+  actuators_.push_back(actuator);
+  return *this;
+}
+
 ModelBuilder ModelBuilder::fromModel(const Model& m) {
   ModelBuilder mb;
   mb.setGravity(m.gravity());
@@ -261,6 +355,9 @@ ModelBuilder ModelBuilder::fromModel(const Model& m) {
   for (const LinearBushing& e : m.bushings()) mb.addLinearBushing(e.desc);
   for (const SpringDamper& e : m.springs()) mb.addSpringDamper(e.desc);
   for (const SphereContact& e : m.contacts()) mb.addSphereContact(e.desc);
+  for (const GroundContact& e : m.groundContacts()) mb.addGroundContact(e.desc);
+  for (const JointStop& e : m.stops()) mb.addJointStop(e.desc);
+  for (const Actuator& e : m.actuators()) mb.addActuator(e.desc);
   return mb;
 }
 
@@ -404,6 +501,50 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     m.contacts_.push_back(e);
   }
 
+  for (std::size_t i = 0; i < groundContacts_.size(); ++i) {
+    const GroundContactDesc d = named(groundContacts_[i], "ground", i);
+    const std::string where = elementName("ground contact", d.name, i);
+    GroundContact e{d, resolve(d.body, where, "body")};
+    if (e.body < 0) throw ModelError(where + ": body: must be a body, not ground");
+    validateGroundSphere(d.center, d.radius, where);
+    validateGroundPlane(d.planeNormal, d.planePoint, where);
+    validateGroundMaterial(d.material, where);
+    m.groundContacts_.push_back(e);
+  }
+
+  // Joint stops and actuators: on coordinates whose qdot is their speed u (Simbody's
+  // MobilityLinearStop supports no others), at most one of each per coordinate.
+  auto coordinateOf = [&](const std::string& name, const std::string& where, int* q, int* u) {
+    const auto it = std::find(m.qNames_.begin(), m.qNames_.end(), name);
+    if (it == m.qNames_.end()) throw ModelError(where + ": coordinate: no coordinate named " + quoted(name));
+    *q = static_cast<int>(it - m.qNames_.begin());
+    for (const Body& b : m.bodies_) {
+      if (*q < b.qOffset || *q >= b.qOffset + b.nq) continue;
+      if (!mobilizerQdotIsU(b.mobilizer))
+        throw ModelError(where + ": coordinate: " + quoted(name) + " belongs to a " + mobilizerName(b.mobilizer) +
+                         " mobilizer, whose qdot is not u; joint stops and PD actuators (as Simbody's " +
+                         "MobilityLinearStop) need a coordinate whose qdot is its speed");
+      *u = b.uOffset + (*q - b.qOffset);
+    }
+  };
+  std::vector<char> stopped(m.nu_, 0), actuated(m.nu_, 0);
+  for (const JointStopDesc& d : stops_) {
+    const std::string where = "joint stop " + quoted(d.coordinate);
+    JointStop e{d, 0, 0};
+    coordinateOf(d.coordinate, where, &e.q, &e.u);
+    if (stopped[e.u]++) throw ModelError(where + ": coordinate: has two joint stops");
+    validateStopParameters(d.lower, d.upper, d.stiffness, d.dissipation, where);
+    m.stops_.push_back(e);
+  }
+  for (const ActuatorDesc& d : actuators_) {
+    const std::string where = "actuator " + quoted(d.coordinate);
+    Actuator e{d, 0, 0};
+    coordinateOf(d.coordinate, where, &e.q, &e.u);
+    if (actuated[e.u]++) throw ModelError(where + ": coordinate: has two actuators");
+    validateActuatorParameters(static_cast<int>(d.mode), d.kp, d.kd, where);
+    m.actuators_.push_back(e);
+  }
+
   if (m.numConstraintEquations() > kMaxConstraintEquationsPerWorld)
     throw ModelError("model: sphere contacts: " + std::to_string(m.numConstraintEquations()) +
                      " constraint equations exceed the limit of " + std::to_string(kMaxConstraintEquationsPerWorld) +
@@ -414,6 +555,9 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
   for (std::size_t i = 0; i < m.bushings_.size(); ++i)
     m.zNames_.push_back(m.bushings_[i].desc.name + ".dissipated");
   m.zNames_.push_back("dissipated");
+  m.zNames_.push_back("actuation");  // minus the work of the actions and PD actuators (actuationState())
+  // Then what each ground contact took out of the system: minus the work it did on its body.
+  for (const GroundContact& e : m.groundContacts_) m.zNames_.push_back(e.desc.name + ".absorbed");
   m.nz_ = static_cast<int>(m.zNames_.size());
   return model;
 }

@@ -50,7 +50,7 @@ BatchMemory batchMemoryOf(const Sizes& s, std::int64_t worlds, Backend backend, 
 #undef LOCKSTEP_X
   const std::int64_t modelArrays =
       static_cast<std::int64_t>(s.nb) * (sizeof(BodyTopology) + 2 * sizeof(Transform<T>)) +
-      static_cast<std::int64_t>(s.nBushings + s.nSprings + s.nContacts) * sizeof(ElementTopology);
+      static_cast<std::int64_t>(s.nBushings + s.nSprings + s.nContacts + s.nGround) * sizeof(ElementTopology);
   const std::int64_t scratch = WorkspaceLayout::of(s).total * static_cast<std::int64_t>(sizeof(T));
   BatchMemory m;
   m.hostBytes = add(add(mul(perWorld, worlds), params), modelArrays);

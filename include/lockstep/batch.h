@@ -116,6 +116,17 @@ class Batch {
   void setU(std::int64_t w, const std::vector<double>& u);
   void setZ(std::int64_t w, const std::vector<double>& z) { setField(z_, sizes_.nz, w, z, "z"); }
   void setTau(std::int64_t w, const std::vector<double>& tau) { setField(tau_, sizes_.nu, w, tau, "tau"); }
+  // PD actuator targets: a position and a velocity per generalized speed (the "target" field).
+  void setTargets(std::int64_t w, const std::vector<double>& position, const std::vector<double>& velocity);
+  std::vector<double> targetPositions(std::int64_t w) const;
+  std::vector<double> targetVelocities(std::int64_t w) const;
+  // Observations: each speed's applied mobility force (action plus PD, within the effort limit)
+  // and its power, and each joint stop's force.
+  std::vector<double> actuatorEfforts(std::int64_t w) const;
+  std::vector<double> actuatorPowers(std::int64_t w) const;
+  std::vector<double> stopForces(std::int64_t w) const { return getField(stopForce_, sizes_.nu, w); }
+  // The work done so far by the actions and actuators (minus the "actuation" auxiliary state).
+  double actuatorWork(std::int64_t w) const { return -z(w).at(model_->actuationState()); }
   void setTime(std::int64_t w, double t) { setField(time_, 1, w, {t}, "time"); }
   // Spatial force on a body at its origin Bo, expressed in Ground.
   void setBodyForce(std::int64_t w, int body, const SpatialVecd& F_GB);
@@ -204,10 +215,15 @@ class Batch {
   std::array<Vec3d, 2> sphereCenters(std::int64_t w, int i) const;
   std::array<double, 2> sphereRadii(std::int64_t w, int i) const;
   bool contactEnabled(std::int64_t w, int i) const;
+  void setGroundSphere(std::int64_t w, int i, const Vec3d& center, double radius);
+  void setGroundPlane(std::int64_t w, int i, const Vec3d& normal, const Vec3d& point);
+  void setGroundMaterial(std::int64_t w, int i, const GroundMaterial& material);
+  GroundMaterial groundMaterial(std::int64_t w, int i) const;
 
   // ---- force-element quantities at the current (host) state of a world ----
   BushingQuantities<T> bushing(std::int64_t w, int i) const;
   SpringDamperQuantities<T> spring(std::int64_t w, int i) const;
+  GroundContactQuantities<T> groundContact(std::int64_t w, int i) const;
   // Every applied force at the current (host) state, as the dynamics sees it: the total spatial
   // force on each body at its origin, in G (user, gravity, force elements), and the total mobility
   // forces (clamped actions minus joint damping).

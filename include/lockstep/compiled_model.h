@@ -18,11 +18,12 @@ struct CompiledModel {
   WorkspaceLayout layout;
   std::vector<BodyTopology> body;
   std::vector<Transform<T>> X_PF, X_MB;  // X_MB = ~X_BM
-  std::vector<ElementTopology> bushing, spring, contact;
+  std::vector<ElementTopology> bushing, spring, contact, ground;
 
   // Pointers into this object's arrays (host memory).
   ModelView<T> view() const {
-    return {sizes, body.data(), X_PF.data(), X_MB.data(), bushing.data(), spring.data(), contact.data()};
+    return {sizes,          body.data(),    X_PF.data(),    X_MB.data(), bushing.data(),
+            spring.data(),  contact.data(), ground.data()};
   }
 };
 

@@ -127,4 +127,108 @@ LOCKSTEP_HD SpringDamperQuantities<T> evaluateSpringDamper(const Transform<T>& X
   return r;
 }
 
+// Simbody 3.7's SmoothSphereHalfSpaceForce, one sphere on a body against a half-space on Ground.
+// With n the unit contact normal (into the half-space, against the plane's outward normal), c_G the
+// sphere's center, x = R - (c_G - p_plane) . n_out the indentation, the force on the half-space
+//   fh  = (4/3) k sqrt(R k) (x^2 + cf)^(3/4) (1/2 + tanh(bd x)/2),  k = E^(2/3) / 2
+//   fhc = fh (1 + (3/2) c vn) (1/2 + tanh(bv (vn + 2/(3 c)))/2)
+//   vs  = sqrt(|vt|^2 + cf),  ff = fhc (min(vs/vtr, 1) (ud + 2 (us - ud)/(1 + (vs/vtr)^2)) + uv vs)
+//   force = fhc n + ff vt / vs
+// where v = vn n + vt is the velocity of the sphere's body point at the contact point
+// P = c_G + R n - x n / 2 (midway into the overlap). The sphere gets -force at P. (c = 0 makes
+// 2/(3c) infinite and the second tanh 1, as in Simbody.)
+template <class T>
+struct GroundContactQuantities {
+  Vec3<T> p_GP;           // contact point, in G
+  Vec3<T> forceOnSphere;  // at P, in G
+  T penetration;          // x (negative: apart)
+  T normalVelocity;       // vn, positive while approaching
+  T slipSpeed;            // |vt| (without cf)
+  T normalForce;          // fhc: the force on the sphere along the plane's outward normal
+  T frictionForce;        // |ff vt / vs|
+  T power;                // forceOnSphere . v: the power the contact delivers to the body
+};
+
+template <class T>
+struct GroundContactParams {
+  Vec3<T> center;  // on the body, in B
+  T radius;
+  Vec3<T> normal;  // outward, any length
+  Vec3<T> point;   // on the plane, in G
+  T stiffness, dissipation, staticFriction, dynamicFriction, viscousFriction, transitionVelocity, cf, bd, bv;
+};
+
+template <class T>
+LOCKSTEP_HD GroundContactQuantities<T> evaluateGroundContact(const Transform<T>& X_GB, const SpatialVec<T>& V_GB,
+                                                             const GroundContactParams<T>& p) {
+  GroundContactQuantities<T> r;
+  const Vec3<T> n = -(p.normal / norm(p.normal));  // into the half-space
+  const Vec3<T> c_G = X_GB * p.center;
+  const T x = p.radius + dot(c_G - p.point, n);
+  r.penetration = x;
+  r.p_GP = c_G + (p.radius - T(0.5) * x) * n;
+  const Vec3<T> v = V_GB.lin + cross(V_GB.ang, r.p_GP - X_GB.p);
+  const T vn = dot(v, n);
+  const Vec3<T> vt = v - vn * n;
+  r.normalVelocity = vn;
+
+  const T k = T(0.5) * powT(p.stiffness, T(2.0 / 3.0));
+  const T s = sqrtT(x * x + p.cf);
+  const T fhPos = T(4.0 / 3.0) * k * sqrtT(p.radius * k) * (s * sqrtT(s));
+  const T fh = fhPos * (T(0.5) + T(0.5) * tanhT(p.bd * x));
+  const T fhcPos = fh * (T(1) + T(1.5) * p.dissipation * vn);
+  const T fhc = fhcPos * (T(0.5) + T(0.5) * tanhT(p.bv * (vn + T(2) / (T(3) * p.dissipation))));
+
+  const T vt2 = normSqr(vt);
+  const T vs = sqrtT(vt2 + p.cf);
+  const T vrel = vs / p.transitionVelocity;
+  const T ramp = selectT(vrel < T(1), vrel, T(1));
+  const T ff = fhc * (ramp * (p.dynamicFriction + T(2) * (p.staticFriction - p.dynamicFriction) / (T(1) + vrel * vrel)) +
+                      p.viscousFriction * vs);
+  const Vec3<T> force = fhc * n + (ff / vs) * vt;
+  r.forceOnSphere = -force;
+  r.slipSpeed = sqrtT(vt2);
+  r.normalForce = fhc;
+  r.frictionForce = absT(ff) * r.slipSpeed / vs;
+  r.power = dot(r.forceOnSphere, v);
+  return r;
+}
+
+// A joint stop (Simbody's Force::MobilityLinearStop) on a coordinate q whose rate is its speed
+// u: no force within [lower, upper]; beyond a bound, with x = q - bound,
+//   f = min(0, -k x (1 + d u)) above the upper bound, f = max(0, -k x (1 - d u)) below the lower one
+// (Hunt-Crossley-like dissipation, never a sticking force). Bounds of -/+infinity: no stop there.
+template <class T>
+struct JointStopQuantities {
+  T force;             // generalized force f on the speed
+  T potentialEnergy;   // k x^2 / 2
+  T powerDissipation;  // -(f + k x) u >= 0: the power f loses against the elastic -k x
+};
+
+template <class T>
+LOCKSTEP_HD_INLINE JointStopQuantities<T> evaluateJointStop(T q, T u, T lower, T upper, T k, T d) {
+  const MaskOf<T> above = q > upper, below = q < lower;
+  const T x = selectT(above, q - upper, selectT(below, q - lower, T(0)));
+  const T fAbove = -k * x * (T(1) + d * u), fBelow = -k * x * (T(1) - d * u);
+  JointStopQuantities<T> r;
+  r.force = selectT(above, selectT(fAbove < T(0), fAbove, T(0)), selectT(fBelow > T(0), fBelow, T(0)));
+  r.potentialEnergy = T(0.5) * k * x * x;
+  r.powerDissipation = -(r.force + k * x) * u;
+  return r;
+}
+
+// The mobility force an actuator applies on speed i: the user's action tau plus, by mode (0 torque,
+// 1 position, 2 velocity), kp (target position - q) + kd (target velocity - u) (Simbody's
+// MobilityLinearSpring with q0 at the target, plus a MobilityLinearDamper about the target
+// velocity), clamped to [-limit, limit]. q is the speed's coordinate (0 where it has none; only
+// torque mode is allowed there).
+template <class T>
+LOCKSTEP_HD_INLINE T actuatorEffort(T tau, T q, T u, T targetPosition, T targetVelocity, T mode, T kp, T kd,
+                                    T limit) {
+  const T kpOn = selectT(mode == T(1), kp, T(0));
+  const T kdOn = selectT(mode == T(0), T(0), kd);
+  const T effort = tau + kpOn * (targetPosition - q) + kdOn * (targetVelocity - u);
+  return selectT(effort > limit, limit, selectT(effort < -limit, -limit, effort));
+}
+
 }  // namespace lockstep

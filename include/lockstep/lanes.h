@@ -221,6 +221,18 @@ inline Pack<S, W> sqrtT(Pack<S, W> x) {
     return eachLane(x, [](S a) { return std::sqrt(a); });
   }
 }
+// tanh and pow lane by lane with the library's scalar functions (each lane bit for bit what the
+// scalar path gives).
+template <class S, int W>
+inline Pack<S, W> tanhT(Pack<S, W> x) {
+  return eachLane(x, [](S a) { return std::tanh(a); });
+}
+template <class S, int W>
+inline Pack<S, W> powT(Pack<S, W> x, Pack<S, W> y) {
+  Pack<S, W> r;
+  for (int l = 0; l < W; ++l) r.lane(l) = std::pow(x[l], y[l]);
+  return r;
+}
 // sin and cos of W doubles at once: x = k pi/2 + r with |r| <= pi/4 (Cody-Waite: pi/2 in three
 // parts, the first two of 33 significant bits, so that k times each is exact for |k| < 2^20), then
 // the Taylor series of sin r to r^17 and of cos r to r^18 (truncation below 1e-19 on |r| <= pi/4),
@@ -423,7 +435,7 @@ struct LaneModel {
       X_PF.push_back(broadcast<T, W>(m.X_PF[b]));
       X_MB.push_back(broadcast<T, W>(m.X_MB[b]));
     }
-    view = {m.sizes, m.body, X_PF.data(), X_MB.data(), m.bushing, m.spring, m.contact};
+    view = {m.sizes, m.body, X_PF.data(), X_MB.data(), m.bushing, m.spring, m.contact, m.ground};
   }
   LaneModel(const LaneModel&) = delete;  // view points into this object
   LaneModel& operator=(const LaneModel&) = delete;

@@ -22,6 +22,10 @@ LOCKSTEP_HD_INLINE float atan2T(float y, float x) { return atan2f(y, x); }
 LOCKSTEP_HD_INLINE double atan2T(double y, double x) { return atan2(y, x); }
 LOCKSTEP_HD_INLINE float absT(float x) { return fabsf(x); }
 LOCKSTEP_HD_INLINE double absT(double x) { return fabs(x); }
+LOCKSTEP_HD_INLINE float tanhT(float x) { return tanhf(x); }
+LOCKSTEP_HD_INLINE double tanhT(double x) { return tanh(x); }
+LOCKSTEP_HD_INLINE float powT(float x, float y) { return powf(x, y); }
+LOCKSTEP_HD_INLINE double powT(double x, double y) { return pow(x, y); }
 #if defined(__CUDA_ARCH__)
 LOCKSTEP_HD_INLINE bool isFiniteT(float x) { return isfinite(x); }
 LOCKSTEP_HD_INLINE bool isFiniteT(double x) { return isfinite(x); }

@@ -63,6 +63,12 @@ LOCKSTEP_HD_INLINE int mobilizerQuaternionIndex(MobilizerType t) {
   return (t == MobilizerType::Ball || t == MobilizerType::Free) ? 0 : -1;
 }
 
+// Whether each coordinate's qdot is its speed u (all but Ball and Free): the mobilizers that take
+// joint stops and PD actuators; coordinate k of such a mobilizer goes with its speed k.
+LOCKSTEP_HD_INLINE bool mobilizerQdotIsU(MobilizerType t) {
+  return t != MobilizerType::Ball && t != MobilizerType::Free;
+}
+
 // R_FM of the quaternion q[0..3], normalized on the fly (q need not be unit length).
 template <class T, class Q>
 LOCKSTEP_HD_INLINE Rotation<T> quaternionRotation(const Q& q) {

@@ -94,6 +94,60 @@ struct SphereContactDesc {
   bool enabledByDefault = true;
 };
 
+// Simbody 3.7's SmoothSphereHalfSpaceForce parameters (defaults as Simbody's): the plane-strain
+// modulus E (Hertz force (4/3) k^(3/2) sqrt(R) x^(3/2) with k = E^(2/3) / 2, so (4/3) E/(2 sqrt 2)
+// sqrt(R) x^(3/2)), the Hunt-Crossley dissipation c, the static, dynamic and viscous friction
+// coefficients, the transition velocity vt, the smoothing constants cf, bd and bv.
+struct GroundMaterial {
+  double stiffness = 1;              // E (N/m^2); >= 0
+  double dissipation = 0;            // c (s/m); >= 0
+  double staticFriction = 0;         // us; >= 0
+  double dynamicFriction = 0;        // ud; >= 0
+  double viscousFriction = 0;        // uv (s/m); >= 0
+  double transitionVelocity = 0.01;  // vt (m/s); > 0
+  double cf = 1e-5;                  // keeps sqrt(x^2 + cf) and the slip speed away from 0; > 0
+  double bd = 300;                   // steepness of the Hertz force's tanh; >= 0
+  double bv = 50;                    // steepness of the Hunt-Crossley force's tanh; >= 0
+};
+
+// Ground contact: Simbody 3.7's SmoothSphereHalfSpaceForce between a sphere fixed on a body and a
+// half-space fixed on Ground. The half-space is the side of the plane through planePoint opposite
+// to planeNormal (planeNormal points out of the ground, into free space); it need not be unit.
+struct GroundContactDesc {
+  std::string name;
+  std::string body;                  // the sphere's body (not Ground)
+  Vec3d center = Vec3d::zero();      // sphere center on the body, in B
+  double radius = 0.01;              // > 0
+  Vec3d planeNormal = {{0, 0, 1}};   // |n| > 0
+  Vec3d planePoint = Vec3d::zero();  // in G
+  GroundMaterial material;
+};
+
+// A joint stop (Simbody's Force::MobilityLinearStop) on one coordinate whose qdot is its speed u
+// (every mobilizer but Ball and Free): no force within [lower, upper]; beyond a bound, with
+// x = q - bound, f = min(0, -k x (1 + d qdot)) above and max(0, -k x (1 - d qdot)) below.
+struct JointStopDesc {
+  std::string coordinate;  // a name of Model::qNames(): "joint" or "joint.axis"
+  double lower = -std::numeric_limits<double>::infinity();  // <= upper; -inf: no lower stop
+  double upper = std::numeric_limits<double>::infinity();   // +inf: no upper stop
+  double stiffness = 0;    // k >= 0
+  double dissipation = 0;  // d >= 0 (s/m or s/rad)
+};
+
+// How an actuator drives its generalized speed. Every speed takes the user's action tau; a PD
+// actuator adds kp (target position - q) + kd (target velocity - u) (Position) or kd (target
+// velocity - u) (Velocity), as Simbody's MobilityLinearSpring (q0 = target) plus MobilityLinearDamper
+// would; the sum is then clamped to the effort limit.
+enum class ActuatorMode : std::int8_t { Torque = 0, Position = 1, Velocity = 2 };
+const char* actuatorModeName(ActuatorMode mode);
+ActuatorMode parseActuatorMode(const std::string& s);  // "torque", "position", "velocity"
+
+struct ActuatorDesc {
+  std::string coordinate;  // a name of Model::qNames() (of a coordinate whose qdot is u)
+  ActuatorMode mode = ActuatorMode::Position;
+  double kp = 0, kd = 0;  // >= 0
+};
+
 // The same, as stored in a built Model: bodies resolved to indices (-1 for Ground).
 struct LinearBushing {
   LinearBushingDesc desc;
@@ -106,6 +160,18 @@ struct SpringDamper {
 struct SphereContact {
   SphereContactDesc desc;
   int bodyF, bodyB;
+};
+struct GroundContact {
+  GroundContactDesc desc;
+  int body;
+};
+struct JointStop {
+  JointStopDesc desc;
+  int q, u;  // the coordinate and its speed
+};
+struct Actuator {
+  ActuatorDesc desc;
+  int q, u;
 };
 
 const char* mobilizerName(MobilizerType t);
@@ -140,8 +206,19 @@ class Model {
   const std::vector<LinearBushing>& bushings() const { return bushings_; }
   const std::vector<SpringDamper>& springs() const { return springs_; }
   const std::vector<SphereContact>& contacts() const { return contacts_; }
+  const std::vector<GroundContact>& groundContacts() const { return groundContacts_; }
+  // Auxiliary state of ground contact i: the energy it has taken out of the system (minus its work).
+  int groundContactZ(int i) const { return static_cast<int>(bushings_.size()) + 2 + i; }
   // Number of constraint equations of the contacts: 3 for rolling, 1 otherwise.
   int numConstraintEquations() const;
+  const std::vector<JointStop>& stops() const { return stops_; }
+  const std::vector<Actuator>& actuators() const { return actuators_; }
+  // The stop and the actuator on generalized speed u, nullptr where there is none.
+  const JointStop* stopOnSpeed(int u) const;
+  const Actuator* actuatorOnSpeed(int u) const;
+  // Index in z of minus the work done by the mobility forces (actions and PD actuators, within the
+  // effort limits): KE + PE + sum(z) stays constant.
+  int actuationState() const { return static_cast<int>(bushings_.size()) + 1; }
 
  private:
   friend class ModelBuilder;
@@ -152,6 +229,9 @@ class Model {
   std::vector<LinearBushing> bushings_;
   std::vector<SpringDamper> springs_;
   std::vector<SphereContact> contacts_;
+  std::vector<GroundContact> groundContacts_;
+  std::vector<JointStop> stops_;
+  std::vector<Actuator> actuators_;
   int nq_ = 0, nu_ = 0, nz_ = 0;
 };
 
@@ -163,6 +243,9 @@ class ModelBuilder {
   ModelBuilder& addLinearBushing(const LinearBushingDesc& bushing);
   ModelBuilder& addSpringDamper(const SpringDamperDesc& spring);
   ModelBuilder& addSphereContact(const SphereContactDesc& contact);
+  ModelBuilder& addGroundContact(const GroundContactDesc& contact);
+  ModelBuilder& addJointStop(const JointStopDesc& stop);
+  ModelBuilder& addActuator(const ActuatorDesc& actuator);
   // Validates and freezes the model. Throws ModelError on the first problem found.
   std::shared_ptr<const Model> build() const;
   // A builder holding everything of a built model (to extend or change it and build again).
@@ -172,6 +255,9 @@ class ModelBuilder {
   const std::vector<LinearBushingDesc>& bushings() const { return bushings_; }
   const std::vector<SpringDamperDesc>& springs() const { return springs_; }
   const std::vector<SphereContactDesc>& contacts() const { return contacts_; }
+  const std::vector<GroundContactDesc>& groundContacts() const { return groundContacts_; }
+  const std::vector<JointStopDesc>& stops() const { return stops_; }
+  const std::vector<ActuatorDesc>& actuators() const { return actuators_; }
 
  private:
   Vec3d gravity_ = Vec3d::zero();
@@ -179,6 +265,9 @@ class ModelBuilder {
   std::vector<LinearBushingDesc> bushings_;
   std::vector<SpringDamperDesc> springs_;
   std::vector<SphereContactDesc> contacts_;
+  std::vector<GroundContactDesc> groundContacts_;
+  std::vector<JointStopDesc> stops_;
+  std::vector<ActuatorDesc> actuators_;
 };
 
 // Refuses, naming the body and its mobilizer, a moving mobilizer whose body and every body outboard
@@ -194,6 +283,13 @@ void validateBushingParameters(const std::array<double, 6>& stiffness, const std
                                const std::string& where);
 void validateSpringParameters(double freeLength, double stiffness, double damping, const std::string& where);
 void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& where);
+void validateGroundSphere(const Vec3d& center, double radius, const std::string& where);
+void validateGroundPlane(const Vec3d& normal, const Vec3d& point, const std::string& where);
+void validateGroundMaterial(const GroundMaterial& material, const std::string& where);
+// lower <= upper (either may be infinite, neither NaN), stiffness and dissipation >= 0.
+void validateStopParameters(double lower, double upper, double stiffness, double dissipation, const std::string& where);
+// mode 0, 1 or 2; kp, kd >= 0.
+void validateActuatorParameters(double mode, double kp, double kd, const std::string& where);
 
 // Checks of single parameters, shared by the builder and by per-world setters. Each throws
 // ModelError("<where>: <field>: <reason>").

@@ -72,6 +72,15 @@ struct WorldOverride {
   std::vector<ContactOverride> contacts;
 };
 
+// The PD actuators' targets of one generalized speed in every world: a position (or one drawn
+// uniformly from [low, high] per world, counter-based on (seed, speed, world)) and a velocity.
+struct TargetSpec {
+  int u;  // the speed (and its coordinate)
+  double position = 0, velocity = 0;
+  std::optional<std::pair<double, double>> uniform;  // [low, high] of the drawn position
+  std::uint64_t seed = 0;
+};
+
 struct Scene {
   std::string source;  // the file it was read from, or "<built-in chain-7-seed>"
   std::string name;    // the scene's "name", else the file name without extension
@@ -79,6 +88,7 @@ struct Scene {
   std::shared_ptr<const Model> model;
   std::vector<double> q0, u0;  // the initial state of every world, before per-world overrides
   SimulationSettings simulation;
+  std::vector<TargetSpec> targets;      // of the actuators ("actuators"); set in every world
   std::vector<WorldOverride> perWorld;  // applied in order: a later entry wins
   std::vector<std::string> warnings;    // e.g. repaired URDF inertias
 };

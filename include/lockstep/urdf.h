@@ -13,7 +13,9 @@
 // - the root link is welded to Ground, or joined to it by a Free mobilizer named "root";
 // - <dynamics damping> becomes the mobilizer's viscous damping, <limit effort> its effort limit
 //   (an effort of 0, which exporters write for "not given", means no limit);
-// - visuals, collisions, transmissions, mimic tags and joint position/velocity limits are ignored;
+// - <collision><sphere> elements are listed (UrdfImport::collisionSpheres) for scenes to turn into
+//   ground contacts; visuals, other collisions, transmissions, mimic tags and joint
+//   position/velocity limits are ignored;
 // - gravity is (0, 0, -9.81).
 // Inertias must be physically valid (positive semidefinite, principal moments obeying the triangle
 // inequality, up to round-off: see validateMassProperties in model.h); invalid ones are reported
@@ -59,12 +61,24 @@ struct UrdfLinkPlacement {
   Transformd X_BL = Transformd::identity();
 };
 
+// A <collision> sphere of a link, placed on the body that carries the link.
+struct UrdfCollisionSphere {
+  std::string link;
+  std::string body;
+  Vec3d center = Vec3d::zero();  // in the body's frame
+  double radius = 0;
+};
+
 struct UrdfImport {
   std::string robotName;
   Vec3d gravity = {{0, 0, -9.81}};
   std::vector<BodyDesc> bodies;                       // the root first, parents before children
   std::map<std::string, UrdfLinkPlacement> links;     // every link of the file, by name
   std::vector<std::string> warnings;                  // one line per repaired inertia or ignored tag
+  std::vector<UrdfCollisionSphere> collisionSpheres;  // link by link (by name), in file order within one
+  // <limit lower upper> of revolute and prismatic joints, as joint stops of stiffness and
+  // dissipation 0 (a scene's "limits" gives them; docs/scene-format.md). Not added by buildModel().
+  std::vector<JointStopDesc> limits;
 
   // Builds the model of the robot alone (gravity and bodies); throws ModelError for a link that
   // cannot move (validateJointInertias).

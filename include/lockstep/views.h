@@ -29,11 +29,12 @@ struct Sizes {
   std::int32_t nSprings = 0;
   std::int32_t nContacts = 0;
   std::int32_t nc = 0;  // constraint equations of all contacts (3 rolling, 1 otherwise)
+  std::int32_t nGround = 0;  // ground contacts (spheres on bodies against half-spaces on Ground)
 };
 
 // What the components of a per-world field are counted per: component c of a field is element
 // c / width, part c % width, where width is the number of its component names (1 when none).
-enum class Per : std::int8_t { World, Coordinate, Speed, Aux, Body, Bushing, Spring, Contact, Equation };
+enum class Per : std::int8_t { World, Coordinate, Speed, Aux, Body, Bushing, Spring, Contact, Equation, Ground };
 LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
   switch (per) {
     case Per::World: return 1;
@@ -45,6 +46,7 @@ LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
     case Per::Spring: return s.nSprings;
     case Per::Contact: return s.nContacts;
     case Per::Equation: return s.nc;
+    case Per::Ground: return s.nGround;
   }
   return 0;
 }
@@ -89,6 +91,8 @@ enum class Role : std::int8_t {
   X(T, tau, Per::Speed, Role::Input, "tau", "", "applied mobility forces, the actions; written by the user")           \
   X(T, bodyForce, Per::Body, Role::Input, "body_force", "mx my mz fx fy fz",                                          \
     "applied spatial force at each body origin, in G; written by the user")                                            \
+  X(T, target, Per::Speed, Role::Input, "target", "position velocity",                                             \
+    "PD actuator setpoints: the coordinate's position target and the speed's velocity target; written by the user")    \
   X(T, udot, Per::Speed, Role::Evaluation, "udot", "", "generalized accelerations; written by evaluate()")             \
   X(T, energy, Per::World, Role::Evaluation, "energy", "kinetic potential",                                           \
     "kinetic and potential energy (force elements included); written by evaluate()")                                   \
@@ -99,6 +103,12 @@ enum class Role : std::int8_t {
   X(T, bushingState, Per::Bushing, Role::Observation, "bushing", "q.0 q.1 q.2 q.3 q.4 q.5 f.0 f.1 f.2 f.3 f.4 f.5", \
     "observation: the bushing's coordinates q, then its generalized forces f")                                         \
   X(T, contactError, Per::Contact, Role::Observation, "contact", "error", "observation: signed separation")             \
+  X(T, groundState, Per::Ground, Role::Observation, "ground", "penetration slip_speed normal_force friction_force power", \
+    "observation: ground contact penetration, slip speed |v_t|, normal and friction force magnitudes on the sphere, "  \
+    "power the contact delivers to the body")                                                                          \
+  X(T, actuator, Per::Speed, Role::Observation, "actuator", "effort power",                                        \
+    "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
+  X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
   X(T, initialQ, Per::Coordinate, Role::Reset, "initial_q", "", "the q a reset returns to")                            \
   X(T, initialU, Per::Speed, Role::Reset, "initial_u", "", "the u a reset returns to")                                 \
   X(std::int32_t, status, Per::World, Role::Health, "status", "", "StatusFlag bits; 0 while the world is healthy")     \
@@ -112,7 +122,12 @@ enum class Role : std::int8_t {
     "mass, center of mass p_BC, central inertia in B")                                                                 \
   X(T, gravity, Per::World, Role::Parameter, "gravity", "x y z", "gravity, in G")                                      \
   X(T, damping, Per::Speed, Role::Parameter, "damping", "", "viscous joint damping per generalized speed")             \
-  X(T, effortLimit, Per::Speed, Role::Parameter, "effort_limit", "", "bound on |tau| per generalized speed")           \
+  X(T, effortLimit, Per::Speed, Role::Parameter, "effort_limit", "",                                                 \
+    "bound on |action + PD| per generalized speed")                                                                   \
+  X(T, stopParams, Per::Speed, Role::Parameter, "stop", "lower upper stiffness dissipation",                         \
+    "joint stop (Simbody MobilityLinearStop) on the coordinate of a speed whose qdot is u; bounds +/-inf: none")      \
+  X(T, actuatorGains, Per::Speed, Role::Parameter, "actuator", "mode kp kd",                                         \
+    "actuator mode (0 torque, 1 position, 2 velocity) and PD gains per generalized speed")                            \
   X(T, bushingFrames, Per::Bushing, Role::Parameter, "bushing",                                                        \
     "X_B1F.r00 X_B1F.r01 X_B1F.r02 X_B1F.r10 X_B1F.r11 X_B1F.r12 X_B1F.r20 X_B1F.r21 X_B1F.r22 X_B1F.x X_B1F.y X_B1F.z " \
     "X_B2M.r00 X_B2M.r01 X_B2M.r02 X_B2M.r10 X_B2M.r11 X_B2M.r12 X_B2M.r20 X_B2M.r21 X_B2M.r22 X_B2M.x X_B2M.y X_B2M.z", \
@@ -129,7 +144,14 @@ enum class Role : std::int8_t {
     "center_on_F.x center_on_F.y center_on_F.z center_on_B.x center_on_B.y center_on_B.z",                            \
     "sphere centers on body F, then on body B")                                                                        \
   X(T, sphereRadii, Per::Contact, Role::Parameter, "contact", "radius_on_F radius_on_B", "sphere radii on F and on B") \
-  X(T, contactEnabled, Per::Contact, Role::Parameter, "contact", "enabled", "1 where the contact is enabled, 0 where disabled")
+  X(T, contactEnabled, Per::Contact, Role::Parameter, "contact", "enabled", "1 where the contact is enabled, 0 where disabled") \
+  X(T, groundSphere, Per::Ground, Role::Parameter, "ground", "center.x center.y center.z radius",                       \
+    "ground contact sphere: center on its body (in B), radius")                                                        \
+  X(T, groundPlane, Per::Ground, Role::Parameter, "ground", "normal.x normal.y normal.z point.x point.y point.z",       \
+    "ground contact half-space on Ground: outward normal (any length > 0), a point of its surface")                   \
+  X(T, groundMaterial, Per::Ground, Role::Parameter, "ground",                                                         \
+    "stiffness dissipation static_friction dynamic_friction viscous_friction transition_velocity cf bd bv",            \
+    "SmoothSphereHalfSpaceForce parameters: E, c, us, ud, uv, vt, cf, bd, bv")
 
 // Why a world stopped advancing. A world with any bit set is skipped by step() until reset.
 enum StatusFlag : std::int32_t {
@@ -172,6 +194,7 @@ struct ModelView {
   const ElementTopology* bushing;  // [nBushings]: body1, body2
   const ElementTopology* spring;   // [nSprings]: bodyA, bodyB
   const ElementTopology* contact;  // [nContacts]: bodyF, bodyB, rolling flag
+  const ElementTopology* ground;   // [nGround]: bodyA the sphere's body, bodyB -1 (Ground)
 };
 
 // A per-world parameter array: component c of world w at data[c * compStride + w * worldStride].

@@ -9,8 +9,9 @@
 namespace lockstep {
 
 // Observations of one world at its current q, u: body poses and velocities, bushing
-// coordinates and forces, contact separations. kinematicsCurrent: the workspace already holds the
-// poses and velocities of this q, u.
+// coordinates and forces, contact separations, actuator efforts and powers, joint stop forces,
+// ground contact penetrations, slip speeds, forces and powers. kinematicsCurrent: the workspace
+// already holds the poses and velocities of this q, u.
 template <class T>
 LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                               bool kinematicsCurrent = false) {
@@ -34,6 +35,26 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
     }
   }
   for (int i = 0; i < s.nContacts; ++i) w.contactError[i] = contactSeparationOfWorld(model, w.params, ws, i);
+  for (int i = 0; i < s.nGround; ++i) {
+    const GroundContactQuantities<T> r = evaluateGroundContactOfWorld(model, w.params, ws, i);
+    const Strided<T> out = groundStateAt(w, i);
+    out[0] = r.penetration;
+    out[1] = r.slipSpeed;
+    out[2] = r.normalForce;
+    out[3] = r.frictionForce;
+    out[4] = r.power;
+  }
+  for (int b = 0; b < s.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    for (int k = 0; k < topo.nu; ++k) {
+      const int i = topo.uOffset + k;
+      const SpeedForces<T> f = evaluateSpeedForces(w, i, coordinateOfSpeed<T>(topo, w.q, k), T(w.u[i]));
+      const Strided<T> actuator = actuatorAt(w, i);  // effort, then power
+      actuator[0] = f.effort;
+      actuator[1] = f.effort * w.u[i];
+      w.stopForce[i] = f.stop.force;
+    }
+  }
 }
 
 // Starts a world at the given q, u: time 0, no dissipated energy, healthy; then observes it. The

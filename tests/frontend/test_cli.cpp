@@ -178,7 +178,7 @@ TEST_F(Cli, InfoDescribesTheScene) {
   const CliResult r = run("info " + kRoot + "/scenes/chain-7-seed.json");
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* part : {"scene         chain-7-seed", "bodies        7", "link7", "pin", "nq 7", "joint1 joint2",
-                           "nz 2", "bushing.dissipated", "linear bushing 'bushing': ground -> link7",
+                           "nz 3", "bushing.dissipated", "joint stops   0", "actuators     0", "linear bushing 'bushing': ground -> link7",
                            "spring-damper 'spring'", "sphere contact 'contact'", "constraints   1 (1 equations)",
                            "simulation defaults: dt 0.001 s, 1000 steps, rk4, 4096 worlds"})
     EXPECT_TRUE(contains(r.out, part)) << part << "\n" << r.out;

@@ -471,8 +471,18 @@ TEST_F(Record, BadNamesGiveTheDocumentedErrors) {
 }
 
 TEST_F(Record, InfoListsEveryRecordableNameAndParameter) {
-  const CliResult r = run("info " + kRoot + "/scenes/chain-7-seed.json");
+  CliResult r = run("info " + kRoot + "/scenes/chain-7-seed.json");
   ASSERT_EQ(r.status, 0) << r.err;
+  // chain-7-seed has every kind of element but ground contacts: a scene with one adds those.
+  const std::string ground = (dir_ / "ground.json").string();
+  std::ofstream(ground) << R"({"bodies": [{"name": "ball", "mobilizer": "translation", "mass": 1,
+                                           "inertia": [0.001, 0.001, 0.001, 0, 0, 0]}],
+                               "ground": {"contact_spheres": [{"body": "ball", "radius": 0.05}]}})";
+  const CliResult g = run("info " + ground);
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_TRUE(contains(g.out, "ground contact 'ball': ball sphere at (0, 0, 0) radius 0.05")) << g.out;
+  EXPECT_TRUE(contains(g.out, "ground.<ground>.{stiffness,dissipation,static_friction")) << g.out;
+  r.out += g.out;
   for (const Quantity& q : recordableQuantities()) EXPECT_TRUE(contains(r.out, "    " + q.name() + " ")) << q.name();
   for (const char* part : {"recordable quantities", "per body: link1 link2", "body.<body>.X_GB.{r00,r01",
                            "bushing.<bushing>.F_GM.{mx,my,mz,fx,fy,fz}", "spring.<spring>.length",

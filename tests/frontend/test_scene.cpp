@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -136,7 +138,8 @@ TEST(ShippedScenes, EveryOneLoadsAndEvaluates) {
       for (double a : batch.udot(w)) EXPECT_TRUE(std::isfinite(a));
     }
   }
-  EXPECT_EQ(count, 9);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots
+  EXPECT_EQ(count, 11);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots, panda-reach,
+                        // solo12-stand
 }
 
 TEST(ShippedScenes, ChainsAreTheModelsOfMakeChain) {
@@ -364,6 +367,168 @@ TEST(SceneFormat, UrdfLinksWeldedIntoBodiesCanBeReferenced) {
   EXPECT_NE(message.find("per_world[0].mass_properties.tool0: URDF link 'tool0' was welded into body 'wrist_3_link'"),
             std::string::npos)
       << message;
+}
+
+TEST(SceneFormat, GroundSectionMakesGroundContacts) {
+  // A URDF with a leg whose foot link is welded into it (and carries a collision sphere) and a
+  // scene that takes that sphere from the URDF, adds one of its own and overrides the friction.
+  const std::string urdf = testing::TempDir() + "/ground_leg.urdf";
+  {
+    std::ofstream out(urdf);
+    out << R"(<robot name="leg">
+  <link name="base"><inertial><mass value="1"/><inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="shin"><inertial><mass value="0.5"/><inertia ixx="0.001" iyy="0.001" izz="0.001" ixy="0" ixz="0" iyz="0"/></inertial></link>
+  <link name="foot">
+    <collision><origin xyz="0 0 -0.01"/><geometry><sphere radius="0.02"/></geometry></collision>
+    <collision><origin xyz="0.03 0 -0.01"/><geometry><sphere radius="0.015"/></geometry></collision>
+    <collision><geometry><box size="0.1 0.1 0.1"/></geometry></collision>
+  </link>
+  <joint name="knee" type="revolute"><parent link="base"/><child link="shin"/><axis xyz="0 1 0"/><origin xyz="0 0 -0.2"/>
+    <limit effort="10" lower="-2" upper="2" velocity="10"/></joint>
+  <joint name="ankle" type="fixed"><parent link="shin"/><child link="foot"/><origin xyz="0 0 -0.2"/></joint>
+</robot>)";
+  }
+  const Scene s = parse(R"({"urdf": {"path": ")" + urdf + R"(", "root_joint": "free"},
+    "ground": {"normal": [0, 0, 2], "point": [0, 0, -0.5], "stiffness": 1e6, "dissipation": 2, "static_friction": 0.9,
+               "dynamic_friction": 0.6, "transition_velocity": 0.02,
+               "contact_spheres": [{"body": "foot", "from_urdf": true},
+                                   {"name": "heel", "body": "foot", "center": [-0.03, 0, 0], "radius": 0.01,
+                                    "static_friction": 0.5, "cf": 1e-6, "bd": 200, "bv": 40}]}})");
+  const Model& m = *s.model;
+  ASSERT_EQ(m.groundContacts().size(), 3u);
+  const GroundContact& a = m.groundContacts()[0];
+  const GroundContact& b = m.groundContacts()[1];
+  const GroundContact& heel = m.groundContacts()[2];
+  EXPECT_EQ(a.desc.name, "foot");
+  EXPECT_EQ(b.desc.name, "foot_1");
+  EXPECT_EQ(m.body(a.body).name, "shin");  // the foot is welded into the shin, 0.2 below its origin
+  for (auto [c, expected] : {std::pair{&a, Vec3d{{0, 0, -0.21}}}, {&b, Vec3d{{0.03, 0, -0.21}}}, {&heel, Vec3d{{-0.03, 0, -0.2}}}})
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(c->desc.center[k], expected[k], 1e-15);
+  EXPECT_EQ(a.desc.radius, 0.02);
+  EXPECT_EQ(b.desc.radius, 0.015);
+  EXPECT_EQ(heel.desc.radius, 0.01);
+  EXPECT_EQ(a.desc.planeNormal[2], 2.0);
+  EXPECT_EQ(a.desc.planePoint[2], -0.5);
+  EXPECT_EQ(a.desc.material.stiffness, 1e6);
+  EXPECT_EQ(a.desc.material.staticFriction, 0.9);
+  EXPECT_EQ(a.desc.material.cf, 1e-5);  // Simbody's defaults
+  EXPECT_EQ(a.desc.material.bd, 300);
+  EXPECT_EQ(a.desc.material.bv, 50);
+  EXPECT_EQ(heel.desc.material.staticFriction, 0.5);
+  EXPECT_EQ(heel.desc.material.dynamicFriction, 0.6);
+  EXPECT_EQ(heel.desc.material.cf, 1e-6);
+  EXPECT_EQ(heel.desc.material.bd, 200);
+  EXPECT_EQ(heel.desc.material.bv, 40);
+  // One absorbed-energy state per contact, after the others.
+  EXPECT_EQ(m.zNames().back(), "heel.absorbed");
+  EXPECT_EQ(m.nz(), 2 + 3);  // dissipated, actuation, then one per ground contact
+  // Refused: a link without URDF spheres, and a name used twice.
+  EXPECT_NE(errorOf([&] {
+              parse(R"({"urdf": {"path": ")" + urdf + R"("}, "ground": {"contact_spheres": [{"body": "shin", "from_urdf": true}]}})");
+            }).find("ground.contact_spheres[0].body: the URDF has no <collision><sphere> on link 'shin'"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              parse(R"({"urdf": {"path": ")" + urdf + R"("}, "ground": {"contact_spheres": [
+                {"body": "shin", "radius": 0.1}, {"body": "shin", "radius": 0.2}]}})");
+            }).find("ground.contact_spheres[1]: the ground contact name 'shin' is already used"),
+            std::string::npos);
+}
+
+// ---- joint stops and actuators -------------------------------------------------------------------
+
+// panda-reach: every world's arm reaches its own random target (the home pose +/- 0.5 rad, within
+// the URDF limits) from the home pose; after 2 s (the scene's 2000 steps) each joint is within
+// 0.02 rad of its target, against gravity (a PD's steady error is the gravity torque / kp, about
+// 0.01 rad here), and KE + PE + dissipated energy - actuator work has held to 1e-4 relative.
+TEST(ShippedScenes, PandaReachTracksPerWorldRandomTargets) {
+  const Scene scene = load("scenes/panda-reach.json");
+  const Model& m = *scene.model;
+  ASSERT_EQ(m.actuators().size(), 7u);
+  ASSERT_EQ(m.stops().size(), 9u);  // 7 arm joints and 2 fingers, from the URDF
+  const int n = 64;
+  Batch<double> batch(scene.model, n);
+  applyScene(scene, batch);
+  const std::vector<double> home = batch.q(0);
+  for (int w = 0; w < n; ++w)
+    for (const Actuator& a : m.actuators()) {
+      const JointStop& stop = *m.stopOnSpeed(a.u);
+      const double target = batch.targetPositions(w)[a.u];
+      EXPECT_GT(target, stop.desc.lower);
+      EXPECT_LT(target, stop.desc.upper);
+      EXPECT_LE(std::abs(target - home[a.q]), 0.5 + 1e-3);
+    }
+  EXPECT_NE(batch.targetPositions(0), batch.targetPositions(1));
+  auto balance = [&](int w) {
+    double e = batch.kineticEnergy(w) + batch.potentialEnergy(w);
+    for (double z : batch.z(w)) e += z;
+    return e;
+  };
+  batch.evaluate();
+  std::vector<double> e0(n), start(n, 0.0);
+  for (int w = 0; w < n; ++w) {
+    e0[w] = balance(w);
+    for (const Actuator& a : m.actuators())
+      start[w] = std::max(start[w], std::abs(batch.q(w)[a.q] - batch.targetPositions(w)[a.u]));
+  }
+  batch.step(scene.simulation.dt, scene.simulation.steps, scene.simulation.integrator);
+  batch.evaluate();
+  double worst = 0, drift = 0, farthest = 0;
+  for (int w = 0; w < n; ++w) {
+    ASSERT_EQ(batch.status(w), kStatusOk) << describeStatus(batch.status(w));
+    for (const Actuator& a : m.actuators())
+      worst = std::max(worst, std::abs(batch.q(w)[a.q] - batch.targetPositions(w)[a.u]));
+    drift = std::max(drift, std::abs(balance(w) - e0[w]) / std::abs(e0[w]));
+    farthest = std::max(farthest, start[w]);
+  }
+  std::printf("panda-reach: largest |q - target| %.3g rad at the start, %.3g rad after %d steps over %d worlds; "
+              "energy balance drift %.2g relative\n", farthest, worst, scene.simulation.steps, n, drift);
+  EXPECT_GT(farthest, 0.4);  // the worlds start far from their targets: the tracking is the PD's work
+  EXPECT_LT(worst, 0.02);
+  EXPECT_LT(drift, 1e-4);
+}
+
+TEST(SceneFormat, LimitsFromTheUrdfAndListedStopsAndActuatorTargets) {
+  const std::string urdf = R"("urdf": {"path": "../models/panda.urdf"})";
+  // Without "limits", no stops; with it, the URDF's limits take the default k and d.
+  EXPECT_TRUE(parse("{" + urdf + "}").model->stops().empty());
+  const Scene s = parse("{" + urdf + R"(, "limits": {"stiffness": 300, "dissipation": 0.5,
+      "stops": [{"coordinate": "panda_joint4", "lower": -2, "stiffness": 50}]},
+      "actuators": [{"coordinates": "panda_joint1", "mode": "velocity", "kd": 2, "target_velocity": 0.25},
+                    {"coordinates": ["panda_joint2"], "kp": 10, "kd": 1, "target": 0.4}]})");
+  const Model& m = *s.model;
+  ASSERT_EQ(m.stops().size(), 9u);
+  const JointStop& j1 = *m.stopOnSpeed(0);
+  EXPECT_EQ(j1.desc.lower, -2.8973);
+  EXPECT_EQ(j1.desc.upper, 2.8973);
+  EXPECT_EQ(j1.desc.stiffness, 300);
+  EXPECT_EQ(j1.desc.dissipation, 0.5);
+  const JointStop& j4 = *m.stopOnSpeed(3);  // listed: replaces the URDF's
+  EXPECT_EQ(j4.desc.lower, -2);
+  EXPECT_EQ(j4.desc.upper, std::numeric_limits<double>::infinity());
+  EXPECT_EQ(j4.desc.stiffness, 50);
+  EXPECT_EQ(j4.desc.dissipation, 0.5);
+  ASSERT_EQ(m.actuators().size(), 2u);
+  EXPECT_EQ(m.actuators()[0].desc.mode, ActuatorMode::Velocity);
+  EXPECT_EQ(m.actuators()[1].desc.mode, ActuatorMode::Position);
+  Batch<double> batch(s.model, 3);
+  applyScene(s, batch);
+  EXPECT_EQ(batch.targetVelocities(2)[0], 0.25);
+  EXPECT_EQ(batch.targetPositions(2)[1], 0.4);
+  EXPECT_EQ(batch.parameter(1, "actuator.panda_joint1.mode"), 2.0);
+  EXPECT_EQ(batch.parameter(1, "stop.panda_joint4.stiffness"), 50.0);
+  // "from_urdf": false drops the URDF's stops; without k and d they are an error.
+  EXPECT_TRUE(parse("{" + urdf + R"(, "limits": {"from_urdf": false}})").model->stops().empty());
+  EXPECT_NE(errorOf([&] { parse("{" + urdf + R"(, "limits": {}})"); })
+                .find("inline.json: limits: the URDF's joint limits become stops: give their \"stiffness\""),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { parse("{" + urdf + R"(, "actuators": [{"coordinates": "panda_joint1", "kd": 1}]})"); })
+                .find("inline.json: actuators[0]: missing key 'kp'"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              parse("{" + urdf + R"(, "actuators": [{"coordinates": "panda_joint1", "kp": 1, "kd": 1,
+                                   "target": {"uniform": "limits"}}]})");
+            }).find("actuators[0].target: coordinate 'panda_joint1' has no joint stop with finite bounds"),
+            std::string::npos);
 }
 
 // ---- bad input: one clear message each ----------------------------------------------------------

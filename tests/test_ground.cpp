@@ -1,0 +1,385 @@
+// Ground contact (Simbody 3.7's SmoothSphereHalfSpaceForce): closed forms (Hertz's static
+// penetration, creep below the static friction angle, dynamic friction above it), the energy
+// balance with the contact's work carried as an auxiliary state, per-world parameters (a world
+// alone equals the same world in a batch, bit for bit), parameter checks and CPU against GPU.
+// Simbody itself is compared in test_simbody.cpp.
+#include <cmath>
+
+#include "lockstep/batch.h"
+#include "lockstep/device.h"
+#include "lockstep/fields.h"
+#include "test_util.h"
+
+namespace lockstep::test {
+namespace {
+
+constexpr double kG = 9.81;
+
+Eigen::VectorXd vec(const std::vector<double>& v) { return Eigen::Map<const Eigen::VectorXd>(v.data(), v.size()); }
+
+// Simbody's Hertz force without smoothing: (4/3) k sqrt(R k) x^(3/2), k = E^(2/3) / 2, that is
+// (4/3) E_eff sqrt(R) x^(3/2) with E_eff = k^(3/2) = E / (2 sqrt 2).
+double hertzForce(double E, double R, double x) {
+  const double k = 0.5 * std::pow(E, 2.0 / 3.0);
+  return 4.0 / 3.0 * k * std::sqrt(R * k) * std::pow(x, 1.5);
+}
+
+// One body of mass m on a Translation mobilizer (it cannot turn, so it slides like a block), a
+// sphere of radius R at its origin, the half-space below the plane through the origin with
+// outward normal n. Gravity -g z.
+std::shared_ptr<const Model> slidingSphere(double m, double R, const Vec3d& n, const GroundMaterial& material) {
+  ModelBuilder mb;
+  mb.setGravity({{0, 0, -kG}});
+  BodyDesc b;
+  b.name = "ball";
+  b.mobilizer = MobilizerType::Translation;
+  b.mass.mass = m;
+  b.mass.inertia = SymMat33d::diagonal(0.4 * m * R * R, 0.4 * m * R * R, 0.4 * m * R * R);
+  mb.addBody(b);
+  GroundContactDesc c;
+  c.name = "ball";
+  c.body = "ball";
+  c.radius = R;
+  c.planeNormal = n;
+  c.material = material;
+  mb.addGroundContact(c);
+  return mb.build();
+}
+
+// A sphere resting on a level plane settles where the smoothed Hertz force carries its weight; with
+// cf and the tanh transitions made negligible that is Hertz's m g = (4/3) E_eff sqrt(R) x^(3/2).
+TEST(GroundContact, SettlesAtHertzStaticPenetration) {
+  const double m = 2.0, R = 0.1, xHertz = 0.01;
+  GroundMaterial mat;
+  // E for which Hertz's static penetration is xHertz.
+  mat.stiffness = m * kG / hertzForce(1.0, R, xHertz);
+  mat.dissipation = 5;  // about critically damped
+  mat.cf = 1e-14;       // (x^2 + cf)^(3/4) = x^(3/2) to 1e-10
+  mat.bd = 3000;        // tanh(bd x) = 1 to 1e-25
+  mat.bv = 500;         // tanh(bv 2/(3c)) = 1 at rest
+  const auto model = slidingSphere(m, R, {{0, 0, 1}}, mat);
+  Batch<double> batch(model, 1);
+  batch.setQ(0, {0, 0, R});  // touching
+  batch.step(1e-4, 30000, Integrator::RK4);
+  ASSERT_EQ(batch.status(0), kStatusOk);
+  batch.evaluate();
+  const double x = R - batch.q(0)[2];
+  std::printf("static penetration %.12g, Hertz %.12g (relative %.2g)\n", x, xHertz, std::abs(x - xHertz) / xHertz);
+  EXPECT_NEAR(x, xHertz, 1e-7 * xHertz);
+  EXPECT_NEAR(batch.udot(0)[2], 0.0, 1e-8);
+  const GroundContactQuantities<double> r = batch.groundContact(0, 0);
+  EXPECT_NEAR(r.normalForce, m * kG, 1e-8 * m * kG);
+  EXPECT_NEAR(r.penetration, x, 1e-15);
+  // The observation field holds the same numbers.
+  const FieldView f = batch.field("groundState", MemorySpace::Host);
+  const double* state = static_cast<const double*>(f.data);
+  EXPECT_EQ(state[0], r.penetration);
+  EXPECT_EQ(state[2 * f.componentStride], r.normalForce);
+}
+
+// Steady creep speed on a slope of angle a below the static friction angle: friction carries
+// m g sin a, the normal force m g cos a, so  |vt|/vs * vrel (ud + 2 (us - ud)/(1 + vrel^2)) = tan a
+// with vs = sqrt(|vt|^2 + cf), vrel = vs / vtr (viscous friction 0). Solved by bisection.
+double creepSpeed(const GroundMaterial& p, double slope) {
+  auto excess = [&](double v) {
+    const double vs = std::sqrt(v * v + p.cf), vrel = vs / p.transitionVelocity;
+    const double mu = std::min(vrel, 1.0) * (p.dynamicFriction + 2 * (p.staticFriction - p.dynamicFriction) / (1 + vrel * vrel));
+    return v / vs * mu - std::tan(slope);
+  };
+  double lo = 0, hi = p.transitionVelocity;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (excess(mid) < 0 ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+// The indentation at which the smoothed Hertz force (cf, bd; at rest, so no Hunt-Crossley factor
+// but its tanh, 1 here) carries a normal load N. By bisection.
+double restingIndentation(const GroundMaterial& p, double R, double N) {
+  auto force = [&](double x) {
+    const double k = 0.5 * std::pow(p.stiffness, 2.0 / 3.0);
+    return 4.0 / 3.0 * k * std::sqrt(R * k) * std::pow(x * x + p.cf, 0.75) * (0.5 + 0.5 * std::tanh(p.bd * x));
+  };
+  double lo = -0.1, hi = 0.1;
+  for (int i = 0; i < 200; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (force(mid) < N ? lo : hi) = mid;
+  }
+  return 0.5 * (lo + hi);
+}
+
+struct Slope {
+  Vec3d n, downhill;
+};
+Slope slope(double a) { return {{{0, -std::sin(a), std::cos(a)}}, {{0, -std::cos(a), -std::sin(a)}}}; }
+
+GroundMaterial slopeMaterial() {
+  GroundMaterial mat;
+  mat.stiffness = 1e7;
+  mat.dissipation = 2;
+  mat.staticFriction = 0.8;
+  mat.dynamicFriction = 0.5;
+  mat.transitionVelocity = 0.01;
+  return mat;  // cf, bd, bv: Simbody's defaults
+}
+
+// The model has no stiction: below the static angle the sphere creeps, slower than the
+// transition velocity, at the speed the friction law gives. (The slope is steeper than the
+// dynamic friction angle, so that only the friction law's rise to us below vt holds it.)
+TEST(GroundContact, CreepsBelowTheStaticFrictionAngle) {
+  const double a = std::atan(0.6);  // ud = 0.5 < tan a = 0.6 < us = 0.8
+  const GroundMaterial mat = slopeMaterial();
+  const Slope s = slope(a);
+  const double m = 1.0, R = 0.05;
+  Batch<double> batch(slidingSphere(m, R, s.n, mat), 1);
+  // At rest, at the indentation that carries the normal load.
+  const Vec3d start = (R - restingIndentation(mat, R, m * kG * std::cos(a))) * s.n;
+  batch.setQ(0, {start[0], start[1], start[2]});
+  batch.step(1e-4, 10000, Integrator::RK4);  // 1 s
+  ASSERT_EQ(batch.status(0), kStatusOk);
+  batch.evaluate();
+  const Vec3d v{{batch.u(0)[0], batch.u(0)[1], batch.u(0)[2]}};
+  const double speed = dot(v, s.downhill), expected = creepSpeed(mat, a);
+  std::printf("creep speed %.10g m/s (friction law %.10g, transition velocity %g)\n", speed, expected,
+              mat.transitionVelocity);
+  EXPECT_GT(speed, 0.0);
+  EXPECT_LT(speed, mat.transitionVelocity);
+  EXPECT_NEAR(speed, expected, 1e-6 * expected);
+  EXPECT_NEAR(batch.groundContact(0, 0).slipSpeed, speed, 1e-6 * expected);
+  EXPECT_NEAR(dot(Vec3d{{batch.udot(0)[0], batch.udot(0)[1], batch.udot(0)[2]}}, s.downhill), 0.0, 1e-6);
+}
+
+// Above it the sphere accelerates; once it slides much faster than the transition velocity the
+// friction is dynamic: a = g (sin a - ud cos a).
+TEST(GroundContact, SlidesWithDynamicFrictionAboveTheStaticAngle) {
+  const double a = std::atan(1.2);  // tan a = 1.2 > us = 0.8
+  const GroundMaterial mat = slopeMaterial();
+  const Slope s = slope(a);
+  const double m = 1.0, R = 0.05;
+  Batch<double> batch(slidingSphere(m, R, s.n, mat), 1);
+  const Vec3d start = (R - restingIndentation(mat, R, m * kG * std::cos(a))) * s.n;
+  batch.setQ(0, {start[0], start[1], start[2]});
+  batch.step(1e-4, 5000, Integrator::RK4);  // 0.5 s
+  ASSERT_EQ(batch.status(0), kStatusOk);
+  batch.evaluate();
+  const Vec3d v{{batch.u(0)[0], batch.u(0)[1], batch.u(0)[2]}};
+  const double speed = dot(v, s.downhill);
+  const double accel = dot(Vec3d{{batch.udot(0)[0], batch.udot(0)[1], batch.udot(0)[2]}}, s.downhill);
+  const double expected = kG * (std::sin(a) - mat.dynamicFriction * std::cos(a));
+  std::printf("sliding at %.4g m/s: acceleration %.10g, g (sin a - ud cos a) = %.10g (relative %.2g)\n", speed,
+              accel, expected, std::abs(accel - expected) / expected);
+  EXPECT_GT(speed, 100 * mat.transitionVelocity);
+  EXPECT_NEAR(accel, expected, 1e-4 * expected);
+  // And the speed gained over the run is nearly all at that rate.
+  EXPECT_NEAR(speed, expected * 0.5, 0.01 * expected * 0.5);
+}
+
+// A free box with a sphere at each bottom corner and an arm on a pin with a sphere at its tip,
+// dropped turning and sliding onto a tilted plane with friction.
+std::shared_ptr<const Model> tumblingBox() {
+  ModelBuilder mb;
+  mb.setGravity({{0.3, -0.2, -kG}});
+  BodyDesc box;
+  box.name = "box";
+  box.mobilizer = MobilizerType::Free;
+  box.mass.mass = 2.0;
+  box.mass.inertia = SymMat33d::diagonal(0.02, 0.03, 0.04);
+  mb.addBody(box);
+  BodyDesc arm;
+  arm.name = "arm";
+  arm.parent = "box";
+  arm.mobilizer = MobilizerType::Pin;
+  arm.X_PF = {Rotationd::aboutAxis(0, 0.5 * M_PI), {{0.15, 0, 0}}};
+  arm.mass.mass = 0.5;
+  arm.mass.com = {{0.1, 0, 0}};
+  arm.mass.inertia = SymMat33d::diagonal(0.001, 0.002, 0.002);
+  arm.damping = {0.01};
+  mb.addBody(arm);
+  GroundMaterial mat;
+  mat.stiffness = 2e6;
+  mat.dissipation = 1.0;
+  mat.staticFriction = 0.9;
+  mat.dynamicFriction = 0.6;
+  mat.viscousFriction = 0.05;
+  int k = 0;
+  for (double x : {-0.1, 0.1})
+    for (double y : {-0.08, 0.08}) {
+      GroundContactDesc c;
+      c.name = "corner" + std::to_string(k++);
+      c.body = "box";
+      c.center = {{x, y, -0.05}};
+      c.radius = 0.02;
+      c.planeNormal = {{0.05, 0.1, 1}};
+      c.material = mat;
+      mb.addGroundContact(c);
+    }
+  GroundContactDesc tip;
+  tip.name = "tip";
+  tip.body = "arm";
+  tip.center = {{0.2, 0, 0}};
+  tip.radius = 0.03;
+  tip.planeNormal = {{0.05, 0.1, 1}};
+  tip.material = mat;
+  mb.addGroundContact(tip);
+  return mb.build();
+}
+
+std::vector<double> tumblingBoxQ() {
+  // A small tilt, 8 cm up (the corners 1 cm above the plane), the arm hanging at 0.3 rad.
+  const double h = 0.5 * 0.1;
+  return {std::cos(h), std::sin(h), 0.3 * std::sin(h), 0, 0, 0, 0.08, 0.3};
+}
+std::vector<double> tumblingBoxU() { return {0.5, -1.0, 2.0, 0.4, -0.3, -0.5, 1.0}; }
+
+double totalEnergy(Batch<double>& batch, std::int64_t w) {
+  batch.evaluate();
+  double e = batch.kineticEnergy(w) + batch.potentialEnergy(w);
+  for (double z : batch.z(w)) e += z;
+  return e;
+}
+
+// KE + PE + dissipated energy + what the contacts absorbed (minus their work) stays constant; the
+// drift falls at RK4's fourth order when the step is halved.
+TEST(GroundContact, EnergyBalanceClosesWithContactsOn) {
+  const auto model = tumblingBox();
+  auto drift = [&](double dt, std::vector<double>* z) {
+    Batch<double> batch(model, 1);
+    batch.setQ(0, tumblingBoxQ());
+    batch.setU(0, tumblingBoxU());
+    const double e0 = totalEnergy(batch, 0);
+    batch.step(dt, static_cast<int>(std::lround(0.4 / dt)), Integrator::RK4);
+    const double e1 = totalEnergy(batch, 0);
+    EXPECT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+    if (z) *z = batch.z(0);
+    return std::abs(e1 - e0) / std::abs(e0);
+  };
+  std::vector<double> z;
+  const double d1 = drift(2e-4, &z);
+  const double d2 = drift(1e-4, nullptr);
+  double absorbed = 0;
+  for (int i = 0; i < static_cast<int>(model->groundContacts().size()); ++i) absorbed += z[model->groundContactZ(i)];
+  std::printf("energy drift %.3g (dt 2e-4), %.3g (dt 1e-4); contacts absorbed %.4g J\n", d1, d2, absorbed);
+  EXPECT_GT(absorbed, 0.1);  // the contacts did work (friction and Hunt-Crossley took energy out)
+  EXPECT_LT(d2, 1e-8);
+  EXPECT_GT(d1 / d2, 12.0) << d1 << " " << d2;
+}
+
+// Per-world friction, stiffness and sphere sizes: each world of a batch equals that world alone.
+TEST(GroundContact, WorldOfABatchEqualsTheSameWorldAloneBitForBit) {
+  const auto model = tumblingBox();
+  const int n = 13;
+  auto configure = [&](Batch<double>& b, std::int64_t slot, int w) {
+    std::vector<double> u = tumblingBoxU();
+    for (double& x : u) x *= 1.0 + 0.02 * w;
+    b.setQ(slot, tumblingBoxQ());
+    b.setU(slot, u);
+    GroundMaterial mat = b.groundMaterial(slot, 0);
+    mat.staticFriction = 0.5 + 0.05 * w;
+    mat.dynamicFriction = 0.3 + 0.03 * w;
+    mat.stiffness = 1e6 * (1 + 0.1 * w);
+    for (int i = 0; i < 5; ++i) b.setGroundMaterial(slot, i, mat);
+    b.setParameter(slot, "ground.tip.radius", 0.03 + 0.001 * w);
+  };
+  Batch<double> batch(model, n);
+  for (int w = 0; w < n; ++w) configure(batch, w, w);
+  batch.step(1e-4, 300, Integrator::RK4);
+  for (int w : {0, 5, 12}) {
+    Batch<double> alone(model, 1);
+    configure(alone, 0, w);
+    alone.step(1e-4, 300, Integrator::RK4);
+    EXPECT_EQ(alone.q(0), batch.q(w)) << w;
+    EXPECT_EQ(alone.u(0), batch.u(w)) << w;
+    EXPECT_EQ(alone.z(0), batch.z(w)) << w;
+  }
+  // The worlds differ (the parameters took effect).
+  EXPECT_NE(batch.q(0), batch.q(12));
+}
+
+TEST(GroundContact, ParametersByNameAndTheirChecks) {
+  const auto model = tumblingBox();
+  Batch<double> batch(model, 3);
+  batch.setParameter(1, "ground.corner2.static_friction", 0.7);
+  EXPECT_EQ(batch.groundMaterial(1, 2).staticFriction, 0.7);
+  EXPECT_EQ(batch.groundMaterial(0, 2).staticFriction, 0.9);
+  const std::vector<std::string> names = batch.parameterNames();
+  for (const char* name : {"ground.tip.stiffness", "ground.tip.transition_velocity", "ground.tip.cf", "ground.tip.bd",
+                           "ground.tip.bv", "ground.tip.radius", "ground.tip.normal.z", "ground.corner0.center.x"})
+    EXPECT_NE(std::find(names.begin(), names.end(), name), names.end()) << name;
+  auto fails = [&](auto f, const std::string& field) {
+    try {
+      f();
+      ADD_FAILURE() << "accepted a bad " << field;
+    } catch (const std::exception& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("ground contact 'tip'"), std::string::npos) << what;
+      EXPECT_NE(what.find(field), std::string::npos) << what;
+    }
+  };
+  fails([&] { batch.setParameter(0, "ground.tip.stiffness", -1); }, "stiffness");
+  fails([&] { batch.setParameter(0, "ground.tip.radius", 0); }, "radius");
+  fails([&] { batch.setParameter(0, "ground.tip.dynamic_friction", std::nan("")); }, "dynamic friction");
+  fails([&] { batch.setParameter(0, "ground.tip.transition_velocity", 0); }, "transition velocity");
+  fails([&] { batch.setGroundPlane(0, 4, Vec3d::zero(), Vec3d::zero()); }, "normal");
+  // The builder refuses the same.
+  GroundContactDesc d;
+  d.body = "box";
+  d.radius = -0.1;
+  ModelBuilder mb = ModelBuilder::fromModel(*model);
+  mb.addGroundContact(d);
+  EXPECT_THROW(mb.build(), ModelError);
+  GroundContactDesc onGround;
+  onGround.body = "ground";
+  ModelBuilder mb2 = ModelBuilder::fromModel(*model);
+  mb2.addGroundContact(onGround);
+  EXPECT_THROW(mb2.build(), ModelError);
+}
+
+// The float batch on CPU packs agrees with double to float's accuracy over a short run.
+TEST(GroundContact, FloatFollowsDouble) {
+  const auto model = tumblingBox();
+  Batch<double> d(model, 8);
+  Batch<float> f(model, 8);
+  d.setAllStates(tumblingBoxQ(), tumblingBoxU());
+  f.setAllStates(tumblingBoxQ(), tumblingBoxU());
+  d.step(1e-4, 200, Integrator::RK4);
+  f.step(1e-4, 200, Integrator::RK4);
+  ASSERT_EQ(f.status(3), kStatusOk);
+  EXPECT_TRUE(near(vec(f.q(3)), vec(d.q(3)), 1e-4));
+}
+
+TEST(GroundContact, CudaBackendMatchesCpuBackend) {
+  const DeviceInfo dev = queryDevice();
+  if (!dev.available) GTEST_SKIP() << "GPU test skipped: " << dev.reason;
+  const auto model = tumblingBox();
+  const int n = 256;
+  Batch<double> cpu(model, n, Backend::Cpu), gpu(model, n, Backend::Cuda);
+  for (int w = 0; w < n; ++w) {
+    std::vector<double> u = tumblingBoxU();
+    for (double& x : u) x *= 1.0 + 0.002 * w;
+    for (Batch<double>* b : {&cpu, &gpu}) {
+      b->setQ(w, tumblingBoxQ());
+      b->setU(w, u);
+      b->setParameter(w, "ground.corner1.static_friction", 0.5 + 0.001 * w);
+    }
+  }
+  gpu.upload();
+  cpu.evaluate();
+  gpu.evaluate();
+  gpu.download();
+  for (int w : {0, 7, 255}) EXPECT_TRUE(near(vec(gpu.udot(w)), vec(cpu.udot(w)), 1e-12)) << w;
+  cpu.step(1e-4, 500, Integrator::RK4);
+  gpu.step(1e-4, 500, Integrator::RK4);
+  gpu.download();
+  double worst = 0;
+  for (int w = 0; w < n; w += 17) {
+    EXPECT_TRUE(near(vec(gpu.q(w)), vec(cpu.q(w)), 1e-9)) << w;
+    EXPECT_TRUE(near(vec(gpu.z(w)), vec(cpu.z(w)), 1e-9)) << w;
+    EXPECT_EQ(gpu.status(w), cpu.status(w));
+    worst = std::max(worst, (vec(gpu.q(w)) - vec(cpu.q(w))).cwiseAbs().maxCoeff());
+  }
+  std::printf("GPU vs CPU after 500 RK4 steps with contacts: max |dq| %.3g\n", worst);
+}
+
+}  // namespace
+}  // namespace lockstep::test
