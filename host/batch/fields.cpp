@@ -67,6 +67,8 @@ Sizes sizesOf(const Model& m) {
   s.nSprings = static_cast<std::int32_t>(m.springs().size());
   s.nContacts = static_cast<std::int32_t>(m.contacts().size());
   s.nc = m.numConstraintEquations();
+  s.nStops = static_cast<std::int32_t>(m.stops().size());
+  s.nActuators = static_cast<std::int32_t>(m.actuators().size());
   return s;
 }
 

@@ -215,13 +215,19 @@ class Batch {
   std::array<Vec3d, 2> sphereCenters(std::int64_t w, int i) const;
   std::array<double, 2> sphereRadii(std::int64_t w, int i) const;
   bool contactEnabled(std::int64_t w, int i) const;
+  // Joint stop and actuator of generalized speed u (Model::stopOnSpeed / actuatorOnSpeed give the
+  // model's): bounds (+/-infinity: none), stiffness, dissipation; mode (ActuatorMode), kp, kd.
+  void setJointStop(std::int64_t w, int u, double lower, double upper, double stiffness, double dissipation);
+  std::array<double, 4> jointStop(std::int64_t w, int u) const;
+  void setActuatorGains(std::int64_t w, int u, ActuatorMode mode, double kp, double kd);
+  std::array<double, 3> actuatorGains(std::int64_t w, int u) const;  // mode, kp, kd
 
   // ---- force-element quantities at the current (host) state of a world ----
   BushingQuantities<T> bushing(std::int64_t w, int i) const;
   SpringDamperQuantities<T> spring(std::int64_t w, int i) const;
   // Every applied force at the current (host) state, as the dynamics sees it: the total spatial
   // force on each body at its origin, in G (user, gravity, force elements), and the total mobility
-  // forces (clamped actions minus joint damping).
+  // forces (actions plus PD within the effort limits, minus joint damping, plus joint stops).
   std::vector<SpatialVecd> appliedBodyForces(std::int64_t w) const;
   std::vector<double> appliedMobilityForces(std::int64_t w) const;
   // Sphere-contact quantities of simbody-SphereOnSphereContact.txt at the current (host) state. The
