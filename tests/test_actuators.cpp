@@ -10,6 +10,7 @@
 #include <string>
 
 #include "lockstep/batch.h"
+#include "lockstep/study.h"
 #include "random_tree.h"
 
 namespace lockstep::test {
@@ -287,6 +288,36 @@ TEST(JointStopsAndActuators, ParametersByNameAndTheirChecks) {
   Batch<double> b2(plain.build(), 1);
   EXPECT_ERROR_CONTAINS(b2.setParameter(0, "actuator.ball.wx.mode", 1), "PD actuators need a coordinate whose qdot");
   EXPECT_ERROR_CONTAINS(b2.setParameter(0, "stop.ball.wx.upper", 1), "joint stops (as Simbody's MobilityLinearStop)");
+  // A model that declares no stop and no actuator runs without their code: turning one on per world
+  // is refused (inactive values are accepted).
+  Batch<double> b3(pinModel(1, 0.2, 0.01, 9.81, nullptr, nullptr), 1);
+  EXPECT_ERROR_CONTAINS(b3.setParameter(0, "actuator.hinge.mode", 1), "declares no joint stop and no actuator");
+  EXPECT_ERROR_CONTAINS(b3.setParameter(0, "stop.hinge.lower", -1), "declares no joint stop and no actuator");
+  b3.setParameter(0, "actuator.hinge.kp", 5);
+}
+
+// Gains and stops are study parameters: a study varying kp spreads where the arm is after 0.1 s
+// (a stiffer PD gets further towards its target), and the stop's bound is a name studies take.
+TEST(JointStopsAndActuators, GainsAreVariableInStudies) {
+  ActuatorDesc a{"hinge", ActuatorMode::Position, 20, 0.5};
+  JointStopDesc stop{"hinge", -1, 1, 100, 0.1};
+  const auto model = pinModel(1, 0, 0.05, 0, &stop, &a);
+  StudySpec spec;
+  spec.vary = {{"actuator.hinge.kp", Distribution::Uniform, 5, 50}, {"stop.hinge.upper", Distribution::Uniform, 1, 2}};
+  spec.worlds = 64;
+  spec.steps = 100;
+  spec.outputs = {"q.hinge"};
+  validateStudy(model, spec);
+  const StudyResult r = runStudy<double>(model, spec, Backend::Cpu, {}, [](Batch<double>& b) {
+    for (std::int64_t w = 0; w < b.numWorlds(); ++w) b.setTargets(w, {0.5}, {0.0});
+  });
+  ASSERT_EQ(r.outputs.size(), 1u);
+  EXPECT_EQ(r.outputs[0].count, 64);
+  EXPECT_GT(r.outputs[0].min, 0.0);
+  EXPECT_LT(r.outputs[0].max, 1.0);  // under-damped: up to 1.6 times the target at the stiffest
+  EXPECT_GT(r.outputs[0].max - r.outputs[0].min, 0.05);
+  spec.vary = {{"actuator.hinge.kq", Distribution::Uniform, 5, 50}};
+  EXPECT_ERROR_CONTAINS(validateStudy(model, spec), "actuator.hinge.kq");
 }
 
 }  // namespace

@@ -68,6 +68,8 @@ Sizes sizesOf(const Model& m) {
   s.nContacts = static_cast<std::int32_t>(m.contacts().size());
   s.nc = m.numConstraintEquations();
   s.nGround = static_cast<std::int32_t>(m.groundContacts().size());
+  s.nStops = static_cast<std::int32_t>(m.stops().size());
+  s.nActuators = static_cast<std::int32_t>(m.actuators().size());
   return s;
 }
 

@@ -34,6 +34,11 @@ MassProperties massPropertiesOf(const std::vector<double>& v) {
   return mp;
 }
 
+// Why a stop or an actuator cannot be turned on in some worlds of a model that declares none.
+const char* const kNoSpeedForces =
+    "the model declares no joint stop and no actuator, so their code is compiled out of its steps; declare one "
+    "(ModelBuilder::addJointStop / addActuator, a scene's \"limits\" or \"actuators\") to set them per world";
+
 // Whether generalized speed u is the qdot of a coordinate (its mobilizer is neither Ball nor Free).
 bool speedHasCoordinate(const Model& m, int u) {
   for (const Body& b : m.bodies())
@@ -141,12 +146,15 @@ void validateParameterBlock(const Model& m, ParamId id, int e, const std::vector
       if ((v[0] > -INFINITY || v[1] < INFINITY) && !speedHasCoordinate(m, e))
         throw ModelError(where + ": stop: its mobilizer's qdot is not u; joint stops (as Simbody's MobilityLinearStop) "
                          "need a coordinate whose qdot is its speed");
+      if ((v[0] > -INFINITY || v[1] < INFINITY) && m.stops().empty() && m.actuators().empty())
+        throw ModelError(where + ": stop: " + kNoSpeedForces);
       break;
     case ParamId::actuatorGains:
       validateActuatorParameters(v[0], v[1], v[2], where);
       if (v[0] != 0 && !speedHasCoordinate(m, e))
         throw ModelError(where + ": mode: its mobilizer's qdot is not u; PD actuators need a coordinate whose qdot is "
                          "its speed (torque mode only)");
+      if (v[0] != 0 && m.stops().empty() && m.actuators().empty()) throw ModelError(where + ": mode: " + kNoSpeedForces);
       break;
     case ParamId::bushingFrames:
       validateTransform(transformAt(v, 0), where, "frame on body1");
@@ -433,6 +441,25 @@ bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
   return parameterBlock(ParamId::contactEnabled, w, i)[0] != 0;
 }
 
+template <class T>
+void Batch<T>::setJointStop(std::int64_t w, int u, double lower, double upper, double stiffness, double dissipation) {
+  setParameterBlock(ParamId::stopParams, w, u, {lower, upper, stiffness, dissipation});
+}
+template <class T>
+std::array<double, 4> Batch<T>::jointStop(std::int64_t w, int u) const {
+  const std::vector<double> v = parameterBlock(ParamId::stopParams, w, u);
+  return {v[0], v[1], v[2], v[3]};
+}
+template <class T>
+void Batch<T>::setActuatorGains(std::int64_t w, int u, ActuatorMode mode, double kp, double kd) {
+  setParameterBlock(ParamId::actuatorGains, w, u, {double(static_cast<int>(mode)), kp, kd});
+}
+template <class T>
+std::array<double, 3> Batch<T>::actuatorGains(std::int64_t w, int u) const {
+  const std::vector<double> v = parameterBlock(ParamId::actuatorGains, w, u);
+  return {v[0], v[1], v[2]};
+}
+
 #define LOCKSTEP_INSTANTIATE(T)                                                                           \
   template std::vector<double> Batch<T>::parameterBlock(ParamId, std::int64_t, int) const;                \
   template void Batch<T>::setParameterBlock(ParamId, std::int64_t, int, const std::vector<double>&);       \
@@ -467,7 +494,11 @@ bool Batch<T>::contactEnabled(std::int64_t w, int i) const {
   template void Batch<T>::setGroundSphere(std::int64_t, int, const Vec3d&, double);                       \
   template void Batch<T>::setGroundPlane(std::int64_t, int, const Vec3d&, const Vec3d&);                  \
   template void Batch<T>::setGroundMaterial(std::int64_t, int, const GroundMaterial&);                    \
-  template GroundMaterial Batch<T>::groundMaterial(std::int64_t, int) const;
+  template GroundMaterial Batch<T>::groundMaterial(std::int64_t, int) const;                              \
+  template void Batch<T>::setJointStop(std::int64_t, int, double, double, double, double);               \
+  template std::array<double, 4> Batch<T>::jointStop(std::int64_t, int) const;                           \
+  template void Batch<T>::setActuatorGains(std::int64_t, int, ActuatorMode, double, double);              \
+  template std::array<double, 3> Batch<T>::actuatorGains(std::int64_t, int) const;
 LOCKSTEP_INSTANTIATE(float)
 LOCKSTEP_INSTANTIATE(double)
 #undef LOCKSTEP_INSTANTIATE

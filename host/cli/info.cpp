@@ -212,6 +212,8 @@ int info(const InfoOptions& o) {
     for (const BushingOverride& b : w.bushings) what += " bushing '" + m.bushings()[b.index].desc.name + "'";
     for (const SpringOverride& sp : w.springs) what += " spring-damper '" + m.springs()[sp.index].desc.name + "'";
     for (const ContactOverride& c : w.contacts) what += " sphere contact '" + m.contacts()[c.index].desc.name + "'";
+    for (const StopOverride& st : w.stops) what += " stop '" + m.uNames()[st.u] + "'";
+    for (const ActuatorOverride& a : w.actuators) what += " actuator '" + m.uNames()[a.u] + "'";
     std::printf("  %s: worlds %s:%s\n", w.path.c_str(), format(w.worlds).c_str(), what.c_str());
   }
   printRecordableNames(m);

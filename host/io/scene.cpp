@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "json_node.h"
@@ -604,7 +605,7 @@ class SceneReader {
   WorldOverride readOverride(const JsonNode& n) {
     const Model& model = *scene_.model;
     n.expectObject({"worlds", "gravity", "mass_properties", "damping", "initial_state", "linear_bushings",
-                    "spring_dampers", "sphere_contacts"});
+                    "spring_dampers", "sphere_contacts", "limits", "actuators"});
     WorldOverride o;
     o.path = n.path();
     const JsonNode worlds = n.at("worlds");
@@ -712,7 +713,69 @@ class SceneReader {
         o.contacts.push_back(c);
       }
     }
+    if (auto list = n.find("limits")) {
+      for (const auto& [name, e] : list->members()) {
+        e.expectObject({"lower", "upper", "stiffness", "dissipation"});
+        const int u = speedOfCoordinate(name, e);
+        const JointStop* stop = model.stopOnSpeed(u);
+        const double inf = std::numeric_limits<double>::infinity();
+        StopOverride so{u, stop ? std::array<double, 4>{stop->desc.lower, stop->desc.upper, stop->desc.stiffness,
+                                                        stop->desc.dissipation}
+                                : std::array<double, 4>{-inf, inf, 0.0, 0.0}};
+        if (auto x = e.find("lower")) so.values[0] = x->number();
+        if (auto x = e.find("upper")) so.values[1] = x->number();
+        if (auto x = e.find("stiffness")) so.values[2] = x->nonNegative();
+        if (auto x = e.find("dissipation")) so.values[3] = x->nonNegative();
+        const std::string where = e.path();
+        check([&] { validateStopParameters(so.values[0], so.values[1], so.values[2], so.values[3], where); });
+        o.stops.push_back(so);
+      }
+    }
+    if (auto list = n.find("actuators")) {
+      for (const auto& [name, e] : list->members()) {
+        e.expectObject({"mode", "kp", "kd", "target", "target_velocity"});
+        ActuatorOverride ao{speedOfCoordinate(name, e), std::nullopt, std::nullopt, std::nullopt};
+        if (e.has("mode") || e.has("kp") || e.has("kd")) {
+          const Actuator* a = model.actuatorOnSpeed(ao.u);
+          std::array<double, 3> g = a ? std::array<double, 3>{double(static_cast<int>(a->desc.mode)), a->desc.kp, a->desc.kd}
+                                      : std::array<double, 3>{0.0, 0.0, 0.0};
+          if (auto x = e.find("mode")) {
+            try {
+              g[0] = static_cast<int>(parseActuatorMode(x->string()));
+            } catch (const ModelError& err) {
+              x->fail(err.what());
+            }
+          }
+          if (auto x = e.find("kp")) g[1] = x->nonNegative();
+          if (auto x = e.find("kd")) g[2] = x->nonNegative();
+          ao.gains = g;
+        }
+        if (auto x = e.find("target")) ao.targetPosition = x->number();
+        if (auto x = e.find("target_velocity")) ao.targetVelocity = x->number();
+        o.actuators.push_back(ao);
+      }
+    }
     return o;
+  }
+
+  // The speed of a coordinate named in a per-world entry; it must be one whose qdot is u.
+  int speedOfCoordinate(const std::string& name, const JsonNode& node) const {
+    const Model& model = *scene_.model;
+    if (model.stops().empty() && model.actuators().empty())
+      node.fail("the scene declares no joint stop and no actuator (\"limits\", \"actuators\"); per-world values "
+                "need at least one");
+    const auto it = std::find(model.qNames().begin(), model.qNames().end(), name);
+    if (it == model.qNames().end())
+      node.fail("no coordinate named " + inQuotes(name) + io::didYouMean(name, model.qNames()));
+    const int q = static_cast<int>(it - model.qNames().begin());
+    for (const Body& b : model.bodies())
+      if (q >= b.qOffset && q < b.qOffset + b.nq) {
+        if (!mobilizerQdotIsU(b.mobilizer))
+          node.fail("coordinate " + inQuotes(name) + " belongs to a " + mobilizerName(b.mobilizer) +
+                    " mobilizer, whose qdot is not u (joint stops and PD actuators need one whose qdot is its speed)");
+        return b.uOffset + (q - b.qOffset);
+      }
+    node.fail("no coordinate named " + inQuotes(name));
   }
 
   // The index of the element called `name` in a list of the model's elements.

@@ -64,6 +64,17 @@ void applySceneFrom(const Scene& scene, Batch<T>& batch, std::int64_t firstWorld
         if (c.radii) batch.setSphereRadii(w, c.index, c.radii->first, c.radii->second);
         if (c.enabled) batch.setContactEnabled(w, c.index, *c.enabled);
       }
+      for (const StopOverride& st : o.stops)
+        batch.setJointStop(w, st.u, st.values[0], st.values[1], st.values[2], st.values[3]);
+      for (const ActuatorOverride& a : o.actuators) {
+        if (a.gains) batch.setActuatorGains(w, a.u, static_cast<ActuatorMode>((*a.gains)[0]), (*a.gains)[1], (*a.gains)[2]);
+        if (a.targetPosition || a.targetVelocity) {
+          std::vector<double> position = batch.targetPositions(w), velocity = batch.targetVelocities(w);
+          if (a.targetPosition) position[a.u] = *a.targetPosition;
+          if (a.targetVelocity) velocity[a.u] = *a.targetVelocity;
+          batch.setTargets(w, position, velocity);
+        }
+      }
     }
   }
 }

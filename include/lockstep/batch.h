@@ -219,6 +219,12 @@ class Batch {
   void setGroundPlane(std::int64_t w, int i, const Vec3d& normal, const Vec3d& point);
   void setGroundMaterial(std::int64_t w, int i, const GroundMaterial& material);
   GroundMaterial groundMaterial(std::int64_t w, int i) const;
+  // Joint stop and actuator of generalized speed u (Model::stopOnSpeed / actuatorOnSpeed give the
+  // model's): bounds (+/-infinity: none), stiffness, dissipation; mode (ActuatorMode), kp, kd.
+  void setJointStop(std::int64_t w, int u, double lower, double upper, double stiffness, double dissipation);
+  std::array<double, 4> jointStop(std::int64_t w, int u) const;
+  void setActuatorGains(std::int64_t w, int u, ActuatorMode mode, double kp, double kd);
+  std::array<double, 3> actuatorGains(std::int64_t w, int u) const;  // mode, kp, kd
 
   // ---- force-element quantities at the current (host) state of a world ----
   BushingQuantities<T> bushing(std::int64_t w, int i) const;
@@ -226,7 +232,7 @@ class Batch {
   GroundContactQuantities<T> groundContact(std::int64_t w, int i) const;
   // Every applied force at the current (host) state, as the dynamics sees it: the total spatial
   // force on each body at its origin, in G (user, gravity, force elements), and the total mobility
-  // forces (clamped actions minus joint damping).
+  // forces (actions plus PD within the effort limits, minus joint damping, plus joint stops).
   std::vector<SpatialVecd> appliedBodyForces(std::int64_t w) const;
   std::vector<double> appliedMobilityForces(std::int64_t w) const;
   // Sphere-contact quantities of simbody-SphereOnSphereContact.txt at the current (host) state. The

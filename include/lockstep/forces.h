@@ -1,7 +1,7 @@
 // Stage 2, forces: every applied force of one world, accumulated by source into the total body
 // forces Fb (at each Bo, in G) and total mobility forces tauTotal of the workspace, in a fixed
-// order (so results are reproducible): the user's mobility forces and PD actuators (clamped to the
-// effort limits) and body forces, gravity, viscous joint damping, joint stops, linear bushings,
+// order (so results are reproducible): the user's mobility forces plus the PD actuators (together
+// clamped to the effort limits) and body forces, gravity, viscous joint damping, joint stops, linear bushings,
 // linear spring-dampers, ground contacts. Each source also reports its potential energy and the
 // power it dissipates; the dissipated powers are the derivatives of the auxiliary states z: one
 // per bushing, one for joint damping, joint stops and spring-dampers, one for minus the power of
@@ -79,12 +79,18 @@ struct SpeedForces {
   T effort;
   JointStopQuantities<T> stop;
 };
+// A model that declares no stop and no actuator (Sizes) takes the clamped action alone: the same
+// branch on every lane and every thread.
 template <class T>
-LOCKSTEP_HD_INLINE SpeedForces<T> evaluateSpeedForces(const WorldView<T>& w, int i, T q, T u) {
+LOCKSTEP_HD_INLINE SpeedForces<T> evaluateSpeedForces(const Sizes& s, const WorldView<T>& w, int i, T q, T u) {
+  const T limit = w.params.effortLimit[i];
+  if (s.nStops == 0 && s.nActuators == 0) {
+    const T tau = w.tau[i];
+    return {selectT(tau > limit, limit, selectT(tau < -limit, -limit, tau)), {T(0), T(0), T(0)}};
+  }
   const Strided<const T> target = targetAt(w, i), gains = actuatorGainsAt(w.params, i);
   const Strided<const T> stop = stopParamsAt(w.params, i);
-  return {actuatorEffort(T(w.tau[i]), q, u, T(target[0]), T(target[1]), gains[0], gains[1], gains[2],
-                         T(w.params.effortLimit[i])),
+  return {actuatorEffort(T(w.tau[i]), q, u, T(target[0]), T(target[1]), gains[0], gains[1], gains[2], limit),
           evaluateJointStop(q, u, stop[0], stop[1], stop[2], stop[3])};
 }
 
@@ -113,11 +119,14 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
     const BodyTopology topo = model.body[b];
     for (int k = 0; k < topo.nu; ++k) {
       const int i = topo.uOffset + k;
-      const SpeedForces<T> f = evaluateSpeedForces(w, i, coordinateOfSpeed<T>(topo, w.q, k), T(u[i]));
+      const SpeedForces<T> f = evaluateSpeedForces(s, w, i, coordinateOfSpeed<T>(topo, w.q, k), T(u[i]));
       const T c = w.params.damping[i];
-      tauTotal[i] = f.effort - c * u[i] + f.stop.force;
-      otherDissipation += c * u[i] * u[i] + f.stop.powerDissipation;
+      tauTotal[i] = f.effort - c * u[i];
+      otherDissipation += c * u[i] * u[i];
       actuatorPower += f.effort * u[i];
+      if (s.nStops == 0 && s.nActuators == 0) continue;
+      tauTotal[i] += f.stop.force;
+      otherDissipation += f.stop.powerDissipation;
       out.elementPotential += f.stop.potentialEnergy;
     }
   }

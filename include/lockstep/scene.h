@@ -58,6 +58,18 @@ struct ContactOverride {
   std::optional<bool> enabled;
 };
 
+// Per-world values of a joint stop and of an actuator, by generalized speed (complete blocks: the
+// scene's values where the entry leaves a key out), and of an actuator's targets.
+struct StopOverride {
+  int u;
+  std::array<double, 4> values;  // lower, upper, stiffness, dissipation
+};
+struct ActuatorOverride {
+  int u;
+  std::optional<std::array<double, 3>> gains;  // mode, kp, kd
+  std::optional<double> targetPosition, targetVelocity;
+};
+
 // One entry of "per_world": values that replace the scene's defaults in some worlds. Fields left
 // empty keep the defaults. All vectors are complete ([nq], [nu]).
 struct WorldOverride {
@@ -70,6 +82,8 @@ struct WorldOverride {
   std::vector<BushingOverride> bushings;
   std::vector<SpringOverride> springs;
   std::vector<ContactOverride> contacts;
+  std::vector<StopOverride> stops;
+  std::vector<ActuatorOverride> actuators;
 };
 
 // The PD actuators' targets of one generalized speed in every world: a position (or one drawn

@@ -30,6 +30,8 @@ struct Sizes {
   std::int32_t nContacts = 0;
   std::int32_t nc = 0;  // constraint equations of all contacts (3 rolling, 1 otherwise)
   std::int32_t nGround = 0;  // ground contacts (spheres on bodies against half-spaces on Ground)
+  std::int32_t nStops = 0, nActuators = 0;  // joint stops and PD actuators the model declares (none:
+                                            // the per-speed stop and PD code is skipped)
 };
 
 // What the components of a per-world field are counted per: component c of a field is element

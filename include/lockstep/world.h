@@ -48,7 +48,7 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
     const BodyTopology topo = model.body[b];
     for (int k = 0; k < topo.nu; ++k) {
       const int i = topo.uOffset + k;
-      const SpeedForces<T> f = evaluateSpeedForces(w, i, coordinateOfSpeed<T>(topo, w.q, k), T(w.u[i]));
+      const SpeedForces<T> f = evaluateSpeedForces(s, w, i, coordinateOfSpeed<T>(topo, w.q, k), T(w.u[i]));
       const Strided<T> actuator = actuatorAt(w, i);  // effort, then power
       actuator[0] = f.effort;
       actuator[1] = f.effort * w.u[i];
