@@ -308,7 +308,7 @@ TEST(JointStopsAndActuators, GainsAreVariableInStudies) {
   spec.steps = 100;
   spec.outputs = {"q.hinge"};
   validateStudy(model, spec);
-  const StudyResult r = runStudy<double>(model, spec, Backend::Cpu, {}, [](Batch<double>& b) {
+  const StudyResult r = runStudy<double>(model, spec, Backend::Cpu, {}, [](Batch<double>& b, std::int64_t) {
     for (std::int64_t w = 0; w < b.numWorlds(); ++w) b.setTargets(w, {0.5}, {0.0});
   });
   ASSERT_EQ(r.outputs.size(), 1u);
