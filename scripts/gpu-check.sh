@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The proof on the GPU in one call of the device tool (bench/README.md, "GPU check").
 #
-#   scripts/gpu-check.sh pack [--build-dir DIR] [--allow-native]
+#   scripts/gpu-check.sh pack [--build-dir DIR]
 #       here: builds the tests, the command line and the benchmarks for sm_90 (in build-gpu-check/
 #       unless told), packs them, stripped, with the shared libraries the device machine lacks and
 #       compute-sanitizer when this machine has one, into .gpu-check/pack.tar.gz (ignored by git),
@@ -51,11 +51,10 @@ find_sanitizer_dir() {  # the directory holding the compute-sanitizer executable
 }
 
 cmd_pack() {
-  local build="" allow_native=0
+  local build=""
   while [ $# -gt 0 ]; do
     case "$1" in
       --build-dir) build=$2; shift 2 ;;
-      --allow-native) allow_native=1; shift ;;
       *) die "pack: unknown argument '$1'" ;;
     esac
   done
@@ -66,9 +65,9 @@ cmd_pack() {
     if [ ! -f "$build/CMakeCache.txt" ]; then
       local launcher=()
       command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
-      # Portable CPU code (the device machine's processor is not this one), sm_90 GPU code.
+      # sm_90 GPU code; the CPU code is portable (the pack copies are chosen at run time).
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
-        -DLOCKSTEP_NATIVE_CPU=OFF -DLOCKSTEP_SIMBODY_ORACLE=OFF -DLOCKSTEP_BUILD_TESTS=ON -DLOCKSTEP_BUILD_BENCH=ON \
+        -DLOCKSTEP_SIMBODY_ORACLE=OFF -DLOCKSTEP_BUILD_TESTS=ON -DLOCKSTEP_BUILD_BENCH=ON \
         "${launcher[@]}" >/dev/null || die "pack: cmake configure failed"
     fi
   fi
@@ -76,9 +75,6 @@ cmd_pack() {
   [ -f "$cache" ] || die "pack: $build is not a CMake build directory"
   grep -Eq '^CMAKE_CUDA_ARCHITECTURES:[A-Z]+=(.*[^0-9])?90([^0-9].*)?$' "$cache" ||
     die "pack: $build is not built for sm_90 (CMAKE_CUDA_ARCHITECTURES)"
-  if grep -q '^LOCKSTEP_NATIVE_CPU:BOOL=ON' "$cache" && [ $allow_native = 0 ]; then
-    die "pack: $build uses -march=native (LOCKSTEP_NATIVE_CPU=ON): its CPU code may not run on the device's processor; use the default build directory or --allow-native"
-  fi
   cmake --build "$build" -j"${JOBS:-2}" --target "${targets[@]}" || die "pack: build failed"
 
   local stage
@@ -113,7 +109,7 @@ cmd_pack() {
     echo "lockstep GPU check pack"
     echo "made       $(date -u '+%Y-%m-%d %H:%M UTC') on ${HOSTNAME:-$(uname -n)}"
     echo "commit     $(git rev-parse --short HEAD 2>/dev/null)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
-    echo "build      $build ($(grep '^CMAKE_BUILD_TYPE:' "$cache" | cut -d= -f2), CUDA architectures $(grep '^CMAKE_CUDA_ARCHITECTURES:' "$cache" | cut -d= -f2), native CPU $(grep '^LOCKSTEP_NATIVE_CPU:' "$cache" | cut -d= -f2))"
+    echo "build      $build ($(grep '^CMAKE_BUILD_TYPE:' "$cache" | cut -d= -f2), CUDA architectures $(grep '^CMAKE_CUDA_ARCHITECTURES:' "$cache" | cut -d= -f2))"
     echo "nvcc       $(nvcc --version 2>/dev/null | tail -1)"
     echo "sanitizer  $sanitizer_note"
     echo "files:"

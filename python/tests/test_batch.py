@@ -154,7 +154,8 @@ def test_every_registry_field_is_a_property():
     for name in lockstep.FIELD_NAMES:
         v = getattr(b, name)
         assert isinstance(v, np.ndarray) and v.shape[0] == 4, name
-        assert np.shares_memory(v, b.field(name)), name
+        # A field of an element the scene lacks (ground contacts here) is empty: nothing to share.
+        assert v.size == 0 or np.shares_memory(v, b.field(name)), name
 
 
 def test_views_keep_the_batch_alive():
