@@ -157,36 +157,30 @@ void Batch<T>::setTargets(std::int64_t w, const std::vector<double>& position, c
   setField(target_, 2 * sizes_.nu, w, both, "target");
 }
 
+namespace {
+// Part `part` of each of the `count` two-part elements of a world's field, as stored: [a0 b0 a1 b1 ...].
+std::vector<double> partOfPairs(const std::vector<double>& both, int count, int part) {
+  std::vector<double> out(count);
+  for (int i = 0; i < count; ++i) out[i] = both[2 * i + part];
+  return out;
+}
+}  // namespace
+
 template <class T>
 std::vector<double> Batch<T>::targetPositions(std::int64_t w) const {
-  const std::vector<double> both = getField(target_, 2 * sizes_.nu, w);
-  std::vector<double> out(sizes_.nu);
-  for (int i = 0; i < sizes_.nu; ++i) out[i] = both[2 * i];
-  return out;
+  return partOfPairs(getField(target_, 2 * sizes_.nu, w), sizes_.nu, 0);
 }
-
 template <class T>
 std::vector<double> Batch<T>::targetVelocities(std::int64_t w) const {
-  const std::vector<double> both = getField(target_, 2 * sizes_.nu, w);
-  std::vector<double> out(sizes_.nu);
-  for (int i = 0; i < sizes_.nu; ++i) out[i] = both[2 * i + 1];
-  return out;
+  return partOfPairs(getField(target_, 2 * sizes_.nu, w), sizes_.nu, 1);
 }
-
 template <class T>
 std::vector<double> Batch<T>::actuatorEfforts(std::int64_t w) const {
-  const std::vector<double> both = getField(actuator_, 2 * sizes_.nu, w);
-  std::vector<double> out(sizes_.nu);
-  for (int i = 0; i < sizes_.nu; ++i) out[i] = both[2 * i];
-  return out;
+  return partOfPairs(getField(actuator_, 2 * sizes_.nu, w), sizes_.nu, 0);
 }
-
 template <class T>
 std::vector<double> Batch<T>::actuatorPowers(std::int64_t w) const {
-  const std::vector<double> both = getField(actuator_, 2 * sizes_.nu, w);
-  std::vector<double> out(sizes_.nu);
-  for (int i = 0; i < sizes_.nu; ++i) out[i] = both[2 * i + 1];
-  return out;
+  return partOfPairs(getField(actuator_, 2 * sizes_.nu, w), sizes_.nu, 1);
 }
 
 template <class T>
