@@ -323,6 +323,33 @@ sys.exit(1 if bad else 0)
 EOF
 }
 
+# One command line run on CUDA (when there is a GPU) and on the CPU, then the comparison of their
+# outputs: steps cli-KIND-cuda, cli-KIND-cpu and KIND-cuda-vs-cpu.
+#   cli_on_both KIND PLURAL OUT_SUFFIX FILE_SUFFIX SUMMARY_KEY CUDA_LIMIT CPU_LIMIT COMPARE ARGS...
+# writes --out $work/KIND-DEVICE$OUT_SUFFIX, compares $work/KIND-DEVICE$FILE_SUFFIX; the step's summary
+# is the log line starting with SUMMARY_KEY.
+cli_on_both() {
+  local kind=$1 plural=$2 out_suffix=$3 file_suffix=$4 key=$5 cuda_limit=$6 cpu_limit=$7 compare=$8
+  shift 8
+  local dev limit r
+  for dev in cuda cpu; do
+    if [ $dev = cuda ] && [ $gpu != 1 ]; then record SKIP "cli-$kind-cuda" 0 "no GPU"; continue; fi
+    limit=$cpu_limit
+    [ $dev = cuda ] && limit=$cuda_limit
+    run_step "cli-$kind-$dev" "$limit" -- "$bin/lockstep" "$@" --device $dev --out "$work/$kind-$dev$out_suffix" && {
+      if [ $step_rc = 0 ]; then record PASS "cli-$kind-$dev" "$step_secs" "$(grep -m1 "^$key" "$step_log" | sed "s/^$key *//")"
+      else record FAIL "cli-$kind-$dev" "$step_secs" "$(rc_text)" "$step_log"; fi
+    }
+  done
+  if [ $gpu = 1 ] && [ -f "$work/$kind-cuda$file_suffix" ] && [ -f "$work/$kind-cpu$file_suffix" ]; then
+    if ! command -v python3 >/dev/null; then record SKIP "$kind-cuda-vs-cpu" 0 "no python3"
+    elif r=$($compare "$work/$kind-cuda$file_suffix" "$work/$kind-cpu$file_suffix" 2>&1); then record PASS "$kind-cuda-vs-cpu" 0 "$r"
+    else record FAIL "$kind-cuda-vs-cpu" 0 "$r"; fi
+  else
+    record SKIP "$kind-cuda-vs-cpu" 0 "needs both $plural (and a GPU)"
+  fi
+}
+
 write_reports() {
   local txt=$out/gpu-check.txt json=$out/gpu-check.json i npass=0 nfail=0 nskip=0
   for i in "${!statuses[@]}"; do
@@ -438,49 +465,12 @@ cmd_run() {
     else record PASS cli-default "$step_secs" "$dev; $(grep -m1 '^throughput' "$step_log" | sed 's/^throughput *//'); $(grep -m1 '^flagged' "$step_log" | tr -s ' ')"
     fi
   }
-  local study=(study studies/chain-7-seed-stiffness.json --worlds 512 --steps 200)
-  if [ $gpu = 1 ]; then
-    run_step cli-study-cuda 90 -- "$bin/lockstep" "${study[@]}" --device cuda --out "$work/study-cuda" && {
-      if [ $step_rc = 0 ]; then record PASS cli-study-cuda "$step_secs" "$(grep -m1 '^worlds' "$step_log" | sed 's/^worlds *//')"
-      else record FAIL cli-study-cuda "$step_secs" "$(rc_text)" "$step_log"; fi
-    }
-  else
-    record SKIP cli-study-cuda 0 "no GPU"
-  fi
-  run_step cli-study-cpu 120 -- "$bin/lockstep" "${study[@]}" --device cpu --out "$work/study-cpu" && {
-    if [ $step_rc = 0 ]; then record PASS cli-study-cpu "$step_secs" "$(grep -m1 '^worlds' "$step_log" | sed 's/^worlds *//')"
-    else record FAIL cli-study-cpu "$step_secs" "$(rc_text)" "$step_log"; fi
-  }
-  if [ $gpu = 1 ] && [ -f "$work/study-cuda.json" ] && [ -f "$work/study-cpu.json" ]; then
-    if ! command -v python3 >/dev/null; then record SKIP study-cuda-vs-cpu 0 "no python3"
-    elif r=$(compare_studies "$work/study-cuda.json" "$work/study-cpu.json" 2>&1); then record PASS study-cuda-vs-cpu 0 "$r"
-    else record FAIL study-cuda-vs-cpu 0 "$r"; fi
-  else
-    record SKIP study-cuda-vs-cpu 0 "needs both studies (and a GPU)"
-  fi
-
+  cli_on_both study studies "" .json worlds 90 120 compare_studies \
+    study studies/chain-7-seed-stiffness.json --worlds 512 --steps 200
   # A recording of every quantity (`--record all`, downloads every 20 steps) on CUDA against the
   # same run on the CPU, and the command line's own throughput measurement.
-  local record=(simulate --worlds 64 --steps 200 --record-every 20 --record all)
-  if [ $gpu = 1 ]; then
-    run_step cli-record-cuda 60 -- "$bin/lockstep" "${record[@]}" --device cuda --out "$work/record-cuda.npz" && {
-      if [ $step_rc = 0 ]; then record PASS cli-record-cuda "$step_secs" "$(grep -m1 '^output' "$step_log" | sed 's/^output *//')"
-      else record FAIL cli-record-cuda "$step_secs" "$(rc_text)" "$step_log"; fi
-    }
-  else
-    record SKIP cli-record-cuda 0 "no GPU"
-  fi
-  run_step cli-record-cpu 90 -- "$bin/lockstep" "${record[@]}" --device cpu --out "$work/record-cpu.npz" && {
-    if [ $step_rc = 0 ]; then record PASS cli-record-cpu "$step_secs" "$(grep -m1 '^output' "$step_log" | sed 's/^output *//')"
-    else record FAIL cli-record-cpu "$step_secs" "$(rc_text)" "$step_log"; fi
-  }
-  if [ $gpu = 1 ] && [ -f "$work/record-cuda.npz" ] && [ -f "$work/record-cpu.npz" ]; then
-    if ! command -v python3 >/dev/null; then record SKIP record-cuda-vs-cpu 0 "no python3"
-    elif r=$(compare_recordings "$work/record-cuda.npz" "$work/record-cpu.npz" 2>&1); then record PASS record-cuda-vs-cpu 0 "$r"
-    else record FAIL record-cuda-vs-cpu 0 "$r"; fi
-  else
-    record SKIP record-cuda-vs-cpu 0 "needs both recordings (and a GPU)"
-  fi
+  cli_on_both record recordings .npz .npz output 60 90 compare_recordings \
+    simulate --worlds 64 --steps 200 --record-every 20 --record all
   if [ $gpu = 1 ]; then
     run_step cli-bench-cuda 90 -- "$bin/lockstep" bench --device cuda --worlds 4096,65536 --precision float,double && {
       if [ $step_rc = 0 ]; then record PASS cli-bench-cuda "$step_secs" "$(grep -ci 'cuda' "$step_log") lines name CUDA"

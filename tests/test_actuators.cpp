@@ -12,26 +12,14 @@
 #include "lockstep/batch.h"
 #include "lockstep/study.h"
 #include "random_tree.h"
+#include "test_util.h"
 
 namespace lockstep::test {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-template <class F>
-std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
-#define EXPECT_ERROR_CONTAINS(statement, text)                             \
-  do {                                                                     \
-    const std::string message = errorOf([&] { statement; });               \
-    EXPECT_NE(message.find(text), std::string::npos) << "got: " << message; \
-  } while (0)
+#define EXPECT_ERROR_CONTAINS(statement, text) EXPECT_ERROR_CONTAINS_OF(statement, text, std::exception)
 
 // One body on a pin about z at Ground's origin: mass m, center of mass at (l, 0, 0), central
 // inertia J about z (so that the inertia about the axis is J + m l^2), gravity (0, -g, 0).

@@ -131,13 +131,28 @@ void startVaried(Batch<T>& b) {
 // 333 worlds: three blocks of 128 threads, the last one partly idle.
 constexpr int kWorlds = 333;
 
+// The same varied start on the CPU backend and on CUDA (uploaded), both advanced `steps` steps of 1 ms.
+template <class T>
+struct CpuAndGpu {
+  Batch<T> cpu, gpu;
+  CpuAndGpu(const std::shared_ptr<const Model>& model, int steps)
+      : cpu(model, kWorlds, Backend::Cpu), gpu(model, kWorlds, Backend::Cuda) {
+    startVaried(cpu);
+    startVaried(gpu);
+    gpu.upload();
+    if (steps > 0) {
+      cpu.step(1e-3, steps);
+      gpu.step(1e-3, steps);
+    }
+  }
+};
+
 template <class T>
 void expectAdvanceAndEvaluateMatch(const std::shared_ptr<const Model>& model, Integrator integrator, int steps,
                                    const std::string& label) {
-  Batch<T> cpu(model, kWorlds, Backend::Cpu), gpu(model, kWorlds, Backend::Cuda);
-  startVaried(cpu);
-  startVaried(gpu);
-  gpu.upload();
+  CpuAndGpu<T> pair(model, 0);
+  Batch<T>& cpu = pair.cpu;
+  Batch<T>& gpu = pair.gpu;
   if (!model->contacts().empty()) {
     cpu.assemble();
     gpu.assemble();
@@ -217,12 +232,9 @@ TEST(GpuPaths, AssembleMatchesCpu) {
 template <class T>
 void expectResetsMatch() {
   const auto model = makeChain7Seed({true, true, false});
-  Batch<T> cpu(model, kWorlds, Backend::Cpu), gpu(model, kWorlds, Backend::Cuda);
-  startVaried(cpu);
-  startVaried(gpu);
-  gpu.upload();
-  cpu.step(1e-3, 20);
-  gpu.step(1e-3, 20);
+  CpuAndGpu<T> pair(model, 20);
+  Batch<T>& cpu = pair.cpu;
+  Batch<T>& gpu = pair.gpu;
 
   const std::vector<std::int64_t> listed = {0, 129, 200, kWorlds - 1};
   cpu.resetWorlds(listed);
@@ -272,12 +284,9 @@ template <class T>
 void expectSetStatesMatch() {
   const auto model = makeChain7Seed({true, true, false});
   const int nq = model->nq(), nu = model->nu();
-  Batch<T> cpu(model, kWorlds, Backend::Cpu), gpu(model, kWorlds, Backend::Cuda);
-  startVaried(cpu);
-  startVaried(gpu);
-  gpu.upload();
-  cpu.step(1e-3, 10);
-  gpu.step(1e-3, 10);
+  CpuAndGpu<T> pair(model, 10);
+  Batch<T>& cpu = pair.cpu;
+  Batch<T>& gpu = pair.gpu;
   const std::vector<std::int64_t> worlds = {2, 77, 128, kWorlds - 1};
   const std::int64_t count = std::int64_t(worlds.size());
   std::vector<T> q(count * nq), u(count * nu);
@@ -396,12 +405,9 @@ TEST(GpuPaths, RecordedStepsMatchStepsBitForBit) {
 template <class T>
 void expectDLPackDeviceTensorsWork() {
   const auto model = makeChain7Seed({true, true, false});
-  Batch<T> cpu(model, kWorlds, Backend::Cpu), gpu(model, kWorlds, Backend::Cuda);
-  startVaried(cpu);
-  startVaried(gpu);
-  gpu.upload();
-  cpu.step(1e-3, 3);
-  gpu.step(1e-3, 3);
+  CpuAndGpu<T> pair(model, 3);
+  Batch<T>& cpu = pair.cpu;
+  Batch<T>& gpu = pair.gpu;
   gpu.synchronize();
   int device = -1;
   checkCuda(cudaGetDevice(&device), "cudaGetDevice");

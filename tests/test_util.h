@@ -7,6 +7,8 @@
 #include <cmath>
 #include <memory>
 #include <random>
+#include <string>
+#include <utility>
 
 #include "lockstep/batch.h"
 #include "lockstep/model.h"
@@ -156,4 +158,27 @@ template <class A, class B>
                                        << "\n got:\n" << a << "\n expected:\n" << b;
 }
 
+// The message of the first exception of the types E... that f throws ("" when it throws none;
+// an exception of another type propagates, and fails the test).
+template <class F>
+std::string messageOf(F&& f) {
+  f();
+  return "";
+}
+template <class E, class... More, class F>
+std::string messageOf(F&& f) {
+  try {
+    return messageOf<More...>(std::forward<F>(f));
+  } catch (const E& e) {
+    return e.what();
+  }
+}
+
 }  // namespace lockstep::test
+
+// Expects `statement` to throw one of the exception types listed after `text`, with `text` in its message.
+#define EXPECT_ERROR_CONTAINS_OF(statement, text, ...)                                              \
+  do {                                                                                              \
+    const std::string message_ = ::lockstep::test::messageOf<__VA_ARGS__>([&] { statement; });     \
+    EXPECT_NE(message_.find(text), std::string::npos) << "got: " << message_;                       \
+  } while (0)

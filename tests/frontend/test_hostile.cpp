@@ -16,6 +16,7 @@
 
 #include "lockstep/scene.h"
 #include "lockstep/urdf.h"
+#include "test_util.h"
 
 namespace lockstep::test {
 namespace {
@@ -23,22 +24,8 @@ namespace {
 namespace fs = std::filesystem;
 
 // The message of the InputError or ModelError that f throws ("" when it throws none).
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return e.what();
-  } catch (const ModelError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-#define EXPECT_ERROR_CONTAINS(statement, text)                             \
-  do {                                                                     \
-    const std::string message = errorOf([&] { statement; });               \
-    EXPECT_NE(message.find(text), std::string::npos) << "got: " << message; \
-  } while (0)
+std::string errorOf(const std::function<void()>& f) { return messageOf<InputError, ModelError>(f); }
+#define EXPECT_ERROR_CONTAINS(statement, text) EXPECT_ERROR_CONTAINS_OF(statement, text, InputError, ModelError)
 
 // A scratch directory per test, removed afterwards.
 class Hostile : public ::testing::Test {
