@@ -35,11 +35,22 @@ int commonAncestor(const Model& m, int a, int b) {
 template <class T>
 CompiledModel<T>::CompiledModel(const Model& m) : sizes(sizesOf(m)), layout(WorkspaceLayout::of(sizes)) {
   std::int32_t dOffset = 0;
-  for (const Body& b : m.bodies()) {
+  // Bodies are numbered parents first, so an inward pass (from the last body down) meets a body's
+  // children before it, the highest-numbered child first.
+  const int nb = static_cast<int>(m.bodies().size());
+  std::vector<bool> hasChildren(nb, false), firstChildInward(nb, false);
+  for (int b = nb - 1; b >= 0; --b) {
+    const int p = m.body(b).parent;
+    if (p >= 0 && !hasChildren[p]) firstChildInward[b] = true;
+    if (p >= 0) hasChildren[p] = true;
+  }
+  for (int i = 0; i < nb; ++i) {
+    const Body& b = m.body(i);
     const bool pfTranslation = isIdentity(b.X_PF.R.R);
     const bool mbIdentity = isIdentity(b.X_BM.R.R) && b.X_BM.p[0] == 0 && b.X_BM.p[1] == 0 && b.X_BM.p[2] == 0;
     body.push_back({b.mobilizer, b.parent, b.qOffset, b.uOffset, b.nq, b.nu, dOffset,
-                    (pfTranslation ? kPFTranslationOnly : 0) | (mbIdentity ? kMBIdentity : 0)});
+                    (pfTranslation ? kPFTranslationOnly : 0) | (mbIdentity ? kMBIdentity : 0) |
+                        (hasChildren[i] ? kHasChildren : 0) | (firstChildInward[i] ? kFirstChildInward : 0)});
     dOffset += b.nu * b.nu;
     X_PF.push_back(castTransform<T>(b.X_PF));
     X_MB.push_back(castTransform<T>(b.X_BM.inverse()));

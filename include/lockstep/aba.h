@@ -40,11 +40,12 @@ LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, con
                                                   const Workspace<T>& ws) {
   const int nb = model.sizes.nb;
   StatusOf<T> status = StatusOf<T>(kStatusOk);
-  for (int b = 0; b < nb; ++b) storeArticulatedInertia(ws.IA(b), ArticulatedInertia<T>::fromRigid(bodyInertiaInG(ws, b)));
   for (int b = nb - 1; b >= 0; --b) {
     const BodyTopology topo = model.body[b];
     const int n = topo.nu;
-    ArticulatedInertia<T> Ia = loadArticulatedInertia<T>(ws.IA(b));
+    // IA_b: the body's own inertia plus the sum its children (numbered higher, so done) left in its slot.
+    ArticulatedInertia<T> Ia = ArticulatedInertia<T>::fromRigid(bodyInertiaInG(ws, b));
+    if (topo.flags & kHasChildren) Ia += loadArticulatedInertia<T>(ws.IA(b));
     if (n == 1) {  // one-dof joints (pins, sliders): scalar D
       const SpatialVec<T> H = loadSpatialVec<T>(ws.H(topo.uOffset));
       const SpatialVec<T> U = Ia * H;
@@ -60,7 +61,6 @@ LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, con
       const T Dinv = T(1) / D;
       ws.Dinv()[topo.dOffset] = Dinv;
       subtractOuter(Ia, Dinv * U, U);
-      storeArticulatedInertia(ws.IA(b), Ia);
     } else if (n > 1) {
       SpatialVec<T> U[kMaxMobilizerU];
       T D[kMaxMobilizerU * kMaxMobilizerU], Dinv[kMaxMobilizerU * kMaxMobilizerU];
@@ -84,11 +84,13 @@ LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, con
         for (int j = 0; j < n; ++j) G += Dinv[j * n + i] * U[j];
         subtractOuter(Ia, G, U[i]);
       }
-      storeArticulatedInertia(ws.IA(b), Ia);
     }
-    if (topo.parent >= 0) {
+    storeArticulatedInertia(ws.IA(b), Ia);  // Ia_b (IA_b for a body welded to its parent)
+    if (topo.parent >= 0) {  // into the parent's sum of its children: the first child met starts it
       const Strided<T> IAp = ws.IA(topo.parent);
-      storeArticulatedInertia(IAp, loadArticulatedInertia<T>(IAp) + Ia.shift(parentToChild(ws, b, topo.parent)));
+      ArticulatedInertia<T> moved = Ia.shift(parentToChild(ws, b, topo.parent));
+      if (!(topo.flags & kFirstChildInward)) moved += loadArticulatedInertia<T>(IAp);
+      storeArticulatedInertia(IAp, moved);
     }
   }
   return status;
@@ -139,15 +141,13 @@ LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const WorldParams<T
                                   Strided<T> A_GB) {
   const int nb = model.sizes.nb;
   const Strided<T> ub = ws.ub(), Dinv = ws.Dinv();
-  for (int b = 0; b < nb; ++b) {
-    SpatialVec<T> pA = -loadSpatialVec<T>(bodySpatialVec(F, b));
-    if (velocityTerms) pA += bodyInertiaInG(ws, b).gyroscopicForce(bodyVelocity(ws, b).ang);
-    storeSpatialVec(ws.pA(b), pA);
-  }
   for (int b = nb - 1; b >= 0; --b) {
     const BodyTopology topo = model.body[b];
     const int n = topo.nu;
-    const SpatialVec<T> pA = loadSpatialVec<T>(ws.pA(b));
+    // pA_b: the body's own bias force plus the sum its children left in its slot.
+    SpatialVec<T> pA = -loadSpatialVec<T>(bodySpatialVec(F, b));
+    if (velocityTerms) pA += bodyInertiaInG(ws, b).gyroscopicForce(bodyVelocity(ws, b).ang);
+    if (topo.flags & kHasChildren) pA += loadSpatialVec<T>(ws.pA(b));
     SpatialVec<T> pa = pA;
     if (velocityTerms) pa += loadArticulatedInertia<T>(ws.IA(b)) * loadSpatialVec<T>(ws.c(b));
     if (n > 0) {
@@ -162,7 +162,12 @@ LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const WorldParams<T
         pa += Dinv_u * loadSpatialVec<T>(ws.U(topo.uOffset + i));
       }
     }
-    if (topo.parent >= 0) addSpatialVec(ws.pA(topo.parent), PhiMatrix<T>{parentToChild(ws, b, topo.parent)} * pa);
+    if (topo.parent >= 0) {
+      const Strided<T> pAp = ws.pA(topo.parent);
+      SpatialVec<T> moved = PhiMatrix<T>{parentToChild(ws, b, topo.parent)} * pa;
+      if (!(topo.flags & kFirstChildInward)) moved += loadSpatialVec<T>(pAp);
+      storeSpatialVec(pAp, moved);
+    }
   }
   for (int b = 0; b < nb; ++b) {
     const BodyTopology topo = model.body[b];

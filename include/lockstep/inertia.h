@@ -85,7 +85,7 @@ struct ArticulatedInertia {
   // SpatialInertia::shift):  P' = [1 sx; 0 1] P [1 0; -sx 1], so that with l = p_PB_G,
   // Phi * P * ~Phi == P.shift(l).  F' = F + sx M;  J' = J + sx ~F - F' sx;  M' = M.
   // 84 flops: 36 for F', 8 for each of the 6 independent entries of J'.
-  LOCKSTEP_HD ArticulatedInertia shift(const Vec3<T>& s) const {
+  LOCKSTEP_HD_INLINE ArticulatedInertia shift(const Vec3<T>& s) const {
     ArticulatedInertia r;
     r.M = M;
     const Mat33<T> Mm = M.toMat33();

@@ -29,11 +29,11 @@ LOCKSTEP_HD void computeKinematics(const ModelView<T>& model, const WorldParams<
       V_GP = bodyVelocity(ws, topo.parent);
     }
     // Frames whose rotation is the identity (common: chains, URDF joints on axis) skip the product.
-    const Transform<T> X_GF = (topo.frames & kPFTranslationOnly)
+    const Transform<T> X_GF = (topo.flags & kPFTranslationOnly)
                                   ? Transform<T>{X_GP.R, X_GP.p + X_GP.R * model.X_PF[b].p}
                                   : X_GP * model.X_PF[b];
     const Transform<T> X_GM = composeMobilizer(X_GF, topo.mobilizer, qb);
-    const Transform<T> X_GB = (topo.frames & kMBIdentity) ? X_GM : X_GM * model.X_MB[b];
+    const Transform<T> X_GB = (topo.flags & kMBIdentity) ? X_GM : X_GM * model.X_MB[b];
     storeTransform(ws.X_GB(b), X_GB);
     if (full) storeBodyInertiaInG(ws, b, centralInertiaOf(params, b).reexpress(X_GB.R));
 

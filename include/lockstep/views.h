@@ -167,16 +167,18 @@ enum StatusFlag : std::int32_t {
 };
 
 // Topology of one body, as kernels read it.
-enum FrameFlag : std::int32_t {
+enum BodyFlag : std::int32_t {
   kPFTranslationOnly = 1,  // X_PF has the identity rotation
   kMBIdentity = 2,         // X_BM is the identity
+  kHasChildren = 4,        // some body's parent is this one
+  kFirstChildInward = 8,   // the highest-numbered child of its parent: the first of them an inward pass meets
 };
 struct BodyTopology {
   MobilizerType mobilizer;
   std::int32_t parent;   // -1: Ground
   std::int32_t qOffset, uOffset, nq, nu;
   std::int32_t dOffset;  // first entry of this body's D^-1 in the workspace
-  std::int32_t frames;   // FrameFlag bits
+  std::int32_t flags;    // BodyFlag bits
 };
 
 // The two bodies an element connects (-1: Ground), and its flags.
