@@ -64,7 +64,7 @@ foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
   target_include_directories(lockstep_cpu_${isa} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/host/backends)
   target_compile_features(lockstep_cpu_${isa} PRIVATE cxx_std_17)
   target_link_libraries(lockstep_cpu_${isa} PRIVATE OpenMP::OpenMP_CXX)
-  target_compile_options(lockstep_cpu_${isa} PRIVATE ${LOCKSTEP_WARNINGS_CXX} ${LOCKSTEP_CPU_ISA_FLAGS_${isa}} -fno-math-errno -ffp-contract=off)
+  target_compile_options(lockstep_cpu_${isa} PRIVATE ${LOCKSTEP_WARNINGS_CXX} ${LOCKSTEP_CPU_ISA_FLAGS_${isa}} -fno-math-errno -ffp-contract=off -fno-tree-slp-vectorize)
   target_compile_definitions(lockstep_cpu_${isa} PRIVATE
     LOCKSTEP_CPU_COPY_FUNCTION=${LOCKSTEP_CPU_ISA_FUNCTION_${isa}}
     LOCKSTEP_CPU_COPY_NAME="${isa}"

@@ -25,6 +25,10 @@
 #include <type_traits>
 #include <vector>
 
+#if defined(__FMA__)
+#include <immintrin.h>
+#endif
+
 #include "lockstep/workspace.h"
 
 // Packs pass by value between inlined functions; where a file is compiled without AVX, g++ notes
@@ -46,6 +50,13 @@
 #else
 #define LOCKSTEP_LANES_ISA isa_generic
 #define LOCKSTEP_LANE_BYTES 16
+#endif
+// Products are fused into the sum or difference they feed (PackProduct below) where the
+// instruction set has FMA: the AVX2 and AVX-512 copies.
+#if LOCKSTEP_LANE_BYTES >= 32
+#define LOCKSTEP_LANES_FUSED 1
+#else
+#define LOCKSTEP_LANES_FUSED 0
 #endif
 
 namespace lockstep {
@@ -110,6 +121,53 @@ inline void setLane(double& v, int, double x) { v = x; }
 inline void setLane(float& v, int, float x) { v = x; }
 inline void setLane(std::int64_t& v, int, std::int64_t x) { v = x; }
 inline void setLane(std::int32_t& v, int, std::int32_t x) { v = x; }
+#if LOCKSTEP_LANES_FUSED
+// a * b + c (kSign +1), c - a * b (kSign -1; exactly fma(-a, b, c)), rounded once, in every lane:
+// the FMA instructions of the register's width.
+template <int kSign>
+inline double fusedMulAdd(double a, double b, double c) { return __builtin_fma(kSign * a, b, c); }
+template <int kSign>
+inline float fusedMulAdd(float a, float b, float c) { return __builtin_fmaf(kSign * a, b, c); }
+template <int kSign, class V>
+inline V fusedMulAdd(V a, V b, V c) {
+  constexpr bool isDouble = sizeof(a[0]) == 8, add = kSign > 0;
+  if constexpr (sizeof(V) == 32 && isDouble) {
+    return (V)(add ? _mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c) : _mm256_fnmadd_pd((__m256d)a, (__m256d)b, (__m256d)c));
+  } else if constexpr (sizeof(V) == 32) {
+    return (V)(add ? _mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c) : _mm256_fnmadd_ps((__m256)a, (__m256)b, (__m256)c));
+#if LOCKSTEP_LANE_BYTES >= 64
+  } else if constexpr (sizeof(V) == 64 && isDouble) {
+    return (V)(add ? _mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c) : _mm512_fnmadd_pd((__m512d)a, (__m512d)b, (__m512d)c));
+  } else if constexpr (sizeof(V) == 64) {
+    return (V)(add ? _mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c) : _mm512_fnmadd_ps((__m512)a, (__m512)b, (__m512)c));
+#endif
+  } else {
+    static_assert(sizeof(V) == 0, "no FMA for this register width");
+    return a;
+  }
+}
+// a * b - c, rounded once.
+inline double fusedMulSub(double a, double b, double c) { return __builtin_fma(a, b, -c); }
+inline float fusedMulSub(float a, float b, float c) { return __builtin_fmaf(a, b, -c); }
+template <class V>
+inline V fusedMulSub(V a, V b, V c) {
+  constexpr bool isDouble = sizeof(a[0]) == 8;
+  if constexpr (sizeof(V) == 32 && isDouble) {
+    return (V)_mm256_fmsub_pd((__m256d)a, (__m256d)b, (__m256d)c);
+  } else if constexpr (sizeof(V) == 32) {
+    return (V)_mm256_fmsub_ps((__m256)a, (__m256)b, (__m256)c);
+#if LOCKSTEP_LANE_BYTES >= 64
+  } else if constexpr (sizeof(V) == 64 && isDouble) {
+    return (V)_mm512_fmsub_pd((__m512d)a, (__m512d)b, (__m512d)c);
+  } else if constexpr (sizeof(V) == 64) {
+    return (V)_mm512_fmsub_ps((__m512)a, (__m512)b, (__m512)c);
+#endif
+  } else {
+    static_assert(sizeof(V) == 0, "no FMA for this register width");
+    return a;
+  }
+}
+#endif
 // Lane-wise conversion to the integers of the same width.
 template <class I, class V>
 inline auto toInt(V v) { return __builtin_convertvector(v, LaneVec<I, sizeof(V) / sizeof(I)>); }
@@ -159,6 +217,9 @@ struct PackBits {
 // N lanes of S. W = kLanes<S> fills a register; W = 1 is one world on the same code, the same
 // operations in the same order as any lane of a full pack: the CPU backend steps small batches and
 // the last few worlds of a batch that way (host/backends/cpu_packs.cpp).
+template <class S, int W>
+struct PackProduct;
+
 template <class S, int W = kLanes<S>>
 struct Pack {
   static constexpr int kWidth = W;
@@ -182,7 +243,12 @@ struct Pack {
   Pack& operator/=(Pack b) { v /= b.v; return *this; }
   friend Pack operator+(Pack a, Pack b) { return Pack(RawLanes{}, a.v + b.v); }
   friend Pack operator-(Pack a, Pack b) { return Pack(RawLanes{}, a.v - b.v); }
+#if LOCKSTEP_LANES_FUSED
+  // A product remembers its factors, so that a sum or difference it feeds is one FMA (below).
+  friend PackProduct<S, W> operator*(Pack a, Pack b) { return PackProduct<S, W>(a, b); }
+#else
   friend Pack operator*(Pack a, Pack b) { return Pack(RawLanes{}, a.v * b.v); }
+#endif
   friend Pack operator/(Pack a, Pack b) { return Pack(RawLanes{}, a.v / b.v); }
   friend Pack operator-(Pack a) { return Pack(RawLanes{}, -a.v); }
   friend M operator<(Pack a, Pack b) { return M(RawLanes{}, lanes_detail::maskAs<I>(a.v < b.v)); }
@@ -193,7 +259,58 @@ struct Pack {
   friend M operator!=(Pack a, Pack b) { return M(RawLanes{}, lanes_detail::maskAs<I>(a.v != b.v)); }
 };
 
+// Fused products (AVX2 and AVX-512 copies). With FMA in the instruction set, a * b is a
+// PackProduct: the rounded product, as a Pack, that also keeps its factors, and a sum or difference
+// that takes it is one fused multiply-add, rounded once:
+//   a * b + c, c + a * b   fma(a, b, c)        a * b - c   fma(a, b, -c)      c - a * b   fma(-a, b, c)
+//   x += a * b             fma(a, b, x)        x -= a * b  fma(-a, b, x)
+//   a * b + c * d          fma(a, b, c * d)    a * b - c * d   fma(a, b, -(c * d))   (the left product is fused)
+// Anything else uses the rounded product. Which operations fuse follows from the expression as
+// written in the per-world code, the same for every pack width, one lane included, so a world's
+// bits still do not depend on its pack (tests/test_cpu_isa.cpp). The scalar code (T = float or
+// double: the plain x86-64 CPU path, the CUDA kernels under nvcc's own contraction) rounds as it is
+// compiled; between them results agree to rounding.
+#if LOCKSTEP_LANES_FUSED
+template <class S, int W>
+struct PackProduct : Pack<S, W> {
+  Pack<S, W> a, b;  // the factors
+  PackProduct(Pack<S, W> x, Pack<S, W> y) : Pack<S, W>(RawLanes{}, x.v * y.v), a(x), b(y) {}
+};
+template <class S, int W>
+inline Pack<S, W> operator+(const PackProduct<S, W>& p, Pack<S, W> c) {
+  return Pack<S, W>(RawLanes{}, lanes_detail::fusedMulAdd<1>(p.a.v, p.b.v, c.v));
+}
+template <class S, int W>
+inline Pack<S, W> operator+(Pack<S, W> c, const PackProduct<S, W>& p) {
+  return p + c;
+}
+template <class S, int W>
+inline Pack<S, W> operator+(const PackProduct<S, W>& p, const PackProduct<S, W>& q) {
+  return p + Pack<S, W>(q);
+}
+template <class S, int W>
+inline Pack<S, W> operator-(const PackProduct<S, W>& p, Pack<S, W> c) {
+  return Pack<S, W>(RawLanes{}, lanes_detail::fusedMulSub(p.a.v, p.b.v, c.v));
+}
+template <class S, int W>
+inline Pack<S, W> operator-(Pack<S, W> c, const PackProduct<S, W>& p) {
+  return Pack<S, W>(RawLanes{}, lanes_detail::fusedMulAdd<-1>(p.a.v, p.b.v, c.v));
+}
+template <class S, int W>
+inline Pack<S, W> operator-(const PackProduct<S, W>& p, const PackProduct<S, W>& q) {
+  return p - Pack<S, W>(q);
+}
+template <class S, int W>
+inline Pack<S, W>& operator+=(Pack<S, W>& x, const PackProduct<S, W>& p) { return x = p + x; }
+template <class S, int W>
+inline Pack<S, W>& operator-=(Pack<S, W>& x, const PackProduct<S, W>& p) { return x = x - p; }
+#endif
+
 }  // namespace LOCKSTEP_LANES_ISA
+
+// A pack's views (LaneWorlds below) are contiguous: their stride is 1 at compile time (layout.h).
+template <class S, int W>
+struct UnitStrideViews<Pack<S, W>> : std::true_type {};
 
 template <class S, int W>
 struct LaneTraits<Pack<S, W>> {

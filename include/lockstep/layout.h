@@ -15,7 +15,13 @@
 
 namespace lockstep {
 
+// Whether every view of T has unit stride, known at compile time: the CPU backend's packs (lanes.h),
+// whose worlds' components lie one after another in a thread's own storage. Their views then hold
+// no stride, and every index is a constant offset from the pointer.
 template <class T>
+struct UnitStrideViews : std::false_type {};
+
+template <class T, bool kUnit = UnitStrideViews<std::remove_const_t<T>>::value>
 struct Strided {
   T* p;
   std::int64_t stride;
@@ -27,6 +33,23 @@ struct Strided {
   template <class U = T, class = std::enable_if_t<!std::is_const<U>::value>>
   LOCKSTEP_HD_INLINE operator Strided<const U>() const {
     return {p, stride};
+  }
+};
+
+// The unit-stride form: the same interface, stride 1 a constant.
+template <class T>
+struct Strided<T, true> {
+  T* p;
+  static constexpr std::int64_t stride = 1;
+
+  Strided() = default;
+  LOCKSTEP_HD_INLINE Strided(T* data, std::int64_t /* always 1 for these views */) : p(data) {}
+
+  LOCKSTEP_HD_INLINE T& operator[](std::int64_t i) const { return p[i]; }
+  LOCKSTEP_HD_INLINE Strided operator+(std::int64_t k) const { return {p + k, 1}; }
+  template <class U = T, class = std::enable_if_t<!std::is_const<U>::value>>
+  LOCKSTEP_HD_INLINE operator Strided<const U>() const {
+    return {p, 1};
   }
 };
 
