@@ -42,7 +42,12 @@ set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITIO
 # where the compiler has it. The rest of the library is plain x86-64: no -march=native, the binary
 # runs on any x86-64. Each copy's pack types live in a namespace named by its flags (lanes.h), so
 # the linker never mixes the copies. -fno-math-errno lets sqrt be one instruction (the engine never
-# reads errno).
+# reads errno). -ffp-contract=off: the only fused multiply-adds are those the packs spell out
+# (lanes.h, PackProduct), the same in every pack width. No SLP vectorization: it turned one-lane
+# packs' scalar code into shuffles (slower, measured). A pack's small types (a SpatialVec of
+# AVX-512 doubles is 384 bytes, an ArticulatedInertia 1,344) are larger than GCC's default limit
+# for keeping an aggregate in registers, which left them on the stack; the limit is raised to 4 KiB
+# (chain-7 evaluation 8% faster, bench/README.md).
 include(CheckCXXCompilerFlag)
 set(LOCKSTEP_CPU_ISA_FLAGS_generic "")
 set(LOCKSTEP_CPU_ISA_FLAGS_avx2 -mavx2 -mfma)
@@ -64,7 +69,7 @@ foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
   target_include_directories(lockstep_cpu_${isa} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/host/backends)
   target_compile_features(lockstep_cpu_${isa} PRIVATE cxx_std_17)
   target_link_libraries(lockstep_cpu_${isa} PRIVATE OpenMP::OpenMP_CXX)
-  target_compile_options(lockstep_cpu_${isa} PRIVATE ${LOCKSTEP_WARNINGS_CXX} ${LOCKSTEP_CPU_ISA_FLAGS_${isa}} -fno-math-errno -ffp-contract=off -fno-tree-slp-vectorize)
+  target_compile_options(lockstep_cpu_${isa} PRIVATE ${LOCKSTEP_WARNINGS_CXX} ${LOCKSTEP_CPU_ISA_FLAGS_${isa}} -fno-math-errno -ffp-contract=off -fno-tree-slp-vectorize --param=sra-max-scalarization-size-Ospeed=4096)
   target_compile_definitions(lockstep_cpu_${isa} PRIVATE
     LOCKSTEP_CPU_COPY_FUNCTION=${LOCKSTEP_CPU_ISA_FUNCTION_${isa}}
     LOCKSTEP_CPU_COPY_NAME="${isa}"
