@@ -3,9 +3,10 @@
 // Pack<S, W> holds one scalar of each of W worlds (default W = kLanes<S>, a full register).
 // Instantiating the per-world templates with T = Pack<S> advances W worlds with every instruction: the world index is innermost in
 // storage (layout.h), so the N lanes of a pack are N consecutive worlds. Lane l of every operation is the
-// IEEE operation on lane l alone (+ - * / sqrt are exact per lane; sin, cos and atan2 are computed
-// on all lanes together, each lane on its own to within an ulp or two), so a world's result never
-// depends on its neighbours.
+// IEEE operation on lane l alone (+ - * / sqrt and fused multiply-adds are exact per lane; sin, cos
+// and atan2 are computed on all lanes together, each lane on its own to within an ulp or two), so a
+// world's result never depends on its neighbours. With FMA in the instruction set, a product that
+// feeds a sum is fused as the expression is written (PackProduct, below).
 //
 // Comparisons give a PackMask, and statuses are PackBits: one set of StatusFlag bits per lane
 // (math.h, "lanes"). Width: the register of the instruction set this file is compiled for (below):
