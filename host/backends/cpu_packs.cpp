@@ -39,8 +39,8 @@ namespace lockstep {
 namespace {
 
 // Work per thread below which a parallel region does not pay, in body-evaluations (worlds x bodies
-// x forward-dynamics evaluations): about 2 ms of one core (chain-7 on packs takes about 0.05 us per
-// body-evaluation in double). A region waits for its slowest thread; on a machine loaded with
+// x forward-dynamics evaluations): about 1 ms of one core (chain-7 on AVX-512 packs takes about
+// 0.03 us per body-evaluation in double). A region waits for its slowest thread; on a machine loaded with
 // other work a thread can be descheduled for milliseconds, and with less work per thread than
 // that the wait dominates (measured: chain-7, 64 worlds, 10 RK4 steps per call, double, on two
 // threads took 12x as long as on one; bench/README.md, "Threads").
