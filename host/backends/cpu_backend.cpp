@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "cpu_pack_copies.h"
+#include "thread_loop.h"
 #include "lockstep/backend.h"
 #include "lockstep/cpu_isa.h"
 
@@ -34,15 +35,12 @@ template <class T, class Index, class F>
 void forWorlds(const BackendContext<T>& ctx, std::int64_t count, Index index, F f) {
   // No more threads than worlds: a parallel region waits for its slowest thread.
   const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(count, 1)));
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(omp_get_thread_num()) * ctx.layout.total, 1}};
-#pragma omp for schedule(static)
-    for (std::int64_t i = 0; i < count; ++i) {
-      const std::int64_t w = index(i);
-      if (w >= 0) f(i, ctx.batch.world(w), ws);
-    }
-  }
+  const std::int64_t chunk = std::max<std::int64_t>(1, count / (std::int64_t(threads) * 8));
+  forItemsOnThreads(threads, count, chunk, [&](int t, std::int64_t i) {
+    const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(t) * ctx.layout.total, 1}};
+    const std::int64_t w = index(i);
+    if (w >= 0) f(i, ctx.batch.world(w), ws);
+  });
 }
 auto identity = [](std::int64_t i) { return i; };
 

@@ -20,8 +20,6 @@
 // runs which pack changes no bits. A call with little work stays on one thread, with no parallel
 // region (threadsFor); larger ones hand packs out dynamically, so that a thread whose core is
 // busy with other work does not hold the others up.
-#include <omp.h>
-
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -30,6 +28,7 @@
 #include "lockstep/lanes.h"
 // after lanes.h
 #include "cpu_pack_copies.h"
+#include "thread_loop.h"
 
 #if LOCKSTEP_LANE_BYTES != LOCKSTEP_CPU_EXPECTED_LANE_BYTES
 #error "cpu_packs.cpp: the compiler flags do not select the instruction set this copy is built for"
@@ -172,20 +171,15 @@ void forPacks(const BackendContext<T>& ctx, void* cacheSlot, std::int64_t evalua
   if (nWide > 0) cache.full.prepare(ctx, threads);
   cache.one.prepare(ctx, threads);  // also for the worlds a failed step resets
   const std::int64_t chunk = std::max<std::int64_t>(1, items / (std::int64_t(threads) * 8));
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const int t = omp_get_thread_num();
+  forItemsOnThreads(threads, items, chunk, [&](int t, std::int64_t k) {
     OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[t]};
-#pragma omp for schedule(dynamic, chunk)
-    for (std::int64_t k = 0; k < items; ++k) {
-      if (k < nWide) {
-        const std::int64_t w0 = k * W;
-        f(cache.full.laneModel->view, *cache.full.packs[t], w0, static_cast<int>(std::min<std::int64_t>(W, n - w0)), one);
-      } else {
-        f(cache.one.laneModel->view, *cache.one.packs[t], nFull * W + (k - nWide), 1, one);
-      }
+    if (k < nWide) {
+      const std::int64_t w0 = k * W;
+      f(cache.full.laneModel->view, *cache.full.packs[t], w0, static_cast<int>(std::min<std::int64_t>(W, n - w0)), one);
+    } else {
+      f(cache.one.laneModel->view, *cache.one.packs[t], nFull * W + (k - nWide), 1, one);
     }
-  }
+  });
 }
 
 // advanceWorld for the worlds of each pack: the same step loop (stepLanes); a world that fails
@@ -296,19 +290,15 @@ void start(const BackendContext<T>& ctx, const std::int64_t* indices, const std:
   cache.one.prepare(ctx, threads);
   const BatchView<T>& b = ctx.batch;
   const Sizes& s = ctx.model.sizes;
-#pragma omp parallel num_threads(threads) if (threads > 1)
-  {
-    const OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[omp_get_thread_num()]};
-#pragma omp for schedule(dynamic, 16)
-    for (std::int64_t i = 0; i < count; ++i) {
-      const std::int64_t w = indices ? indices[i] : i;
-      if (mask && !mask[i]) continue;
-      if (q)
-        startWorldOnPack(ctx, one, w, q + i * s.nq, u + i * s.nu, 1, 1);
-      else
-        startWorldOnPack(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
-    }
-  }
+  forItemsOnThreads(threads, count, 16, [&](int t, std::int64_t i) {
+    const OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[t]};
+    const std::int64_t w = indices ? indices[i] : i;
+    if (mask && !mask[i]) return;
+    if (q)
+      startWorldOnPack(ctx, one, w, q + i * s.nq, u + i * s.nu, 1, 1);
+    else
+      startWorldOnPack(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
+  });
 }
 
 template <class T>
