@@ -59,6 +59,8 @@ set(LOCKSTEP_CPU_ISA_FUNCTION_generic cpuPackCopyGeneric)
 set(LOCKSTEP_CPU_ISA_FUNCTION_avx2 cpuPackCopyAvx2)
 set(LOCKSTEP_CPU_ISA_FUNCTION_avx512 cpuPackCopyAvx512)
 check_cxx_compiler_flag("-mavx512f -mavx512dq -mavx512vl -mavx512bw" LOCKSTEP_HAS_AVX512_FLAGS)
+# Flags of every copy (the comment above says why).
+set(LOCKSTEP_CPU_COPY_FLAGS -fno-math-errno -ffp-contract=off -fno-tree-slp-vectorize --param=sra-max-scalarization-size-Ospeed=4096)
 set(LOCKSTEP_CPU_ISAS generic avx2)
 if(LOCKSTEP_HAS_AVX512_FLAGS)
   list(APPEND LOCKSTEP_CPU_ISAS avx512)
@@ -69,7 +71,7 @@ foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
   target_include_directories(lockstep_cpu_${isa} PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/host/backends)
   target_compile_features(lockstep_cpu_${isa} PRIVATE cxx_std_17)
   target_link_libraries(lockstep_cpu_${isa} PRIVATE OpenMP::OpenMP_CXX)
-  target_compile_options(lockstep_cpu_${isa} PRIVATE ${LOCKSTEP_WARNINGS_CXX} ${LOCKSTEP_CPU_ISA_FLAGS_${isa}} -fno-math-errno -ffp-contract=off -fno-tree-slp-vectorize --param=sra-max-scalarization-size-Ospeed=4096)
+  target_compile_options(lockstep_cpu_${isa} PRIVATE ${LOCKSTEP_WARNINGS_CXX} ${LOCKSTEP_CPU_ISA_FLAGS_${isa}} ${LOCKSTEP_CPU_COPY_FLAGS})
   target_compile_definitions(lockstep_cpu_${isa} PRIVATE
     LOCKSTEP_CPU_COPY_FUNCTION=${LOCKSTEP_CPU_ISA_FUNCTION_${isa}}
     LOCKSTEP_CPU_COPY_NAME="${isa}"
@@ -134,6 +136,17 @@ if(LOCKSTEP_BUILD_TESTS)
   target_link_libraries(lockstep_engine_tests PRIVATE lockstep Eigen3::Eigen GTest::gtest GTest::gtest_main)
   target_compile_options(lockstep_engine_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
   gtest_discover_tests(lockstep_engine_tests DISCOVERY_TIMEOUT 60)
+  # The packs' fused multiply-adds as the AVX2 copy compiles them: tests/lanes_fused_avx2.cpp gets
+  # that copy's flags and nothing of the library is linked, so no AVX2 code can stand in for another
+  # file's; the test calls it only where the processor has AVX2 and FMA.
+  add_executable(lockstep_lanes_tests tests/test_lanes_fused.cpp tests/lanes_fused_avx2.cpp)
+  target_include_directories(lockstep_lanes_tests PRIVATE ${PROJECT_SOURCE_DIR}/include ${PROJECT_SOURCE_DIR}/tests)
+  target_compile_features(lockstep_lanes_tests PRIVATE cxx_std_17)
+  target_link_libraries(lockstep_lanes_tests PRIVATE GTest::gtest GTest::gtest_main)
+  target_compile_options(lockstep_lanes_tests PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+  set_property(SOURCE tests/lanes_fused_avx2.cpp TARGET_DIRECTORY lockstep_lanes_tests
+               PROPERTY COMPILE_OPTIONS ${LOCKSTEP_CPU_ISA_FLAGS_avx2} ${LOCKSTEP_CPU_COPY_FLAGS})
+  gtest_discover_tests(lockstep_lanes_tests DISCOVERY_TIMEOUT 60)
   # Each copy of the CPU backend's pack code defines only its own symbols (see the script).
   foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
     add_test(NAME cpu_isa_symbols_${isa}
