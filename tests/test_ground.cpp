@@ -125,30 +125,42 @@ GroundMaterial slopeMaterial() {
   return mat;  // cf, bd, bv: Simbody's defaults
 }
 
+// A sphere of mass 1 and radius 0.05 started at rest on a slope of angle a (slopeMaterial), at the
+// indentation that carries its normal load, after `steps` RK4 steps of 0.1 ms and an evaluation:
+// its speed and acceleration down the slope, and the contact's slip speed.
+struct SlopeRun {
+  double speed, accel, slipSpeed;
+};
+SlopeRun runOnSlope(double a, int steps) {
+  const GroundMaterial mat = slopeMaterial();
+  const Slope s = slope(a);
+  const double m = 1.0, R = 0.05;
+  Batch<double> batch(slidingSphere(m, R, s.n, mat), 1);
+  const Vec3d start = (R - restingIndentation(mat, R, m * kG * std::cos(a))) * s.n;
+  batch.setQ(0, {start[0], start[1], start[2]});
+  batch.step(1e-4, steps, Integrator::RK4);
+  EXPECT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+  batch.evaluate();
+  const Vec3d v{{batch.u(0)[0], batch.u(0)[1], batch.u(0)[2]}};
+  const Vec3d udot{{batch.udot(0)[0], batch.udot(0)[1], batch.udot(0)[2]}};
+  return {dot(v, s.downhill), dot(udot, s.downhill), batch.groundContact(0, 0).slipSpeed};
+}
+
 // The model has no stiction: below the static angle the sphere creeps, slower than the
 // transition velocity, at the speed the friction law gives. (The slope is steeper than the
 // dynamic friction angle, so that only the friction law's rise to us below vt holds it.)
 TEST(GroundContact, CreepsBelowTheStaticFrictionAngle) {
   const double a = std::atan(0.6);  // ud = 0.5 < tan a = 0.6 < us = 0.8
   const GroundMaterial mat = slopeMaterial();
-  const Slope s = slope(a);
-  const double m = 1.0, R = 0.05;
-  Batch<double> batch(slidingSphere(m, R, s.n, mat), 1);
-  // At rest, at the indentation that carries the normal load.
-  const Vec3d start = (R - restingIndentation(mat, R, m * kG * std::cos(a))) * s.n;
-  batch.setQ(0, {start[0], start[1], start[2]});
-  batch.step(1e-4, 10000, Integrator::RK4);  // 1 s
-  ASSERT_EQ(batch.status(0), kStatusOk);
-  batch.evaluate();
-  const Vec3d v{{batch.u(0)[0], batch.u(0)[1], batch.u(0)[2]}};
-  const double speed = dot(v, s.downhill), expected = creepSpeed(mat, a);
-  std::printf("creep speed %.10g m/s (friction law %.10g, transition velocity %g)\n", speed, expected,
+  const SlopeRun r = runOnSlope(a, 10000);  // 1 s
+  const double expected = creepSpeed(mat, a);
+  std::printf("creep speed %.10g m/s (friction law %.10g, transition velocity %g)\n", r.speed, expected,
               mat.transitionVelocity);
-  EXPECT_GT(speed, 0.0);
-  EXPECT_LT(speed, mat.transitionVelocity);
-  EXPECT_NEAR(speed, expected, 1e-6 * expected);
-  EXPECT_NEAR(batch.groundContact(0, 0).slipSpeed, speed, 1e-6 * expected);
-  EXPECT_NEAR(dot(Vec3d{{batch.udot(0)[0], batch.udot(0)[1], batch.udot(0)[2]}}, s.downhill), 0.0, 1e-6);
+  EXPECT_GT(r.speed, 0.0);
+  EXPECT_LT(r.speed, mat.transitionVelocity);
+  EXPECT_NEAR(r.speed, expected, 1e-6 * expected);
+  EXPECT_NEAR(r.slipSpeed, r.speed, 1e-6 * expected);
+  EXPECT_NEAR(r.accel, 0.0, 1e-6);
 }
 
 // Above it the sphere accelerates; once it slides much faster than the transition velocity the
@@ -156,24 +168,14 @@ TEST(GroundContact, CreepsBelowTheStaticFrictionAngle) {
 TEST(GroundContact, SlidesWithDynamicFrictionAboveTheStaticAngle) {
   const double a = std::atan(1.2);  // tan a = 1.2 > us = 0.8
   const GroundMaterial mat = slopeMaterial();
-  const Slope s = slope(a);
-  const double m = 1.0, R = 0.05;
-  Batch<double> batch(slidingSphere(m, R, s.n, mat), 1);
-  const Vec3d start = (R - restingIndentation(mat, R, m * kG * std::cos(a))) * s.n;
-  batch.setQ(0, {start[0], start[1], start[2]});
-  batch.step(1e-4, 5000, Integrator::RK4);  // 0.5 s
-  ASSERT_EQ(batch.status(0), kStatusOk);
-  batch.evaluate();
-  const Vec3d v{{batch.u(0)[0], batch.u(0)[1], batch.u(0)[2]}};
-  const double speed = dot(v, s.downhill);
-  const double accel = dot(Vec3d{{batch.udot(0)[0], batch.udot(0)[1], batch.udot(0)[2]}}, s.downhill);
+  const SlopeRun r = runOnSlope(a, 5000);  // 0.5 s
   const double expected = kG * (std::sin(a) - mat.dynamicFriction * std::cos(a));
-  std::printf("sliding at %.4g m/s: acceleration %.10g, g (sin a - ud cos a) = %.10g (relative %.2g)\n", speed,
-              accel, expected, std::abs(accel - expected) / expected);
-  EXPECT_GT(speed, 100 * mat.transitionVelocity);
-  EXPECT_NEAR(accel, expected, 1e-4 * expected);
+  std::printf("sliding at %.4g m/s: acceleration %.10g, g (sin a - ud cos a) = %.10g (relative %.2g)\n", r.speed,
+              r.accel, expected, std::abs(r.accel - expected) / expected);
+  EXPECT_GT(r.speed, 100 * mat.transitionVelocity);
+  EXPECT_NEAR(r.accel, expected, 1e-4 * expected);
   // And the speed gained over the run is nearly all at that rate.
-  EXPECT_NEAR(speed, expected * 0.5, 0.01 * expected * 0.5);
+  EXPECT_NEAR(r.speed, expected * 0.5, 0.01 * expected * 0.5);
 }
 
 // A free box with a sphere at each bottom corner and an arm on a pin with a sphere at its tip,

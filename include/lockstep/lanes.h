@@ -123,51 +123,46 @@ inline void setLane(float& v, int, float x) { v = x; }
 inline void setLane(std::int64_t& v, int, std::int64_t x) { v = x; }
 inline void setLane(std::int32_t& v, int, std::int32_t x) { v = x; }
 #if LOCKSTEP_LANES_FUSED
-// a * b + c (kSign +1), c - a * b (kSign -1; exactly fma(-a, b, c)), rounded once, in every lane:
-// the FMA instructions of the register's width.
-template <int kSign>
-inline double fusedMulAdd(double a, double b, double c) { return __builtin_fma(kSign * a, b, c); }
-template <int kSign>
-inline float fusedMulAdd(float a, float b, float c) { return __builtin_fmaf(kSign * a, b, c); }
-template <int kSign, class V>
-inline V fusedMulAdd(V a, V b, V c) {
-  constexpr bool isDouble = sizeof(a[0]) == 8, add = kSign > 0;
-  if constexpr (sizeof(V) == 32 && isDouble) {
-    return (V)(add ? _mm256_fmadd_pd((__m256d)a, (__m256d)b, (__m256d)c) : _mm256_fnmadd_pd((__m256d)a, (__m256d)b, (__m256d)c));
-  } else if constexpr (sizeof(V) == 32) {
-    return (V)(add ? _mm256_fmadd_ps((__m256)a, (__m256)b, (__m256)c) : _mm256_fnmadd_ps((__m256)a, (__m256)b, (__m256)c));
-#if LOCKSTEP_LANE_BYTES >= 64
-  } else if constexpr (sizeof(V) == 64 && isDouble) {
-    return (V)(add ? _mm512_fmadd_pd((__m512d)a, (__m512d)b, (__m512d)c) : _mm512_fnmadd_pd((__m512d)a, (__m512d)b, (__m512d)c));
-  } else if constexpr (sizeof(V) == 64) {
-    return (V)(add ? _mm512_fmadd_ps((__m512)a, (__m512)b, (__m512)c) : _mm512_fnmadd_ps((__m512)a, (__m512)b, (__m512)c));
-#endif
-  } else {
-    static_assert(sizeof(V) == 0, "no FMA for this register width");
-    return a;
-  }
+// The three fused forms, each rounded once in every lane: a * b + c, c - a * b (exactly
+// fma(-a, b, c)) and a * b - c; the FMA instructions of the register's width.
+enum class Fused { kMulAdd, kNegMulAdd, kMulSub };
+template <Fused kForm>
+inline double fused(double a, double b, double c) {
+  return kForm == Fused::kMulAdd ? __builtin_fma(a, b, c) : kForm == Fused::kNegMulAdd ? __builtin_fma(-a, b, c)
+                                                                                        : __builtin_fma(a, b, -c);
 }
-// a * b - c, rounded once.
-inline double fusedMulSub(double a, double b, double c) { return __builtin_fma(a, b, -c); }
-inline float fusedMulSub(float a, float b, float c) { return __builtin_fmaf(a, b, -c); }
-template <class V>
-inline V fusedMulSub(V a, V b, V c) {
+template <Fused kForm>
+inline float fused(float a, float b, float c) {
+  return kForm == Fused::kMulAdd ? __builtin_fmaf(a, b, c) : kForm == Fused::kNegMulAdd ? __builtin_fmaf(-a, b, c)
+                                                                                         : __builtin_fmaf(a, b, -c);
+}
+#define LOCKSTEP_FUSED_FORMS(V, R, suffix)                                                                 \
+  return (V)(kForm == Fused::kMulAdd      ? _##R##_fmadd_##suffix((X)a, (X)b, (X)c)                       \
+             : kForm == Fused::kNegMulAdd ? _##R##_fnmadd_##suffix((X)a, (X)b, (X)c)                      \
+                                          : _##R##_fmsub_##suffix((X)a, (X)b, (X)c))
+template <Fused kForm, class V>
+inline V fused(V a, V b, V c) {
   constexpr bool isDouble = sizeof(a[0]) == 8;
   if constexpr (sizeof(V) == 32 && isDouble) {
-    return (V)_mm256_fmsub_pd((__m256d)a, (__m256d)b, (__m256d)c);
+    using X = __m256d;
+    LOCKSTEP_FUSED_FORMS(V, mm256, pd);
   } else if constexpr (sizeof(V) == 32) {
-    return (V)_mm256_fmsub_ps((__m256)a, (__m256)b, (__m256)c);
+    using X = __m256;
+    LOCKSTEP_FUSED_FORMS(V, mm256, ps);
 #if LOCKSTEP_LANE_BYTES >= 64
   } else if constexpr (sizeof(V) == 64 && isDouble) {
-    return (V)_mm512_fmsub_pd((__m512d)a, (__m512d)b, (__m512d)c);
+    using X = __m512d;
+    LOCKSTEP_FUSED_FORMS(V, mm512, pd);
   } else if constexpr (sizeof(V) == 64) {
-    return (V)_mm512_fmsub_ps((__m512)a, (__m512)b, (__m512)c);
+    using X = __m512;
+    LOCKSTEP_FUSED_FORMS(V, mm512, ps);
 #endif
   } else {
     static_assert(sizeof(V) == 0, "no FMA for this register width");
     return a;
   }
 }
+#undef LOCKSTEP_FUSED_FORMS
 #endif
 // Lane-wise conversion to the integers of the same width.
 template <class I, class V>
@@ -279,7 +274,7 @@ struct PackProduct : Pack<S, W> {
 };
 template <class S, int W>
 inline Pack<S, W> operator+(const PackProduct<S, W>& p, Pack<S, W> c) {
-  return Pack<S, W>(RawLanes{}, lanes_detail::fusedMulAdd<1>(p.a.v, p.b.v, c.v));
+  return Pack<S, W>(RawLanes{}, lanes_detail::fused<lanes_detail::Fused::kMulAdd>(p.a.v, p.b.v, c.v));
 }
 template <class S, int W>
 inline Pack<S, W> operator+(Pack<S, W> c, const PackProduct<S, W>& p) {
@@ -291,11 +286,11 @@ inline Pack<S, W> operator+(const PackProduct<S, W>& p, const PackProduct<S, W>&
 }
 template <class S, int W>
 inline Pack<S, W> operator-(const PackProduct<S, W>& p, Pack<S, W> c) {
-  return Pack<S, W>(RawLanes{}, lanes_detail::fusedMulSub(p.a.v, p.b.v, c.v));
+  return Pack<S, W>(RawLanes{}, lanes_detail::fused<lanes_detail::Fused::kMulSub>(p.a.v, p.b.v, c.v));
 }
 template <class S, int W>
 inline Pack<S, W> operator-(Pack<S, W> c, const PackProduct<S, W>& p) {
-  return Pack<S, W>(RawLanes{}, lanes_detail::fusedMulAdd<-1>(p.a.v, p.b.v, c.v));
+  return Pack<S, W>(RawLanes{}, lanes_detail::fused<lanes_detail::Fused::kNegMulAdd>(p.a.v, p.b.v, c.v));
 }
 template <class S, int W>
 inline Pack<S, W> operator-(const PackProduct<S, W>& p, const PackProduct<S, W>& q) {

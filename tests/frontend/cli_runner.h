@@ -37,10 +37,12 @@ class CliTest : public ::testing::Test {
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
-  // Runs `lockstep ARGS` with stdout and stderr captured separately.
-  CliResult run(const std::string& args) {
+  // Runs `lockstep ARGS` with stdout and stderr captured separately; with a launcher, `LAUNCHER
+  // lockstep ARGS` (an mpirun command line, or environment assignments for the shell).
+  CliResult run(const std::string& args, const std::string& launcher = "") {
     const std::filesystem::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string command = std::string(LOCKSTEP_CLI) + " " + args + " >" + out.string() + " 2>" + err.string();
+    const std::string command = (launcher.empty() ? "" : launcher + " ") + std::string(LOCKSTEP_CLI) + " " + args +
+                                " >" + out.string() + " 2>" + err.string();
     const int raw = std::system(command.c_str());
     CliResult r;
     r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;

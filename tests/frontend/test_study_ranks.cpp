@@ -37,20 +37,9 @@ class StudyRanks : public CliTest {
     const fs::path folder = dir_ / name;
     fs::create_directories(folder);
     const std::string args = "study " + study() + " --device cpu --outcomes --out " + (folder / "r").string() + " " + extra;
-    const CliResult r = launcher.empty() ? run(args) : runUnder(launcher, args);
+    const CliResult r = run(args, launcher);
     EXPECT_EQ(r.status, 0) << name << "\n" << r.out << r.err;
     return folder;
-  }
-
-  CliResult runUnder(const std::string& launcher, const std::string& args) {
-    const fs::path out = dir_ / "stdout.txt", err = dir_ / "stderr.txt";
-    const std::string command = launcher + " " + LOCKSTEP_CLI + " " + args + " >" + out.string() + " 2>" + err.string();
-    const int raw = std::system(command.c_str());
-    CliResult r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = readText(out);
-    r.err = readText(err);
-    return r;
   }
 
   static std::string mpirun(int ranks, const std::string& env = "") {
@@ -108,7 +97,7 @@ TEST_F(StudyRanks, ReducedOnTheRanksTheSameBytesAndTheGatheredMoments) {
     const fs::path folder = dir_ / name;
     fs::create_directories(folder);
     const std::string args = "study " + file + " --device cpu --out " + (folder / "r").string() + " " + extra;
-    const CliResult r = launcher.empty() ? run(args) : runUnder(launcher, args);
+    const CliResult r = run(args, launcher);
     EXPECT_EQ(r.status, 0) << name << "\n" << r.out << r.err;
     return folder;
   };
@@ -153,14 +142,14 @@ TEST_F(StudyRanks, AFailingRankStopsTheJobAndNothingIsWritten) {
   fs::create_directories(folder);
   const std::string args = "study " + study() + " --device cpu --outcomes --out " + (folder / "r").string();
   // One process: the reason alone.
-  CliResult r = runUnder("LOCKSTEP_STUDY_FAIL_RANK=0", args);
+  CliResult r = run(args, "LOCKSTEP_STUDY_FAIL_RANK=0");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("lockstep: error: failure injected by LOCKSTEP_STUDY_FAIL_RANK=0; no output was written"),
             std::string::npos)
       << r.err;
   EXPECT_TRUE(files(folder).empty());
   if (kMpiexec.empty()) GTEST_SKIP() << "built without MPI";
-  r = runUnder(mpirun(2, "LOCKSTEP_STUDY_FAIL_RANK=1"), args + " --threads 1");
+  r = run(args + " --threads 1", mpirun(2, "LOCKSTEP_STUDY_FAIL_RANK=1"));
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("lockstep: error: rank 1 of 2 failed: failure injected by LOCKSTEP_STUDY_FAIL_RANK=1; no "
                        "output was written"),
@@ -168,7 +157,7 @@ TEST_F(StudyRanks, AFailingRankStopsTheJobAndNothingIsWritten) {
       << r.err;
   EXPECT_TRUE(files(folder).empty());
   // An error every rank meets: one message, no rank named.
-  r = runUnder(mpirun(3), args + " --threads 1 --worlds 1e6");
+  r = run(args + " --threads 1 --worlds 1e6", mpirun(3));
   EXPECT_NE(r.status, 0);
   EXPECT_EQ(r.err.find("rank "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("lockstep: error: --worlds 1000000 is more than the study's until.max_worlds (300)"),
@@ -190,7 +179,7 @@ TEST_F(StudyRanks, OutputsNeverReplaceTheStudyFile) {
 // `lockstep bench` under mpirun: every rank measures, rank 0 prints its table and the ranks' sum.
 TEST_F(StudyRanks, BenchUnderMpirunSumsTheRanks) {
   if (kMpiexec.empty()) GTEST_SKIP() << "built without MPI";
-  const CliResult r = runUnder(mpirun(2), "bench --device cpu --worlds 8 --precision double --repetitions 1 --threads 1");
+  const CliResult r = run("bench --device cpu --worlds 8 --precision double --repetitions 1 --threads 1", mpirun(2));
   ASSERT_EQ(r.status, 0) << r.out << r.err;
   EXPECT_NE(r.out.find("2 ranks measured at once"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("chain-7-seed double 8 worlds per rank: "), std::string::npos) << r.out;
