@@ -69,8 +69,10 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
   name##_.assign(static_cast<std::size_t>(fieldCount(sizes_, per, parts)) * nWorlds_, type(0));
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-  for (int i = 0; i < sizes_.nq; ++i)
-    for (std::int64_t w = 0; w < nWorlds_; ++w) q_[i * nWorlds_ + w] = initialQ_[i * nWorlds_ + w] = T(model_->defaultQ()[i]);
+  for (std::int64_t w = 0; w < nWorlds_; ++w) {
+    const WorldView<T> x = hostView().world(w);
+    for (int i = 0; i < sizes_.nq; ++i) x.q[i] = x.initialQ[i] = T(model_->defaultQ()[i]);
+  }
   if (backend_ == Backend::Cuda) device_ = std::make_unique<Device>(compiled_, nWorlds_);
 }
 
@@ -98,40 +100,31 @@ void Batch<T>::touchHost() {
 }
 
 template <class T>
-std::vector<double> Batch<T>::getField(const std::vector<T>& f, int count, std::int64_t w) const {
+template <class F>
+std::vector<double> Batch<T>::hostValues(std::int64_t w, Strided<F> WorldView<T>::*field) const {
   checkWorld(w);
   checkReadable();
-  std::vector<double> out(count);
-  for (int i = 0; i < count; ++i) out[i] = double(f[static_cast<std::size_t>(i) * nWorlds_ + w]);
+  const Strided<F> values = readOnlyHostView().world(w).*field;
+  std::vector<double> out(componentCount(sizes_, field));
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = double(values[i]);
   return out;
 }
 
 template <class T>
-void Batch<T>::setField(std::vector<T>& f, int count, std::int64_t w, const std::vector<double>& v,
-                        const char* name) {
+template <class F>
+void Batch<T>::setHostValues(std::int64_t w, Strided<F> WorldView<T>::*field, const std::vector<double>& v,
+                             const char* name) {
   checkWorld(w);
-  if (static_cast<int>(v.size()) != count)
+  const std::int64_t count = componentCount(sizes_, field);
+  if (static_cast<std::int64_t>(v.size()) != count)
     throw std::invalid_argument(std::string(name) + ": expected " + std::to_string(count) + " values, got " +
                                 std::to_string(v.size()));
-  for (int i = 0; i < count; ++i)
+  for (std::size_t i = 0; i < v.size(); ++i)
     if (!std::isfinite(v[i]))
       throw std::invalid_argument(std::string(name) + "[" + std::to_string(i) + "]: must be a finite number");
   touchHost();
-  for (int i = 0; i < count; ++i) f[static_cast<std::size_t>(i) * nWorlds_ + w] = T(v[i]);
-}
-
-template <class T>
-std::int64_t Batch<T>::getIntField(const std::vector<std::int32_t>& f, std::int64_t w) const {
-  checkWorld(w);
-  checkReadable();
-  return f[w];
-}
-
-template <class T>
-std::int32_t Batch<T>::status(std::int64_t w) const {
-  checkWorld(w);
-  checkReadable();
-  return status_[w];
+  const Strided<F> values = hostView().world(w).*field;
+  for (std::size_t i = 0; i < v.size(); ++i) values[i] = F(v[i]);
 }
 
 template <class T>
@@ -154,7 +147,7 @@ void Batch<T>::setTargets(std::int64_t w, const std::vector<double>& position, c
     both[2 * i] = position[i];
     both[2 * i + 1] = velocity[i];
   }
-  setField(target_, 2 * sizes_.nu, w, both, "target");
+  setHostValues(w, &WorldView<T>::target, both, "target");
 }
 
 namespace {
@@ -168,39 +161,40 @@ std::vector<double> partOfPairs(const std::vector<double>& both, int count, int 
 
 template <class T>
 std::vector<double> Batch<T>::targetPositions(std::int64_t w) const {
-  return partOfPairs(getField(target_, 2 * sizes_.nu, w), sizes_.nu, 0);
+  return partOfPairs(hostValues(w, &WorldView<T>::target), sizes_.nu, 0);
 }
 template <class T>
 std::vector<double> Batch<T>::targetVelocities(std::int64_t w) const {
-  return partOfPairs(getField(target_, 2 * sizes_.nu, w), sizes_.nu, 1);
+  return partOfPairs(hostValues(w, &WorldView<T>::target), sizes_.nu, 1);
 }
 template <class T>
 std::vector<double> Batch<T>::actuatorEfforts(std::int64_t w) const {
-  return partOfPairs(getField(actuator_, 2 * sizes_.nu, w), sizes_.nu, 0);
+  return partOfPairs(hostValues(w, &WorldView<T>::actuator), sizes_.nu, 0);
 }
 template <class T>
 std::vector<double> Batch<T>::actuatorPowers(std::int64_t w) const {
-  return partOfPairs(getField(actuator_, 2 * sizes_.nu, w), sizes_.nu, 1);
+  return partOfPairs(hostValues(w, &WorldView<T>::actuator), sizes_.nu, 1);
 }
 
 template <class T>
 void Batch<T>::setQ(std::int64_t w, const std::vector<double>& q) {
-  setField(q_, sizes_.nq, w, q, "q");
+  setHostValues(w, &WorldView<T>::q, q, "q");
   flagInvalidState(w);
 }
 
 template <class T>
 void Batch<T>::setU(std::int64_t w, const std::vector<double>& u) {
-  setField(u_, sizes_.nu, w, u, "u");
+  setHostValues(w, &WorldView<T>::u, u, "u");
   flagInvalidState(w);
 }
 
 template <class T>
 void Batch<T>::flagInvalidState(std::int64_t w) {
+  const WorldView<T> x = hostView().world(w);
   bool finite = true;
-  for (int i = 0; i < sizes_.nq; ++i) finite = finite && std::isfinite(q_[static_cast<std::size_t>(i) * nWorlds_ + w]);
-  for (int i = 0; i < sizes_.nu; ++i) finite = finite && std::isfinite(u_[static_cast<std::size_t>(i) * nWorlds_ + w]);
-  if (!finite) status_[w] |= kStatusInvalidInitialState;
+  for (int i = 0; i < sizes_.nq; ++i) finite = finite && std::isfinite(x.q[i]);
+  for (int i = 0; i < sizes_.nu; ++i) finite = finite && std::isfinite(x.u[i]);
+  if (!finite) x.status[0] |= kStatusInvalidInitialState;
 }
 
 template <class T>
@@ -211,7 +205,7 @@ void Batch<T>::setAllStates(const std::vector<double>& q, const std::vector<doub
     setU(w, u);
     setZ(w, std::vector<double>(sizes_.nz, 0.0));
     setTime(w, 0.0);
-    status_[w] = kStatusOk;
+    hostView().world(w).status[0] = kStatusOk;
     flagInvalidState(w);
   }
 }
@@ -222,15 +216,15 @@ void Batch<T>::setInitialState(std::int64_t w, const std::vector<double>& q, con
     for (std::int64_t x = 0; x < nWorlds_; ++x) setInitialState(x, q, u);
     return;
   }
-  setField(initialQ_, sizes_.nq, w, q, "initial q");
-  setField(initialU_, sizes_.nu, w, u, "initial u");
+  setHostValues(w, &WorldView<T>::initialQ, q, "initial q");
+  setHostValues(w, &WorldView<T>::initialU, u, "initial u");
 }
 
 template <class T>
 void Batch<T>::clearStatus(std::int64_t w) {
   checkWorld(w);
   touchHost();
-  status_[w] = kStatusOk;
+  hostView().world(w).status[0] = kStatusOk;
 }
 
 template <class T>
@@ -378,5 +372,14 @@ void Batch<T>::setConstraintTolerance(double tol, int maxIterations) {
 
 template class Batch<float>;
 template class Batch<double>;
+#define LOCKSTEP_INSTANTIATE(T, F)                                                                           \
+  template std::vector<double> Batch<T>::hostValues(std::int64_t, Strided<F> WorldView<T>::*) const;        \
+  template void Batch<T>::setHostValues(std::int64_t, Strided<F> WorldView<T>::*, const std::vector<double>&, \
+                                        const char*);
+LOCKSTEP_INSTANTIATE(float, float)
+LOCKSTEP_INSTANTIATE(float, std::int32_t)
+LOCKSTEP_INSTANTIATE(double, double)
+LOCKSTEP_INSTANTIATE(double, std::int32_t)
+#undef LOCKSTEP_INSTANTIATE
 
 }  // namespace lockstep

@@ -140,7 +140,7 @@ void Batch<T>::setDissipatedEnergy(std::int64_t w, int i, double energy) {
   validateNonNegative(energy, "world " + std::to_string(w) + " bushing '" + model_->bushings()[i].desc.name + "'",
                       "dissipated energy");
   touchHost();
-  z_[static_cast<std::size_t>(i) * nWorlds_ + w] = T(energy);
+  hostView().world(w).z[i] = T(energy);
 }
 
 #define LOCKSTEP_INSTANTIATE(T)                                                                    \

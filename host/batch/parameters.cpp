@@ -209,17 +209,17 @@ void ParameterStore<T>::set(ParamId id, std::int64_t w, std::int64_t c, double v
   if (w == kAllWorlds) {
     if (!e.perWorld) e.data[c] = T(value);
     else
-      for (std::int64_t x = 0; x < nWorlds_; ++x) e.data[c * nWorlds_ + x] = T(value);
+      for (std::int64_t x = 0; x < nWorlds_; ++x) worldValues(id, x)[c] = T(value);
     return;
   }
-  if (!e.perWorld) {
-    std::vector<T> all(static_cast<std::size_t>(e.count) * nWorlds_);
-    for (std::int64_t k = 0; k < e.count; ++k)
-      for (std::int64_t x = 0; x < nWorlds_; ++x) all[k * nWorlds_ + x] = e.data[k];
-    e.data.swap(all);
+  if (!e.perWorld) {  // one copy per world from now on, each starting from the shared values
+    const std::vector<T> shared = std::move(e.data);
+    e.data.assign(shared.size() * static_cast<std::size_t>(nWorlds_), T(0));
     e.perWorld = true;
+    for (std::int64_t x = 0; x < nWorlds_; ++x)
+      for (std::int64_t k = 0; k < e.count; ++k) worldValues(id, x)[k] = shared[k];
   }
-  e.data[c * nWorlds_ + w] = T(value);
+  worldValues(id, w)[c] = T(value);
 }
 
 template class ParameterStore<float>;

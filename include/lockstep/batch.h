@@ -100,22 +100,22 @@ class Batch {
   const Sizes& sizes() const { return sizes_; }
 
   // ---- state, inputs and outputs of one world (host copy) ----
-  std::vector<double> q(std::int64_t w) const { return getField(q_, sizes_.nq, w); }
-  std::vector<double> u(std::int64_t w) const { return getField(u_, sizes_.nu, w); }
-  std::vector<double> z(std::int64_t w) const { return getField(z_, sizes_.nz, w); }
-  std::vector<double> udot(std::int64_t w) const { return getField(udot_, sizes_.nu, w); }
-  std::vector<double> tau(std::int64_t w) const { return getField(tau_, sizes_.nu, w); }
-  double time(std::int64_t w) const { return getField(time_, 1, w)[0]; }
-  double kineticEnergy(std::int64_t w) const { return getField(energy_, 2, w)[0]; }
-  double potentialEnergy(std::int64_t w) const { return getField(energy_, 2, w)[1]; }
-  std::int32_t status(std::int64_t w) const;
+  std::vector<double> q(std::int64_t w) const { return hostValues(w, &WorldView<T>::q); }
+  std::vector<double> u(std::int64_t w) const { return hostValues(w, &WorldView<T>::u); }
+  std::vector<double> z(std::int64_t w) const { return hostValues(w, &WorldView<T>::z); }
+  std::vector<double> udot(std::int64_t w) const { return hostValues(w, &WorldView<T>::udot); }
+  std::vector<double> tau(std::int64_t w) const { return hostValues(w, &WorldView<T>::tau); }
+  double time(std::int64_t w) const { return hostValues(w, &WorldView<T>::time)[0]; }
+  double kineticEnergy(std::int64_t w) const { return hostValues(w, &WorldView<T>::energy)[0]; }
+  double potentialEnergy(std::int64_t w) const { return hostValues(w, &WorldView<T>::energy)[1]; }
+  std::int32_t status(std::int64_t w) const { return std::int32_t(hostValues(w, &WorldView<T>::status)[0]); }
 
   // A q or u that is finite in double but not in T (u = 1e300 in float) flags the world
   // (kStatusInvalidInitialState): it is never stepped, and the other worlds go on.
   void setQ(std::int64_t w, const std::vector<double>& q);
   void setU(std::int64_t w, const std::vector<double>& u);
-  void setZ(std::int64_t w, const std::vector<double>& z) { setField(z_, sizes_.nz, w, z, "z"); }
-  void setTau(std::int64_t w, const std::vector<double>& tau) { setField(tau_, sizes_.nu, w, tau, "tau"); }
+  void setZ(std::int64_t w, const std::vector<double>& z) { setHostValues(w, &WorldView<T>::z, z, "z"); }
+  void setTau(std::int64_t w, const std::vector<double>& tau) { setHostValues(w, &WorldView<T>::tau, tau, "tau"); }
   // PD actuator targets: a position and a velocity per generalized speed (the "target" field).
   void setTargets(std::int64_t w, const std::vector<double>& position, const std::vector<double>& velocity);
   std::vector<double> targetPositions(std::int64_t w) const;
@@ -124,18 +124,18 @@ class Batch {
   // and its power, and each joint stop's force.
   std::vector<double> actuatorEfforts(std::int64_t w) const;
   std::vector<double> actuatorPowers(std::int64_t w) const;
-  std::vector<double> stopForces(std::int64_t w) const { return getField(stopForce_, sizes_.nu, w); }
+  std::vector<double> stopForces(std::int64_t w) const { return hostValues(w, &WorldView<T>::stopForce); }
   // The work done so far by the actions and actuators (minus the "actuation" auxiliary state).
   double actuatorWork(std::int64_t w) const { return -z(w).at(model_->actuationState()); }
-  void setTime(std::int64_t w, double t) { setField(time_, 1, w, {t}, "time"); }
+  void setTime(std::int64_t w, double t) { setHostValues(w, &WorldView<T>::time, {t}, "time"); }
   // Spatial force on a body at its origin Bo, expressed in Ground.
   void setBodyForce(std::int64_t w, int body, const SpatialVecd& F_GB);
   // Sets q, u (and their initial values), z = 0, time = 0 of every world; clears every status.
   void setAllStates(const std::vector<double>& q, const std::vector<double>& u);
   // The state a reset returns to (the model's default state until set), for one world or all.
   void setInitialState(std::int64_t w, const std::vector<double>& q, const std::vector<double>& u);
-  std::vector<double> initialQ(std::int64_t w) const { return getField(initialQ_, sizes_.nq, w); }
-  std::vector<double> initialU(std::int64_t w) const { return getField(initialU_, sizes_.nu, w); }
+  std::vector<double> initialQ(std::int64_t w) const { return hostValues(w, &WorldView<T>::initialQ); }
+  std::vector<double> initialU(std::int64_t w) const { return hostValues(w, &WorldView<T>::initialU); }
   // Makes every world's current q and u its initial state, on the backend: after assemble(), so
   // that resets return to states on the constraint manifold.
   void captureInitialState();
@@ -154,8 +154,8 @@ class Batch {
   // Failed worlds (any status bit) go back to their initial state at the end of step(), their
   // status bits saved in lastFailure and resetCount incremented, instead of staying flagged.
   void setAutoReset(bool on) { autoReset_ = on; }
-  std::int32_t lastFailure(std::int64_t w) const { return std::int32_t(getIntField(lastFailure_, w)); }
-  std::int32_t resetCount(std::int64_t w) const { return std::int32_t(getIntField(resetCount_, w)); }
+  std::int32_t lastFailure(std::int64_t w) const { return std::int32_t(hostValues(w, &WorldView<T>::lastFailure)[0]); }
+  std::int32_t resetCount(std::int64_t w) const { return std::int32_t(hostValues(w, &WorldView<T>::resetCount)[0]); }
 
   // ---- observations (written after step(), resets, assemble() and evaluate()) ----
   void setObserveAfterStep(bool on) { observe_ = on; }
@@ -290,13 +290,18 @@ class Batch {
   };
   static const Ops& opsFor(Backend backend);
 
-  std::vector<double> getField(const std::vector<T>& f, int count, std::int64_t w) const;
-  std::int64_t getIntField(const std::vector<std::int32_t>& f, std::int64_t w) const;
+  // The host copy through the registry: one world's components of a per-world field, the field
+  // named by its WorldView member (views.h) and its component count taken from its registry line.
+  // Reads check the world and that the host copy is current; writes check the values' count and
+  // finiteness, and mark the host copy changed.
+  template <class F>
+  std::vector<double> hostValues(std::int64_t w, Strided<F> WorldView<T>::*field) const;
+  template <class F>
+  void setHostValues(std::int64_t w, Strided<F> WorldView<T>::*field, const std::vector<double>& v, const char* name);
   BackendContext<T> context();
   // Copies a host array into a device staging buffer when needed; returns a backend pointer.
   const void* toBackend(const void* data, std::size_t bytes, MemorySpace space, int slot);
   void afterBackendWrite();
-  void setField(std::vector<T>& f, int count, std::int64_t w, const std::vector<double>& v, const char* name);
   void checkWorld(std::int64_t w) const;
   void checkReadable() const;
   void touchHost();

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "lockstep/model.h"
@@ -25,6 +26,19 @@ struct FieldInfo {
   int width() const { return parts.empty() ? 1 : static_cast<int>(parts.size()); }
   std::int64_t count(const Sizes& s) const { return perCount(per, s) * width(); }
 };
+
+// The number of components of a per-world field per world, the field named by its WorldView
+// member (&WorldView<T>::energy: 2), from its line in the registry.
+template <class T, class F>
+std::int64_t componentCount(const Sizes& s, Strided<F> WorldView<T>::*field) {
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                  \
+  if constexpr (std::is_same_v<type, F>) {                                    \
+    if (field == &WorldView<T>::name) return fieldCount(s, per, parts);       \
+  }
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  return 0;
+}
 
 // LOCKSTEP_WORLD_FIELDS and LOCKSTEP_PARAM_FIELDS, in declaration order.
 const std::vector<FieldInfo>& worldFields();

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <vector>
 
-#include "lockstep/model.h"
+#include "lockstep/views.h"
 
 namespace lockstep {
+
+class Model;
 
 // The per-world parameters, in registry order.
 enum class ParamId : int {
@@ -39,10 +41,7 @@ class ParameterStore {
   ParameterStore(const Model& model, const Sizes& sizes, std::int64_t nWorlds);
 
   // Component c of a parameter for world w.
-  T value(ParamId id, std::int64_t w, std::int64_t c) const {
-    const Entry& e = entries_[int(id)];
-    return e.perWorld ? e.data[c * nWorlds_ + w] : e.data[c];
-  }
+  T value(ParamId id, std::int64_t w, std::int64_t c) const { return view(id, data(id).data()).world(w)[c]; }
   // Sets component c for world w (giving the parameter per-world storage) or for every world.
   void set(ParamId id, std::int64_t w, std::int64_t c, double value);
   bool perWorld(ParamId id) const { return entries_[int(id)].perWorld; }
@@ -58,6 +57,12 @@ class ParameterStore {
     std::int64_t count = 0;
     bool perWorld = false;
   };
+  // World w's components of a parameter in the host copy, writable: view()'s layout.
+  Strided<T> worldValues(ParamId id, std::int64_t w) {
+    const ParamArray<T> a = view(id, entries_[int(id)].data.data());
+    return {const_cast<T*>(a.data) + w * a.worldStride, a.compStride};
+  }
+
   std::int64_t nWorlds_;
   std::array<Entry, kParamCount> entries_;
 };
