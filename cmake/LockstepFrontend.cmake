@@ -18,8 +18,10 @@ configure_file(${PROJECT_SOURCE_DIR}/cmake/builtin_scene_json.h.in
 add_library(lockstep_io STATIC
   host/io/json_node.cpp
   host/io/scene.cpp
+  host/io/scene_joints.cpp
+  host/io/scene_worlds.cpp
   host/io/scene_apply.cpp
-  host/io/builtin_scene.cpp
+  host/io/embedded_scene_file.cpp
   host/io/text_file.cpp
   host/io/urdf.cpp
   host/io/study_file.cpp

@@ -4,6 +4,7 @@
 // sum(z) along RK4 with every element on; per-world gains (a world alone equals the same world in
 // a batch whose other worlds differ, bit for bit); the parameters' names and checks.
 // (Agreement with Simbody itself: tests/test_simbody.cpp and tests/frontend/test_urdf_simbody.cpp.)
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -156,6 +157,28 @@ TEST(PdActuator, EffortIsClampedToTheLimit) {
   batch.evaluate();
   EXPECT_EQ(batch.actuatorEfforts(0)[0], -L);
   EXPECT_EQ(batch.appliedMobilityForces(0)[0], -L);
+}
+
+// A second check of the clamp, on the path of models with neither stop nor actuator (the action
+// tau alone is clamped there), and on a torque actuator: the acceleration is clamp(tau, L) / I
+// for tau below, within and above the limit, and tau itself where the limit is infinite.
+TEST(EffortLimit, ClampsTheActionWithAndWithoutActuators) {
+  const double I = 0.05, L = 0.3;
+  const ActuatorDesc torque{"hinge", ActuatorMode::Torque, 0, 0};
+  for (const ActuatorDesc* a : {static_cast<const ActuatorDesc*>(nullptr), &torque}) {
+    for (double limit : {L, kInf}) {
+      const auto model = pinModel(1, 0, I, 0, nullptr, a, limit);
+      ASSERT_EQ(model->actuators().size(), a ? 1u : 0u);
+      Batch<double> batch(model, 1);
+      for (double tau : {-5.0, -0.2, 0.0, 0.1, 0.3, 7.0}) {
+        batch.setTau(0, {tau});
+        batch.evaluate();
+        const double applied = std::min(limit, std::max(-limit, tau));
+        EXPECT_EQ(batch.appliedMobilityForces(0)[0], applied) << tau << " limit " << limit << (a ? " actuated" : "");
+        EXPECT_NEAR(batch.udot(0)[0], applied / I, 1e-14) << tau << " limit " << limit << (a ? " actuated" : "");
+      }
+    }
+  }
 }
 
 // KE + PE + sum(z): constant along RK4 with stops, PD actuators (clamped some of the time),

@@ -362,5 +362,31 @@ TEST(PowerBalance, SpringPowersAreTheRateOfItsEnergy) {
   EXPECT_NEAR((peAt(h) - peAt(-h)) / (2 * h), -s.conservativePower, 1e-7 * std::max(1.0, std::abs(s.conservativePower)));
 }
 
+// A second check of the spring's powers, in three dimensions: P fixed on Ground, Q on a body
+// that turns and moves, so that the length's rate ldot = (Q - P)/l . v_Q has parts along and
+// across the spring; -k (l - l0) ldot and -c ldot^2, with v_Q = v_B + w_B x (Q - Bo).
+TEST(LinearSpringDamper, PowersInThreeDimensionsAreTheClosedForms) {
+  const double k = 40, c = 1.5, l0 = 0.6;
+  const Vec3d p_AP = {{0.1, -0.2, 0.3}}, p_BQ = {{0.2, 0.1, -0.1}};
+  const Transformd X_GA = Transformd::identity();
+  const Transformd X_GB{Rotationd::bodyFixedXYZ({{0.3, -0.5, 0.8}}), {{0.9, 0.4, -0.2}}};
+  SpatialVec<double> V_GB;
+  V_GB.ang = {{0.7, -1.1, 0.4}};
+  V_GB.lin = {{-0.3, 0.8, 0.5}};
+  const SpringDamperQuantities<double> s =
+      evaluateSpringDamper(X_GA, SpatialVec<double>::zero(), X_GB, V_GB, p_AP, p_BQ, l0, k, c);
+  const Vec3d P = p_AP, Q = X_GB * p_BQ;
+  const Vec3d v_Q = V_GB.lin + cross(V_GB.ang, Q - X_GB.p);
+  const double l = norm(Q - P), ldot = dot(Q - P, v_Q) / l;
+  EXPECT_NEAR(s.length, l, 1e-15);
+  EXPECT_NEAR(s.lengthDot, ldot, 1e-14);
+  EXPECT_NEAR(s.potentialEnergy, 0.5 * k * (l - l0) * (l - l0), 1e-13);
+  EXPECT_NEAR(s.conservativePower, -k * (l - l0) * ldot, 1e-13);
+  EXPECT_NEAR(s.nonConservativePower, -c * ldot * ldot, 1e-13);
+  // The power the spring's forces deliver to the two bodies is the sum of both.
+  const Vec3d f_BQ = -s.f_AP;
+  EXPECT_NEAR(dot(f_BQ, v_Q), s.conservativePower + s.nonConservativePower, 1e-13);
+}
+
 }  // namespace
 }  // namespace lockstep::test

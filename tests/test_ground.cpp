@@ -8,6 +8,7 @@
 #include "lockstep/batch.h"
 #include "lockstep/device.h"
 #include "lockstep/fields.h"
+#include "lockstep/force_elements.h"
 #include "test_util.h"
 
 namespace lockstep::test {
@@ -324,6 +325,20 @@ TEST(GroundContact, ParametersByNameAndTheirChecks) {
   fails([&] { batch.setParameter(0, "ground.tip.dynamic_friction", std::nan("")); }, "dynamic friction");
   fails([&] { batch.setParameter(0, "ground.tip.transition_velocity", 0); }, "transition velocity");
   fails([&] { batch.setGroundPlane(0, 4, Vec3d::zero(), Vec3d::zero()); }, "normal");
+  // Static friction below the dynamic (0.6): refused, by name and by block, and by the builder.
+  fails([&] { batch.setParameter(0, "ground.tip.static_friction", 0.5); },
+        "static friction: must be >= the dynamic friction (got 0.5 < 0.6)");
+  GroundMaterial slippery = batch.groundMaterial(0, 4);
+  slippery.dynamicFriction = 1.2;
+  fails([&] { batch.setGroundMaterial(0, 4, slippery); }, "static friction");
+  {
+    ModelBuilder below = ModelBuilder::fromModel(*model);
+    GroundContactDesc c = model->groundContacts()[0].desc;
+    c.name = "below";
+    c.material.staticFriction = 0.1;
+    below.addGroundContact(c);
+    EXPECT_THROW(below.build(), ModelError);
+  }
   // The builder refuses the same.
   GroundContactDesc d;
   d.body = "box";
@@ -336,6 +351,97 @@ TEST(GroundContact, ParametersByNameAndTheirChecks) {
   ModelBuilder mb2 = ModelBuilder::fromModel(*model);
   mb2.addGroundContact(onGround);
   EXPECT_THROW(mb2.build(), ModelError);
+}
+
+// Hunt and Crossley's law at one penetration x and one approach speed vn, with cf and the tanh
+// transitions made negligible: the normal force (4/3) E_eff sqrt(R) x^(3/2) (1 + (3/2) c vn) along
+// the plane's unit outward normal; sliding at a speed far above the transition velocity, Coulomb's
+// dynamic friction plus the viscous term, fN (ud + uv |vt|), against the slip. A tilted, non-unit
+// normal, so that the direction is checked as well as the sizes.
+TEST(GroundContact, ForceIsHuntCrossleysClosedFormAtAGivenPenetrationAndSpeed) {
+  const double R = 0.1, x = 0.004, vn = 0.4, vSlip = 2.0;
+  GroundContactParams<double> p;
+  p.center = Vec3d::zero();
+  p.radius = R;
+  p.normal = {{0, 3, 4}};  // unit: (0, 0.6, 0.8)
+  p.point = {{0.2, -0.1, 0.3}};
+  p.stiffness = 2e7;
+  p.dissipation = 0.5;
+  p.staticFriction = 0.7;
+  p.dynamicFriction = 0.7;  // equal: no Stribeck peak, Coulomb alone
+  p.viscousFriction = 0.05;
+  p.transitionVelocity = 1e-3;
+  p.cf = 1e-16;  // (x^2 + cf)^(3/4) = x^(3/2) to 1e-11, and vs = |vt| to 1e-17
+  p.bd = 1e4;    // tanh(bd x) = 1 to 1e-34
+  p.bv = 1e3;    // tanh(bv (vn + 2/(3c))) = 1
+  const Vec3d n = {{0, 0.6, 0.8}}, t = {{1, 0, 0}};
+  const Transformd X_GB{Rotationd::identity(), p.point + (R - x) * n};
+  SpatialVec<double> V_GB;
+  V_GB.ang = Vec3d::zero();
+  V_GB.lin = vSlip * t - vn * n;
+  const GroundContactQuantities<double> r = evaluateGroundContact(X_GB, V_GB, p);
+
+  const double Eeff = p.stiffness / (2 * std::sqrt(2.0));
+  const double fN = 4.0 / 3.0 * Eeff * std::sqrt(R) * std::pow(x, 1.5) * (1 + 1.5 * p.dissipation * vn);
+  const double fF = fN * (p.dynamicFriction + p.viscousFriction * vSlip);
+  EXPECT_NEAR(r.penetration, x, 1e-15);
+  EXPECT_NEAR(r.normalVelocity, vn, 1e-15);
+  EXPECT_NEAR(r.slipSpeed, vSlip, 1e-14);
+  EXPECT_NEAR(r.normalForce, fN, 1e-10 * fN);
+  EXPECT_NEAR(r.frictionForce, fF, 1e-10 * fF);
+  const Vec3d F = fN * n - fF * t;
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(r.forceOnSphere[k], F[k], 1e-10 * fN) << k;
+  EXPECT_NEAR(r.power, -fN * vn - fF * vSlip, 1e-10 * fN * vSlip);
+  // The contact point lies halfway into the overlap, on the line through the center along n.
+  const Vec3d p_GP = p.point + (R - x) * n - (R - 0.5 * x) * n;
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(r.p_GP[k], p_GP[k], 1e-15) << k;
+}
+
+// A normal's length does not matter, however large or small: [0, 0, 1e155] (whose |n|^2 overflows)
+// and [0, 0, 1e-170] (whose |n|^2 underflows) act as [0, 0, 1], given to the model or per world.
+TEST(GroundContact, NormalsOfExtremeLengthActAsTheUnitNormal) {
+  GroundMaterial mat;
+  mat.stiffness = 1e7;
+  mat.dissipation = 0.5;
+  mat.staticFriction = 0.8;
+  mat.dynamicFriction = 0.5;
+  const double R = 0.1;
+  const std::vector<double> q = {0.02, -0.01, R - 0.003}, u = {0.3, 0.1, -0.2};
+  auto contactOf = [&](const std::shared_ptr<const Model>& model) {
+    Batch<double> batch(model, 1);
+    batch.setQ(0, q);
+    batch.setU(0, u);
+    batch.evaluate();
+    return batch.groundContact(0, 0);
+  };
+  const GroundContactQuantities<double> unit = contactOf(slidingSphere(1, R, {{0, 0, 1}}, mat));
+  ASSERT_GT(unit.normalForce, 0);
+  for (double z : {1e155, 1e-170, 1e300, 4.9e-324}) {
+    const auto model = slidingSphere(1, R, {{0, 0, z}}, mat);
+    const GroundContactQuantities<double> r = contactOf(model);
+    EXPECT_EQ(r.normalForce, unit.normalForce) << z;
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(r.forceOnSphere[k], unit.forceOnSphere[k]) << z;
+    // A float batch of the same model (no float holds 1e155 or 1e-170; the model holds it unit).
+    Batch<float> f(model, 1);
+    f.setQ(0, q);
+    f.setU(0, u);
+    f.evaluate();
+    EXPECT_NEAR(f.groundContact(0, 0).normalForce, unit.normalForce, 1e-4 * unit.normalForce) << z;
+    // The same normal set per world, through the parameters by name and by block.
+    Batch<double> batch(slidingSphere(1, R, {{0, 0, 1}}, mat), 2);
+    batch.setParameter(0, "ground.ball.normal.z", z);
+    batch.setGroundPlane(1, 0, {{0, 0, z}}, Vec3d::zero());
+    for (std::int64_t w = 0; w < 2; ++w) {
+      batch.setQ(w, q);
+      batch.setU(w, u);
+    }
+    batch.evaluate();
+    for (std::int64_t w = 0; w < 2; ++w) {
+      const GroundContactQuantities<double> pw = batch.groundContact(w, 0);
+      EXPECT_EQ(pw.normalForce, unit.normalForce) << z << " world " << w;
+      for (int k = 0; k < 3; ++k) EXPECT_EQ(pw.forceOnSphere[k], unit.forceOnSphere[k]) << z << " world " << w;
+    }
+  }
 }
 
 // The float batch on CPU packs agrees with double to float's accuracy over a short run.
@@ -363,7 +469,7 @@ TEST(GroundContact, CudaBackendMatchesCpuBackend) {
     for (Batch<double>* b : {&cpu, &gpu}) {
       b->setQ(w, tumblingBoxQ());
       b->setU(w, u);
-      b->setParameter(w, "ground.corner1.static_friction", 0.5 + 0.001 * w);
+      b->setParameter(w, "ground.corner1.static_friction", 0.7 + 0.001 * w);
     }
   }
   gpu.upload();

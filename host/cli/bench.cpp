@@ -96,11 +96,16 @@ int runBench(const BenchOptions& o) {
       // Skipped on every rank when it does not fit on one.
       const std::string skip = describeRankErrors(ranks.agree(why));
       if (!skip.empty()) {
-        if (ranks.root())
-          std::cout << "skipped " << scene.name << " " << precisionName(p) << " " << n << " worlds: " << skip
-                    << "; at most "
-                    << worldsThatFit(*c.model, p, backend, c.cpuThreads, memoryAvailable(backend == Backend::Cuda))
-                    << " worlds fit\n";
+        const std::string what =
+            scene.name + " " + precisionName(p) + " " + std::to_string(n) + " worlds: " + skip + "; at most " +
+            std::to_string(worldsThatFit(*c.model, p, backend, c.cpuThreads, memoryAvailable(backend == Backend::Cuda))) +
+            " worlds fit";
+        // A size the default list holds is skipped; one asked for with --worlds is refused.
+        if (!o.worlds.empty()) {
+          if (ranks.root()) throw std::runtime_error("--worlds: " + what);
+          return 1;
+        }
+        if (ranks.root()) std::cout << "skipped " << what << "\n";
         continue;
       }
       ranks.sum(0);  // start together: the ranks share the node's memory bandwidth and cores

@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "commands.h"
+#include "options.h"
 
 int main(int argc, char** argv) {
   const lockstep::cli::Application a = lockstep::cli::makeApplication();
@@ -15,6 +16,9 @@ int main(int argc, char** argv) {
   }
   try {
     return a.run();
+  } catch (const lockstep::cli::Interrupted& e) {
+    std::fprintf(stderr, "lockstep: %s\n", e.what());
+    return 128 + e.signal;
   } catch (const std::exception& e) {
     // Bad input files (InputError), models (ModelError), devices, memory and outputs: one line each.
     std::fprintf(stderr, "lockstep: error: %s\n", e.what());

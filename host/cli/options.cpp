@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -148,6 +150,27 @@ void checkMemory(const Model& model, Precision precision, std::int64_t worlds, B
   throw std::runtime_error(std::to_string(worlds) + " worlds in " + precisionName(precision) + " do not fit: " + why +
                            "; at most " + std::to_string(fit) + " worlds fit (use --worlds)");
 }
+
+namespace {
+volatile std::sig_atomic_t gInterruptSignal = 0;
+extern "C" void noteInterrupt(int signal) { gInterruptSignal = signal; }
+}  // namespace
+
+void catchInterrupts() {
+  struct sigaction a {};
+  a.sa_handler = noteInterrupt;
+  sigemptyset(&a.sa_mask);
+  a.sa_flags = SA_RESTART | SA_RESETHAND;  // writes go on; the second signal acts as by default
+  sigaction(SIGINT, &a, nullptr);
+  sigaction(SIGTERM, &a, nullptr);
+}
+
+int interruptSignal() { return gInterruptSignal; }
+
+Interrupted::Interrupted(int signal, const std::string& what)
+    : std::runtime_error(std::string("interrupted by ") + (signal == SIGINT ? "SIGINT (Ctrl-C)" : strsignal(signal)) +
+                         ": " + what),
+      signal(signal) {}
 
 std::string firstWorlds(const std::vector<std::int64_t>& worlds, std::size_t shown) {
   std::string out;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -61,6 +62,21 @@ void checkWritable(const std::string& option, const std::string& path);
 // Throws std::runtime_error, before anything is allocated, when a batch of `worlds` worlds of
 // `model` does not fit in the memory available on `backend`; the message says how many worlds fit.
 void checkMemory(const Model& model, Precision precision, std::int64_t worlds, Backend backend, int cpuThreads);
+
+// ---- interrupts --------------------------------------------------------------------------------
+// While a run writes files, Ctrl-C (SIGINT) and SIGTERM ask it to stop: catchInterrupts() installs
+// handlers that only note the signal (a second one ends the program at once, as by default); the run
+// looks at interruptSignal() between steps and throws Interrupted, which removes its unfinished
+// files on the way out; main() then says so and exits with 128 + the signal's number (130 for
+// SIGINT), as a shell does for a program the signal ended.
+void catchInterrupts();
+int interruptSignal();  // the signal received since catchInterrupts(), 0 if none
+
+class Interrupted : public std::runtime_error {
+ public:
+  Interrupted(int signal, const std::string& what);
+  int signal;
+};
 
 // The first few entries of `worlds` as "3, 17, 42" (and "... (N in all)" when there are more).
 std::string firstWorlds(const std::vector<std::int64_t>& worlds, std::size_t shown = 8);

@@ -158,6 +158,9 @@ class Plotter {
     auto t = arrays_.find("time");
     if (t == arrays_.end()) throw std::runtime_error(o.file + ": no 'time' array; is it a recording of lockstep simulate?");
     time_ = &t->second;
+    // Before the folder is made: a recording without frames has nothing to draw.
+    if (time_->frames() == 0)
+      throw std::runtime_error(o.file + ": the recording holds no frames (its 'time' array is empty): nothing to plot");
     for (const std::string& w : splitList(o.worlds)) {
       std::size_t used = 0;
       long long world = -1;

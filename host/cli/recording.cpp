@@ -1,11 +1,16 @@
 #include "recording.h"
 
+#include <sys/statvfs.h>
+#include <unistd.h>
 #include <zip.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdio>
-#include <fstream>
+#include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace lockstep::cli {
@@ -16,6 +21,70 @@ namespace {
 
 bool endsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string folderOf(const std::string& path) {
+  const std::filesystem::path folder = std::filesystem::path(path).parent_path();
+  return folder.empty() ? "." : folder.string();
+}
+
+// ---- the file being written: PATH.partial, renamed to PATH once complete, removed if not ----------
+
+class PartialFile {
+ public:
+  explicit PartialFile(const std::string& path) : path_(path), partial_(path + ".partial") {}
+  PartialFile(const PartialFile&) = delete;
+  PartialFile& operator=(const PartialFile&) = delete;
+  ~PartialFile() {
+    if (file_) std::fclose(file_);
+    if (!committed_) std::remove(partial_.c_str());
+  }
+
+  const std::string& partial() const { return partial_; }
+
+  // Creates PATH.partial and opens it for put().
+  void open() {
+    file_ = std::fopen(partial_.c_str(), "wb");
+    if (!file_) throw std::runtime_error(partial_ + ": cannot open for writing: " + std::strerror(errno));
+  }
+  // Creates PATH.partial empty, for another writer to fill before commit().
+  void create() {
+    open();
+    const int closed = std::fclose(file_);
+    file_ = nullptr;
+    if (closed != 0) fail("creating it");
+  }
+
+  // Appends n bytes; the first failed write throws, naming the file and the system's reason.
+  void put(const void* data, std::size_t n, const char* during) {
+    if (n && std::fwrite(data, 1, n, file_) != n) fail(during);
+  }
+
+  // Closes PATH.partial and renames it to PATH.
+  void commit() {
+    if (file_) {
+      const int closed = std::fclose(file_);
+      file_ = nullptr;
+      if (closed != 0) fail("closing it");
+    }
+    if (std::rename(partial_.c_str(), path_.c_str()) != 0)
+      throw std::runtime_error(path_ + ": cannot rename " + partial_ + " to it: " + std::strerror(errno));
+    committed_ = true;
+  }
+
+  [[noreturn]] void fail(const std::string& during) const {
+    throw std::runtime_error(path_ + ": writing " + partial_ + " failed while " + during + ": " +
+                             std::strerror(errno ? errno : EIO) + " (the partial file is removed)");
+  }
+
+ private:
+  std::string path_, partial_;
+  std::FILE* file_ = nullptr;
+  bool committed_ = false;
+};
+
+std::string frameWord(int frame, int frames) {
+  return "writing frame " + std::to_string(frame + 1) + " of " + std::to_string(frames);
 }
 
 // ---- CSV: one row per world per frame ------------------------------------------------------------
@@ -32,14 +101,15 @@ class CsvRecording : public Recording {
  public:
   CsvRecording(const std::string& path, const Model& model, const RecordingLayout& layout, std::int64_t worlds,
                int frames)
-      : path_(path), out_(path, std::ios::binary), layout_(layout), worlds_(worlds), frames_(frames) {
-    if (!out_) throw std::runtime_error(path + ": cannot open for writing");
-    out_ << "frame,world";
+      : out_(path), layout_(layout), worlds_(worlds), frames_(frames) {
+    out_.open();
+    std::string header = "frame,world";
     for (const RecordedArray& a : layout_.arrays) {
       widths_.push_back(a.width(model));
-      for (const std::string& c : a.columns) out_ << ',' << csvField(c);
+      for (const std::string& c : a.columns) header += ',' + csvField(c);
     }
-    out_ << '\n';
+    header += '\n';
+    out_.put(header.data(), header.size(), "writing the header");
   }
 
   void write(const Frame& f) override {
@@ -56,15 +126,15 @@ class CsvRecording : public Recording {
         }
       }
       row += '\n';
-      out_ << row;
+      out_.put(row.data(), row.size(), frameWord(written_, frames_).c_str());
     }
     ++written_;
   }
 
   void finish() override {
-    if (written_ != frames_) throw std::logic_error(path_ + ": wrote " + std::to_string(written_) + " frames of " + std::to_string(frames_));
-    out_.close();
-    if (!out_) throw std::runtime_error(path_ + ": write failed");
+    if (written_ != frames_)
+      throw std::logic_error(out_.partial() + ": wrote " + std::to_string(written_) + " frames of " + std::to_string(frames_));
+    out_.commit();
   }
 
  private:
@@ -76,8 +146,7 @@ class CsvRecording : public Recording {
     row.append(buf, r.ptr);
   }
 
-  std::string path_;
-  std::ofstream out_;
+  PartialFile out_;
   RecordingLayout layout_;
   std::vector<std::int64_t> widths_;
   std::int64_t worlds_;
@@ -122,14 +191,28 @@ std::u32string decodeUtf8(const std::string& s) {
   return out;
 }
 
-// A temporary file holding one .npy array while the frames arrive.
+// A staging file holding one .npy array while the frames arrive: in the output's folder (the file
+// system whose free space was checked, stagingBytes()), removed from it at once, so that nothing is
+// left behind however the program ends.
 struct NpyStream {
   std::string name;  // member name in the archive, without ".npy"
   std::FILE* file = nullptr;
   std::uint64_t bytes = 0;
 
-  void put(const void* data, std::size_t n) {
-    if (n && std::fwrite(data, 1, n, file) != n) throw std::runtime_error("writing a temporary file failed");
+  static std::FILE* create(const std::string& folder) {
+    std::string pattern = folder + "/.lockstep-staging-XXXXXX";
+    const int fd = mkstemp(pattern.data());
+    if (fd < 0) return nullptr;
+    unlink(pattern.c_str());
+    std::FILE* f = fdopen(fd, "w+b");
+    if (!f) close(fd);
+    return f;
+  }
+
+  void put(const void* data, std::size_t n, const std::string& path, const std::string& during) {
+    if (n && std::fwrite(data, 1, n, file) != n)
+      throw std::runtime_error(path + ": " + during + " failed staging '" + name + "' in " + folderOf(path) + ": " +
+                               std::strerror(errno ? errno : EIO) + " (nothing is left behind)");
     bytes += n;
   }
 };
@@ -138,10 +221,9 @@ class NpzRecording : public Recording {
  public:
   NpzRecording(const std::string& path, const Model& model, const RecordingLayout& layout, std::int64_t worlds,
                int frames)
-      : path_(path), layout_(layout), frames_(frames) {
+      : path_(path), out_(path), layout_(layout), frames_(frames) {
     // Fail early, before the simulation runs, if the archive cannot be created.
-    { std::ofstream probe(path, std::ios::binary);
-      if (!probe) throw std::runtime_error(path + ": cannot open for writing"); }
+    out_.create();
     const std::int64_t F = frames, W = worlds;
     for (const RecordedArray& a : layout_.arrays) {
       std::vector<std::int64_t> shape = {F, W};
@@ -160,21 +242,29 @@ class NpzRecording : public Recording {
   void write(const Frame& f) override {
     for (std::size_t k = 0; k < layout_.arrays.size(); ++k) {
       const std::vector<double>& v = f.arrays[k];
+      const std::string during = frameWord(written_, frames_);
       if (!layout_.arrays[k].integer) {
-        streams_[k].put(v.data(), v.size() * sizeof(double));
+        streams_[k].put(v.data(), v.size() * sizeof(double), path_, during);
         continue;
       }
       std::vector<std::int32_t> ints(v.size());
       for (std::size_t i = 0; i < v.size(); ++i) ints[i] = static_cast<std::int32_t>(v[i]);
-      streams_[k].put(ints.data(), ints.size() * sizeof(std::int32_t));
+      streams_[k].put(ints.data(), ints.size() * sizeof(std::int32_t), path_, during);
     }
     ++written_;
   }
 
   void finish() override {
     if (written_ != frames_) throw std::logic_error(path_ + ": wrote " + std::to_string(written_) + " frames of " + std::to_string(frames_));
+    writeArchive();
+    out_.commit();
+  }
+
+ private:
+  // The staged arrays as a stored archive at PATH.partial (libzip writes it beside, then renames).
+  void writeArchive() {
     int error = 0;
-    zip_t* archive = zip_open(path_.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+    zip_t* archive = zip_open(out_.partial().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
     if (!archive) {
       zip_error_t e;
       zip_error_init_with_code(&e, error);
@@ -184,7 +274,7 @@ class NpzRecording : public Recording {
     }
     for (NpyStream& s : streams_) {
       if (std::fflush(s.file) != 0 || std::fseek(s.file, 0, SEEK_SET) != 0)
-        fail(archive, "writing a temporary file failed");
+        fail(archive, "staging '" + s.name + "' failed: " + std::strerror(errno ? errno : EIO));
       // The source owns the FILE from here on and closes it.
       zip_source_t* source = zip_source_filep(archive, s.file, 0, static_cast<zip_int64_t>(s.bytes));
       if (!source) fail(archive, zip_strerror(archive));
@@ -204,7 +294,6 @@ class NpzRecording : public Recording {
     if (zip_close(archive) != 0) fail(archive, zip_strerror(archive));
   }
 
- private:
   static constexpr zip_uint16_t kDosTime = 0;                            // 00:00:00
   static constexpr zip_uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980 + 0, January, 1st
   [[noreturn]] void fail(zip_t* archive, const std::string& what) {
@@ -216,11 +305,12 @@ class NpzRecording : public Recording {
   NpyStream& add(const std::string& name, const std::string& descr, const std::vector<std::int64_t>& shape) {
     NpyStream s;
     s.name = name;
-    s.file = std::tmpfile();
-    if (!s.file) throw std::runtime_error(path_ + ": cannot create a temporary file");
+    s.file = NpyStream::create(folderOf(path_));
+    if (!s.file)
+      throw std::runtime_error(path_ + ": cannot create a staging file in " + folderOf(path_) + ": " + std::strerror(errno));
     streams_.push_back(s);
     const std::string header = npyHeader(descr, shape);
-    streams_.back().put(header.data(), header.size());
+    streams_.back().put(header.data(), header.size(), path_, "writing the header");
     return streams_.back();
   }
 
@@ -234,11 +324,12 @@ class NpzRecording : public Recording {
     NpyStream& s = add(name, "<U" + std::to_string(width), {static_cast<std::int64_t>(names.size())});
     for (std::u32string d : decoded) {
       d.resize(width, U'\0');
-      s.put(d.data(), width * sizeof(char32_t));
+      s.put(d.data(), width * sizeof(char32_t), path_, "writing the names");
     }
   }
 
   std::string path_;
+  PartialFile out_;
   RecordingLayout layout_;
   int frames_, written_ = 0;
   std::vector<NpyStream> streams_;
@@ -338,6 +429,23 @@ RecordedArray namedArray(const char* name, const std::vector<std::string>& eleme
   return a;
 }
 
+// What a quantity counted per `per` is counted over, in words.
+const char* elementsOf(Per per) {
+  switch (per) {
+    case Per::World: return "worlds";
+    case Per::Coordinate: return "generalized coordinates";
+    case Per::Speed: return "generalized speeds";
+    case Per::Aux: return "auxiliary states";
+    case Per::Body: return "bodies";
+    case Per::Bushing: return "linear bushings";
+    case Per::Spring: return "spring-dampers";
+    case Per::Contact: return "sphere contacts";
+    case Per::Equation: return "constraint equations (enabled sphere contacts)";
+    case Per::Ground: return "ground contacts";
+  }
+  return "elements";
+}
+
 }  // namespace
 
 RecordingLayout defaultLayout(const Model& m) {
@@ -354,6 +462,9 @@ RecordingLayout defaultLayout(const Model& m) {
 }
 
 std::vector<std::string> splitRecordList(const std::string& list, const std::string& where) {
+  if (list.find_first_not_of(' ') == std::string::npos)
+    throw std::runtime_error(where + ": names no quantity; give names separated by commas (leave " + where +
+                             " out for the default set)");
   std::vector<std::string> names;
   std::size_t start = 0;
   while (true) {
@@ -381,6 +492,9 @@ RecordingLayout recordLayout(const Model& m, const std::vector<std::string>& nam
     if (name == "all") {
       for (const Quantity& q : recordableQuantities()) choose(&q);
     } else if (const Quantity* q = findQuantity(name)) {
+      if (q->count(m) == 0)
+        throw std::runtime_error(where + ": '" + name + "' has nothing to record: the model has no " +
+                                 elementsOf(q->info.per) + " (`lockstep info SCENE` lists what it has)");
       choose(q);
     } else {
       throw std::runtime_error(where + ": no recordable quantity named '" + name + "'; the names are " +
@@ -435,6 +549,61 @@ template Frame readFrame<double>(Batch<double>&, const RecordingLayout&);
 // ---- files --------------------------------------------------------------------------------------
 
 bool isRecordingPath(const std::string& path) { return endsWith(path, ".csv") || endsWith(path, ".npz"); }
+
+namespace {
+
+std::string sizeText(double bytes) {
+  char buf[64];
+  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  for (double b = bytes; b >= 1024 && u < 6; b /= 1024) ++u;
+  if (u == 0) std::snprintf(buf, sizeof(buf), "%.0f bytes", bytes);
+  else std::snprintf(buf, sizeof(buf), "%.1f %s", bytes / std::pow(1024.0, u), units[u]);
+  return buf;
+}
+
+}  // namespace
+
+RecordingSize recordingSize(const std::string& path, const Model& model, const RecordingLayout& layout,
+                            std::int64_t worlds, int frames) {
+  // In doubles: a recording too large for any disk must still be counted without overflow.
+  const double W = double(worlds), F = double(frames);
+  RecordingSize size;
+  for (const RecordedArray& a : layout.arrays) size.values += F * W * double(a.width(model));
+  if (endsWith(path, ".csv")) {
+    // A CSV row per world per frame: the frame and world numbers, then each value with its comma,
+    // a double at the 22 characters of a typical shortest round-trip form ("-0.12345678901234567",
+    // "1.2345678901234567e-05"), an int32 at 11 at most.
+    double perRow = 2 + std::to_string(frames).size() + std::to_string(worlds).size();
+    for (const RecordedArray& a : layout.arrays) perRow += double(a.width(model)) * (a.integer ? 12 : 23);
+    size.bytes = F * W * perRow;
+    size.peakBytes = size.bytes;
+    return size;
+  }
+  // An .npz: each array's .npy header and data, and about 200 bytes of zip headers per member.
+  for (const RecordedArray& a : layout.arrays) {
+    size.bytes += F * W * double(a.width(model)) * (a.integer ? 4 : 8) + 128 + 200;
+    for (const std::string& n : a.names) size.bytes += 4.0 * double(n.size()) + 4;
+  }
+  // The arrays are staged beside the output while the frames arrive, then archived: both at once.
+  size.peakBytes = 2 * size.bytes;
+  return size;
+}
+
+void checkRecordingFits(const std::string& option, const std::string& path, const RecordingSize& size) {
+  const std::string folder = folderOf(path);
+  struct statvfs fs;
+  if (statvfs(folder.c_str(), &fs) != 0) return;  // unknown: the first failed write will say
+  const double available = double(fs.f_bavail) * double(fs.f_frsize);
+  if (size.peakBytes <= available) return;
+  char values[32];
+  std::snprintf(values, sizeof(values), "%.3g", size.values);
+  std::string need = "'" + path + "' needs about " + sizeText(size.bytes) + " (" + values + " values)";
+  if (size.peakBytes > size.bytes)
+    need += ", and " + sizeText(size.peakBytes) + " while it is written (its arrays are staged beside it, then archived)";
+  throw std::runtime_error(option + ": " + need + ", but the file system of '" + folder + "' has " + sizeText(available) +
+                           " free; record fewer quantities (--record), fewer frames (--record-every) or fewer worlds");
+}
 
 std::unique_ptr<Recording> Recording::open(const std::string& path, const Model& model, const RecordingLayout& layout,
                                            std::int64_t worlds, int frames) {

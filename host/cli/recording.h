@@ -61,6 +61,9 @@ class Recording {
 
   // Opens `path` for `frames` frames of `worlds` worlds, in the format its extension names
   // (.csv or .npz); throws std::runtime_error for any other extension or when it cannot be written.
+  // The file is written as PATH.partial and renamed to PATH by finish(); a recording destroyed
+  // before, or whose write fails (the first failed write throws, naming the file and the system's
+  // reason), leaves neither.
   static std::unique_ptr<Recording> open(const std::string& path, const Model& model, const RecordingLayout& layout,
                                          std::int64_t worlds, int frames);
 };
@@ -78,6 +81,18 @@ struct NpzMember {
 // Writes `members` as a stored (uncompressed) .npz archive with fixed entry times, so that the same
 // arrays give the same bytes. Throws std::runtime_error when it cannot be written.
 void writeNpz(const std::string& path, const std::vector<NpzMember>& members);
+
+// What a recording will take on disk: its values, the file's bytes (.npz: exact but for the zip
+// headers; .csv: at a typical width per number) and the most it holds on the file system of its
+// folder while it is written (.npz: the arrays staged beside it plus the archive).
+struct RecordingSize {
+  double values = 0, bytes = 0, peakBytes = 0;
+};
+RecordingSize recordingSize(const std::string& path, const Model& model, const RecordingLayout& layout,
+                            std::int64_t worlds, int frames);
+// Throws std::runtime_error, naming `option`, both sizes and the free space, when the file system
+// of `path`'s folder has less free space than the recording's peak.
+void checkRecordingFits(const std::string& option, const std::string& path, const RecordingSize& size);
 
 // True when `path` ends in an extension Recording::open accepts.
 bool isRecordingPath(const std::string& path);

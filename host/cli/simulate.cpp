@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "lockstep/device.h"
@@ -30,7 +31,7 @@ struct SimulateOptions {
   std::string device = "auto";
   int recordEvery = 0;
   std::string out;
-  std::string record;  // --record LIST; empty: the scene's simulation.record, else the default layout
+  std::optional<std::string> record;  // --record LIST; none: the scene's simulation.record, else the default layout
   int threads = 0;
   bool repairInertia = false;
   std::string root;  // --root fixed|free, for a .urdf file
@@ -100,14 +101,17 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   std::unique_ptr<Recording> recording;
   int frames = 0;
   if (plan.recordEvery > 0) {
+    // Ctrl-C stops the run between two steps and removes the unfinished file (options.h).
+    catchInterrupts();
     frames = frameCount(plan.steps, plan.recordEvery);
     recording = Recording::open(plan.out, model, plan.layout, W, frames);
     recording->write(readFrame(batch, plan.layout));
   }
 
-  // Step in segments that end where a frame is recorded or the progress line is updated.
+  // Step in segments that end where a frame is recorded or the progress line is updated (or, while
+  // recording, where an interrupt is looked for).
   Progress progress(plan.steps);
-  const int progressEvery = progress.enabled() ? std::max(1, plan.steps / 100) : plan.steps;
+  const int progressEvery = progress.enabled() || recording ? std::max(1, plan.steps / 100) : plan.steps;
   double wall = 0;
   bool evaluated = true;  // udot and energies are those of the current state
   for (int done = 0; done < plan.steps;) {
@@ -126,6 +130,9 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
       recording->write(readFrame(batch, plan.layout));
     }
     progress.update(done, wall);
+    if (const int signal = interruptSignal())
+      throw Interrupted(signal, "stopped after step " + std::to_string(done) + " of " + std::to_string(plan.steps) +
+                                    "; " + plan.out + " is not written");
   }
   progress.finish();
   if (!evaluated) {
@@ -134,10 +141,13 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   }
   if (recording) recording->finish();
 
-  // Energy drift over the healthy worlds; flagged worlds grouped by reason.
+  // Energy drift over the healthy worlds, and the worlds of the largest; flagged worlds grouped by
+  // reason. Healthy worlds whose energy balance is not finite, or changed by more than the energy's
+  // own scale at the start, are named too: nothing the integrator's error explains.
   double relative = 0, absolute = 0, constraintError = 0;
-  std::int64_t healthy = 0;
+  std::int64_t healthy = 0, worstRelative = -1, worstAbsolute = -1;
   std::map<std::int32_t, std::vector<std::int64_t>> flagged;  // status -> worlds
+  std::vector<std::int64_t> notFinite, implausible;
   for (std::int64_t w = 0; w < W; ++w) {
     const std::int32_t status = batch.status(w);
     if (status != kStatusOk) {
@@ -146,8 +156,19 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
     }
     ++healthy;
     const double change = std::abs(energy(batch, w).first - e0[w].first);
-    absolute = std::max(absolute, change);
-    if (e0[w].second > 0) relative = std::max(relative, change / e0[w].second);
+    if (!std::isfinite(change)) {
+      notFinite.push_back(w);
+    } else {
+      if (worstAbsolute < 0 || change > absolute) {
+        absolute = change;
+        worstAbsolute = w;
+      }
+      if (e0[w].second > 0 && (worstRelative < 0 || change / e0[w].second > relative)) {
+        relative = change / e0[w].second;
+        worstRelative = w;
+      }
+      if (change > e0[w].second && e0[w].second > 0) implausible.push_back(w);
+    }
     if (!model.contacts().empty()) constraintError = std::max(constraintError, batch.constraintError(w));
   }
 
@@ -162,10 +183,21 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   std::printf("precision     %s\n", precision);
   std::printf("wall time     %.3f s (stepping only)\n", wall);
   if (wall > 0) std::printf("throughput    %.3g world-steps/s\n", double(W) * plan.steps / wall);
-  if (healthy > 0) {
-    std::printf("energy drift  %.3g relative, %.3g J absolute (max over %lld healthy worlds of |change| in KE + PE%s)\n",
-                relative, absolute, static_cast<long long>(healthy), model.nz() ? " + dissipated energy - actuator work" : "");
+  if (worstAbsolute >= 0) {
+    const std::string relativeWorld = worstRelative >= 0 ? " (world " + std::to_string(worstRelative) + ")" : "";
+    std::printf("energy drift  %.3g relative%s, %.3g J absolute (world %lld) (max over %lld healthy worlds of |change| in "
+                "KE + PE%s)\n",
+                relative, relativeWorld.c_str(), absolute, static_cast<long long>(worstAbsolute),
+                static_cast<long long>(healthy - static_cast<std::int64_t>(notFinite.size())),
+                model.nz() ? " + dissipated energy - actuator work" : "");
   }
+  if (!notFinite.empty())
+    std::printf("energy        %lld healthy worlds whose energy is not a finite number; worlds %s\n",
+                static_cast<long long>(notFinite.size()), firstWorlds(notFinite).c_str());
+  if (!implausible.empty())
+    std::printf("energy        %lld healthy worlds whose energy changed by more than its size at the start "
+                "(|KE| + |PE| + |z|); worlds %s\n",
+                static_cast<long long>(implausible.size()), firstWorlds(implausible).c_str());
   if (!model.contacts().empty() && healthy > 0) {
     std::printf("constraint    %.3g m max |position error| of the enabled sphere contacts at the end (over %lld healthy worlds)\n",
                 constraintError, static_cast<long long>(healthy));
@@ -185,7 +217,7 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
 // else the default layout (time, q, u, udot, energies, z, status).
 RecordingLayout recordingLayout(const Scene& scene, const SimulateOptions& o) {
   const Model& model = *scene.model;
-  if (!o.record.empty()) return recordLayout(model, splitRecordList(o.record, "--record"), "--record");
+  if (o.record) return recordLayout(model, splitRecordList(*o.record, "--record"), "--record");
   if (!scene.simulation.record.empty())
     return recordLayout(model, scene.simulation.record, scene.source + ": simulation.record");
   return defaultLayout(model);
@@ -212,8 +244,14 @@ int simulate(const SimulateOptions& o) {
   plan.layout = recordingLayout(scene, o);
   // Recording: every --record-every steps, by default about 100 frames.
   plan.recordEvery = o.out.empty() ? 0 : (o.recordEvery > 0 ? o.recordEvery : std::max(1, plan.steps / 100));
-  // Refuse what cannot finish before running: an output that cannot be written, too many worlds.
-  if (!plan.out.empty()) checkWritable("--out", plan.out);
+  // Refuse what cannot finish before running: an output that cannot be written or would not fit on
+  // its disk, too many worlds.
+  if (!plan.out.empty()) {
+    checkWritable("--out", plan.out);
+    checkRecordingFits("--out", plan.out,
+                       recordingSize(plan.out, *scene.model, plan.layout, plan.worlds,
+                                     frameCount(plan.steps, plan.recordEvery)));
+  }
   checkMemory(*scene.model, o.precision == "double" ? Precision::Double : Precision::Float, plan.worlds, plan.backend,
               plan.threads);
   return o.precision == "double" ? run<double>(scene, plan, "double") : run<float>(scene, plan, "float");
@@ -246,7 +284,8 @@ Command addSimulateCommand(CLI::App& parent) {
   addWholeNumber(*app, "--record-every", o->recordEvery, 1, kMaxInt,
                  "Record a frame every N steps (default: about 100 frames)")
       ->needs(out);
-  app->add_option("--record", o->record,
+  app->add_option_function<std::string>(
+         "--record", [o](const std::string& list) { o->record = list; },
                   "Quantities to record, comma-separated (q,u,bodyPose,bushing.X_FM,...; all: every one); "
                   "`lockstep info SCENE` lists them (default: the scene's simulation.record, else time, q, u, udot, "
                   "energies, z, status)")

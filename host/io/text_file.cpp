@@ -1,9 +1,12 @@
 #include "text_file.h"
 
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <stdexcept>
 
 #include "lockstep/input_error.h"
 
@@ -53,6 +56,14 @@ std::string readTextFile(const std::string& path) {
   if (got > size) throw InputError(path + ": the file changed while it was read");
   text.resize(got);
   return text;
+}
+
+void writeTextFile(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
+  const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const int error = errno;
+  if (std::fclose(f) != 0 || !wrote) throw std::runtime_error(path + ": cannot write: " + std::strerror(wrote ? errno : error));
 }
 
 }  // namespace lockstep::io

@@ -1,4 +1,4 @@
-// Reading a whole input file for the scene, study and URDF readers.
+// Reading a whole input file for the scene, study and URDF readers; writing a whole output file.
 #pragma once
 
 #include <cstdint>
@@ -15,5 +15,10 @@ std::uint64_t maxInputFileBytes();
 // regular file (a directory, a device such as /dev/zero), is larger than maxInputFileBytes()
 // (checked before reading) or cannot be read.
 std::string readTextFile(const std::string& path);
+
+// Writes `text` to `path` (created or replaced). Throws std::runtime_error("<path>: cannot write:
+// <the system's reason>") at the first failed write or close (what it wrote is the caller's to
+// remove: a PATH.partial that is renamed only when every file is written).
+void writeTextFile(const std::string& path, const std::string& text);
 
 }  // namespace lockstep::io

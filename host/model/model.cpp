@@ -9,6 +9,8 @@
 #include <map>
 #include <sstream>
 
+#include "lockstep/force_elements.h"
+
 namespace lockstep {
 
 namespace {
@@ -179,7 +181,9 @@ void validateGroundPlane(const Vec3d& normal, const Vec3d& point, const std::str
     validateFinite(normal[k], where, "normal");
     validateFinite(point[k], where, "point");
   }
-  if (!(normSqr(normal) > 0)) throw ModelError(where + ": normal: must have a nonzero length");
+  // The largest component, not |n|^2, which under- or overflows for components near 1e-170 or 1e155.
+  const double largest = std::max({std::abs(normal[0]), std::abs(normal[1]), std::abs(normal[2])});
+  if (!(largest > 0)) throw ModelError(where + ": normal: must have a nonzero length");
 }
 
 void validateGroundMaterial(const GroundMaterial& p, const std::string& where) {
@@ -188,6 +192,12 @@ void validateGroundMaterial(const GroundMaterial& p, const std::string& where) {
   validateNonNegative(p.staticFriction, where, "static friction");
   validateNonNegative(p.dynamicFriction, where, "dynamic friction");
   validateNonNegative(p.viscousFriction, where, "viscous friction");
+  if (p.staticFriction < p.dynamicFriction) {
+    std::ostringstream os;
+    os << where << ": static friction: must be >= the dynamic friction (got " << p.staticFriction << " < "
+       << p.dynamicFriction << ")";
+    throw ModelError(os.str());
+  }
   validateNonNegative(p.bd, where, "bd");
   validateNonNegative(p.bv, where, "bv");
   for (const auto& [x, field] : {std::pair<double, const char*>{p.transitionVelocity, "transition velocity"}, {p.cf, "cf"}}) {
@@ -509,6 +519,9 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     validateGroundSphere(d.center, d.radius, where);
     validateGroundPlane(d.planeNormal, d.planePoint, where);
     validateGroundMaterial(d.material, where);
+    // Stored unit, so that a float batch sees the same direction as a double one (a component of
+    // 1e155 has no float).
+    e.desc.planeNormal = unitVector(d.planeNormal);
     m.groundContacts_.push_back(e);
   }
 

@@ -158,11 +158,21 @@ struct GroundContactParams {
   T stiffness, dissipation, staticFriction, dynamicFriction, viscousFriction, transitionVelocity, cf, bd, bv;
 };
 
+// v / |v| for any finite nonzero v: scaled by its largest component first, so that |v|^2 neither
+// overflows (components near 1e155 in double) nor underflows (near 1e-170) on the way.
+template <class T>
+LOCKSTEP_HD_INLINE Vec3<T> unitVector(const Vec3<T>& v) {
+  const T a = absT(v[0]), b = absT(v[1]), c = absT(v[2]);
+  const T ab = selectT(a > b, a, b);
+  const Vec3<T> s = v / selectT(ab > c, ab, c);
+  return s / norm(s);
+}
+
 template <class T>
 LOCKSTEP_HD GroundContactQuantities<T> evaluateGroundContact(const Transform<T>& X_GB, const SpatialVec<T>& V_GB,
                                                              const GroundContactParams<T>& p) {
   GroundContactQuantities<T> r;
-  const Vec3<T> n = -(p.normal / norm(p.normal));  // into the half-space
+  const Vec3<T> n = -unitVector(p.normal);  // into the half-space
   const Vec3<T> c_G = X_GB * p.center;
   const T x = p.radius + dot(c_G - p.point, n);
   r.penetration = x;

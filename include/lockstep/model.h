@@ -112,7 +112,8 @@ struct GroundMaterial {
 
 // Ground contact: Simbody 3.7's SmoothSphereHalfSpaceForce between a sphere fixed on a body and a
 // half-space fixed on Ground. The half-space is the side of the plane through planePoint opposite
-// to planeNormal (planeNormal points out of the ground, into free space); it need not be unit.
+// to planeNormal (planeNormal points out of the ground, into free space); it need not be unit
+// (a built Model holds it unit, scaled without overflow, as the per-world parameters may not).
 struct GroundContactDesc {
   std::string name;
   std::string body;                  // the sphere's body (not Ground)

@@ -366,3 +366,29 @@ TEST_F(Hostile, FilesOverTheSizeLimitAreRefusedBeforeReading) {
 
 }  // namespace
 }  // namespace lockstep::test
+
+// ---- outputs: the system's reason for a failed write ----------------------------------------------
+
+#include "../../host/io/text_file.h"
+
+namespace lockstep::test {
+namespace {
+
+// A full disk (/dev/full) is reported with the file and the system's reason, not "write failed".
+TEST(HostileOutputs, AFullDiskIsReportedWithTheFileAndTheReason) {
+  try {
+    io::writeTextFile("/dev/full", std::string(1 << 16, 'x'));
+    ADD_FAILURE() << "no error writing to /dev/full";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "/dev/full: cannot write: No space left on device");
+  }
+  try {
+    io::writeTextFile("/nonexistent/s.json.partial", "{}");
+    ADD_FAILURE() << "no error writing into a missing folder";
+  } catch (const std::runtime_error& e) {
+    EXPECT_EQ(std::string(e.what()), "/nonexistent/s.json.partial: cannot write: No such file or directory");
+  }
+}
+
+}  // namespace
+}  // namespace lockstep::test

@@ -393,7 +393,7 @@ TEST(SceneFormat, GroundSectionMakesGroundContacts) {
                "dynamic_friction": 0.6, "transition_velocity": 0.02,
                "contact_spheres": [{"body": "foot", "from_urdf": true},
                                    {"name": "heel", "body": "foot", "center": [-0.03, 0, 0], "radius": 0.01,
-                                    "static_friction": 0.5, "cf": 1e-6, "bd": 200, "bv": 40}]}})");
+                                    "static_friction": 0.7, "cf": 1e-6, "bd": 200, "bv": 40}]}})");
   const Model& m = *s.model;
   ASSERT_EQ(m.groundContacts().size(), 3u);
   const GroundContact& a = m.groundContacts()[0];
@@ -407,14 +407,14 @@ TEST(SceneFormat, GroundSectionMakesGroundContacts) {
   EXPECT_EQ(a.desc.radius, 0.02);
   EXPECT_EQ(b.desc.radius, 0.015);
   EXPECT_EQ(heel.desc.radius, 0.01);
-  EXPECT_EQ(a.desc.planeNormal[2], 2.0);
+  EXPECT_EQ(a.desc.planeNormal[2], 1.0);  // [0, 0, 2], held unit by the model
   EXPECT_EQ(a.desc.planePoint[2], -0.5);
   EXPECT_EQ(a.desc.material.stiffness, 1e6);
   EXPECT_EQ(a.desc.material.staticFriction, 0.9);
   EXPECT_EQ(a.desc.material.cf, 1e-5);  // Simbody's defaults
   EXPECT_EQ(a.desc.material.bd, 300);
   EXPECT_EQ(a.desc.material.bv, 50);
-  EXPECT_EQ(heel.desc.material.staticFriction, 0.5);
+  EXPECT_EQ(heel.desc.material.staticFriction, 0.7);
   EXPECT_EQ(heel.desc.material.dynamicFriction, 0.6);
   EXPECT_EQ(heel.desc.material.cf, 1e-6);
   EXPECT_EQ(heel.desc.material.bd, 200);
@@ -543,6 +543,16 @@ TEST(SceneFormat, LimitsFromTheUrdfAndListedStopsAndActuatorTargets) {
                   "per_world": [{"worlds": 0, "limits": {"panda_joint1": {"lower": 3, "upper": 2}}}]})");
             }).find("inline.json: per_world[0].limits.panda_joint1: lower: must be <= upper (got 3 > 2)"),
             std::string::npos);
+  // A stop added per world on a coordinate without one takes the scene's default stiffness and
+  // dissipation, as the scene's listed stops do.
+  const Scene added = parse("{" + urdf + R"(, "limits": {"from_urdf": false, "stiffness": 300, "dissipation": 0.5,
+      "stops": [{"coordinate": "panda_joint1", "upper": 1}]},
+      "per_world": [{"worlds": [1], "limits": {"panda_joint2": {"upper": 0.5}}}]})");
+  Batch<double> addedBatch(added.model, 2);
+  applyScene(added, addedBatch);
+  const double inf = std::numeric_limits<double>::infinity();
+  EXPECT_EQ(addedBatch.jointStop(1, 1), (std::array<double, 4>{-inf, 0.5, 300, 0.5}));
+  EXPECT_EQ(addedBatch.jointStop(0, 1), (std::array<double, 4>{-inf, inf, 0, 0}));
   EXPECT_NE(errorOf([&] {
               parse("{" + urdf + R"(, "per_world": [{"worlds": 0, "actuators": {"panda_joint1": {"kp": 3}}}]})");
             }).find("inline.json: per_world[0].actuators.panda_joint1: the scene declares no joint stop and no actuator"),
@@ -560,6 +570,24 @@ TEST(SceneFormat, LimitsFromTheUrdfAndListedStopsAndActuatorTargets) {
                                    "target": {"uniform": "limits"}}]})");
             }).find("actuators[0].target: coordinate 'panda_joint1' has no joint stop with finite bounds"),
             std::string::npos);
+}
+
+// A second check of the scene's default stop stiffness and dissipation: a listed stop without its
+// own takes "limits"' k and d, and its force at one state is the law's -k x (1 + d u) with them.
+TEST(SceneFormat, DefaultStopStiffnessAndDissipationSetTheForceOfAListedStop) {
+  const double k = 250, d = 0.4;
+  const Scene scene = parseScene(R"({"bodies": [{"name": "arm", "mobilizer": "pin", "joint": "hinge", "mass": 1,
+      "com": [0.2, 0, 0], "inertia": [0.01, 0.01, 0.01, 0, 0, 0]}],
+      "limits": {"stiffness": 250, "dissipation": 0.4, "stops": [{"coordinate": "hinge", "upper": 0.3}]}})",
+                                 "defaults.json", ".");
+  Batch<double> batch(scene.model, 1);
+  applyScene(scene, batch);
+  batch.setQ(0, {0.35});
+  batch.setU(0, {0.5});
+  batch.evaluate();
+  EXPECT_NEAR(batch.stopForces(0)[0], -k * 0.05 * (1 + d * 0.5), 1e-12 * k);
+  EXPECT_EQ(batch.parameter(0, "stop.hinge.stiffness"), k);
+  EXPECT_EQ(batch.parameter(0, "stop.hinge.dissipation"), d);
 }
 
 // ---- bad input: one clear message each ----------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <regex>
 #include <sstream>
 
+#include "lockstep/batch.h"
 #include "lockstep/urdf.h"
 #include "test_util.h"
 
@@ -82,6 +83,25 @@ TEST(UrdfImport, DampingAndEffortLimits) {
   EXPECT_EQ(pendulum->damping(), (std::vector<double>{0.05, 0.05}));
   EXPECT_TRUE(std::isinf(pendulum->effortLimit()[0]));
   EXPECT_EQ(pendulum->qNames(), (std::vector<std::string>{"joint1", "joint2"}));
+}
+
+// A second check of <dynamics damping>, by what it does: a wheel spinning about a vertical axis (no
+// torque from gravity) slows as u(t) = u0 exp(-c t / I), I = izz + m |com|^2 about the axis.
+TEST(UrdfImport, JointDampingSlowsASpinningWheelExponentially) {
+  const double c = 0.7, m = 2, izz = 0.05, r = 0.1, u0 = 3;
+  const std::string xml =
+      "<robot name=\"r\"><link name=\"base\"/>"
+      "<link name=\"wheel\"><inertial><origin xyz=\"0.1 0 0\"/><mass value=\"2\"/>"
+      "<inertia ixx=\"0.05\" iyy=\"0.05\" izz=\"0.05\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>"
+      "<joint name=\"spin\" type=\"continuous\"><parent link=\"base\"/><child link=\"wheel\"/>"
+      "<axis xyz=\"0 0 1\"/><dynamics damping=\"0.7\"/></joint></robot>";
+  const auto model = importUrdf(xml, "inline.urdf").buildModel();
+  ASSERT_EQ(model->nu(), 1);
+  Batch<double> batch(model, 1);
+  batch.setU(0, {u0});
+  const double I = izz + m * r * r, t = 0.5;
+  batch.step(1e-3, 500, Integrator::RK4);
+  EXPECT_NEAR(batch.u(0)[0], u0 * std::exp(-c * t / I), 1e-10);
 }
 
 TEST(UrdfImport, FreeRootJointIsNamedRoot) {
