@@ -25,6 +25,8 @@ add_library(lockstep_io STATIC
   host/io/text_file.cpp
   host/io/urdf.cpp
   host/io/study_file.cpp
+  host/io/study_report.cpp
+  host/io/scene_description.cpp
 )
 add_library(lockstep::io ALIAS lockstep_io)
 set_target_properties(lockstep_io PROPERTIES EXPORT_NAME io)

@@ -18,9 +18,10 @@ add_library(lockstep STATIC
   host/backends/cpu_backend.cpp
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu
-  host/study/study.cpp
+  host/study/study_worlds.cpp
+  host/study/study_reduction.cpp
+  host/study/study_rounds.cpp
   host/study/study_statistics.cpp
-  kernels/study_reduce.cu
 )
 # The throughput measurement: the command line's `bench` calls it, so it is built with or without
 # the benchmarks.
@@ -83,7 +84,7 @@ endforeach()
 # ---- reports for people: plots (PLplot) --------------------------------------------------------
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(PLPLOT REQUIRED IMPORTED_TARGET plplot)
-add_library(lockstep_report STATIC host/report/plot.cpp)
+add_library(lockstep_report STATIC host/report/png_plots.cpp)
 add_library(lockstep::report ALIAS lockstep_report)
 set_target_properties(lockstep_report PROPERTIES EXPORT_NAME report)
 target_link_libraries(lockstep_report PUBLIC lockstep PRIVATE PkgConfig::PLPLOT)

@@ -1,9 +1,8 @@
 // Every CUDA path of a Batch against the CPU backend: advance and evaluate (with and without
 // sphere contacts, float and double, RK4 and Euler), assembly, resets by index and by mask with the
 // lists in host or device memory, given states, automatic resets, recorded steps (CUDA graphs) and
-// a caller's stream, DLPack tensors over device memory (read and written), the study reductions on
-// the device (kernels/study_reduce.cu), a batch larger than the device's memory, and batches of
-// many blocks, one of more than 65,535 blocks.
+// a caller's stream, DLPack tensors over device memory (read and written), a whole study, a batch
+// larger than the device's memory, and batches of many blocks, one of more than 65,535 blocks.
 //
 // The GPU runs the same per-world code as the CPU backend, but the device fuses multiply-adds and
 // the CPU backend runs worlds in SIMD packs, so results agree to rounding: every per-world field
@@ -477,57 +476,8 @@ TEST(GpuPaths, DLPackDeviceTensorsReadAndWriteTheBatch) {
   expectDLPackDeviceTensorsWork<float>();
 }
 
-// reduceOnDevice on device arrays against reduceValues on the same values: the same healthy worlds,
-// the same order statistics and histogram (exact: the same sorted values), the mean and standard
-// deviation to rounding (the sums run in another order).
-template <class T>
-void expectDeviceReductionMatchesHost(std::int64_t n, bool withPlus, int unhealthyEvery) {
-  Random rnd(1000 + unsigned(n));
-  std::vector<T> values(n), plus(n);
-  std::vector<std::int32_t> status(n, 0);
-  std::vector<double> sums(n);
-  for (std::int64_t i = 0; i < n; ++i) {
-    values[i] = T(rnd.uniform(-3.0, 5.0));
-    plus[i] = T(rnd.uniform(0.0, 1.0));
-    sums[i] = double(values[i]) + (withPlus ? double(plus[i]) : 0.0);
-    if (unhealthyEvery > 0 && i % unhealthyEvery == 1) status[i] = kStatusNonFinite;
-  }
-  const std::vector<double> quantiles = {0.0, 0.05, 0.5, 0.95, 1.0};
-  const int bins = 17;
-  const DeviceCopy<T> dv(values), dp(plus);
-  const DeviceCopy<std::int32_t> ds(status);
-  const OutputStats d = reduceOnDevice("x", dv.get(), withPlus ? dp.get() : nullptr, sizeof(T) == 4, ds.get(), n,
-                                       quantiles, bins);
-  const OutputStats h = reduceValues("x", sums.data(), status.data(), n, quantiles, bins);
-  const std::string what = "n " + std::to_string(n) + (withPlus ? " with plus" : "") + (sizeof(T) == 4 ? " float" : " double");
-  EXPECT_EQ(d.name, "x");
-  ASSERT_EQ(d.count, h.count) << what;
-  EXPECT_EQ(d.min, h.min) << what;
-  EXPECT_EQ(d.max, h.max) << what;
-  EXPECT_EQ(d.quantiles, h.quantiles) << what;
-  EXPECT_EQ(d.histogram, h.histogram) << what;
-  EXPECT_NEAR(d.mean, h.mean, 1e-12 * (1 + std::abs(h.mean))) << what;
-  EXPECT_NEAR(d.stddev, h.stddev, 1e-12 * (1 + h.stddev)) << what;
-}
-
-TEST(GpuPaths, StudyReductionOnTheDeviceMatchesTheHost) {
-  LOCKSTEP_SKIP_WITHOUT_GPU();
-  expectDeviceReductionMatchesHost<double>(1001, false, 13);
-  expectDeviceReductionMatchesHost<double>(1001, true, 0);
-  expectDeviceReductionMatchesHost<float>(4099, true, 7);
-  expectDeviceReductionMatchesHost<float>(1, false, 0);  // one world: standard deviation of one value
-  // Every world unhealthy: no statistics, an empty histogram of the asked bins.
-  const std::vector<double> v(50, 1.0);
-  const std::vector<std::int32_t> s(50, kStatusNonFinite);
-  const DeviceCopy<double> dv(v);
-  const DeviceCopy<std::int32_t> ds(s);
-  const OutputStats d = reduceOnDevice("x", dv.get(), nullptr, false, ds.get(), 50, {0.5}, 4);
-  EXPECT_EQ(d.count, 0);
-  EXPECT_EQ(d.histogram, std::vector<std::int64_t>(4, 0));
-}
-
-// A whole study on the CUDA backend (parameters drawn per world, device reductions) against the
-// same study on the CPU backend.
+// A whole study on the CUDA backend (parameters drawn per world, outcomes read back and reduced on
+// the host) against the same study on the CPU backend.
 template <class T>
 void expectStudyMatches() {
   const auto model = makeChain7Seed();

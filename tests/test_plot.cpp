@@ -2,7 +2,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "lockstep/plot.h"
+#include "lockstep/png_plots.h"
+#include "lockstep/study.h"
 #include "test_util.h"
 
 namespace lockstep::test {

@@ -61,6 +61,63 @@ TEST(Study, SamplingIsCounterBased) {
   EXPECT_NE(sampleVariation(v, 5, 2, 777), sampleVariation(v, 5, 2, 778));
 }
 
+// Golden values of the first draws of a few (seed, variation, world), computed independently with
+// Python's integers from the definition (splitmix64 of the counters, uniform01 in study.cpp):
+// draw 0 is a uniform(0, 1) variation's value; draw 1 enters a normal one (Box-Muller).
+TEST(Study, DrawsArePinned) {
+  struct Golden {
+    std::uint64_t seed;
+    int variation;
+    std::int64_t world;
+    double uniform, normal;
+  };
+  const Golden golden[] = {{1, 0, 0, 0x1.631405e8db1b0p-1, -0.7578914596970261},
+                           {1, 0, 1, 0x1.cf38a51a82264p-4, 1.2976568152895571},
+                           {2026, 2, 1611, 0x1.b2084e8dc246dp-2, -0.2236257608637278},
+                           {2026, 0, 4095, 0x1.de2c4a4f17e0ap-3, -1.609206700817432}};
+  const Variation u{"x", Distribution::Uniform, 0, 1}, n{"x", Distribution::Normal, 0, 1};
+  for (const Golden& g : golden) {
+    EXPECT_EQ(sampleVariation(u, g.seed, g.variation, g.world), g.uniform) << "world " << g.world;
+    EXPECT_NEAR(sampleVariation(n, g.seed, g.variation, g.world), g.normal, 1e-15) << "world " << g.world;
+  }
+}
+
+// Neighbouring worlds' draws are independent. A normal draw is sqrt(-2 ln u1) cos(2 pi u2) with u1
+// the uniform draw of the same world, so c_w = normal_w / sqrt(-2 ln u1_w) = cos(2 pi u2_w) shows
+// world w's second draw; were it world w + 1's first, c_w would equal cos(2 pi u1_{w+1}). Over
+// 100,000 worlds the correlations of neighbours' draws are within 5 / sqrt(n) of 0.
+TEST(Study, NeighbouringWorldsDrawIndependently) {
+  const Variation u{"x", Distribution::Uniform, 0, 1}, n{"x", Distribution::Normal, 0, 1};
+  const int worlds = 100000;
+  std::vector<double> u1(worlds + 1), c(worlds + 1), g(worlds + 1);
+  for (int w = 0; w <= worlds; ++w) {
+    u1[w] = sampleVariation(u, 7, 1, w);
+    g[w] = sampleVariation(n, 7, 1, w);
+    c[w] = g[w] / std::sqrt(-2 * std::log(u1[w]));
+  }
+  auto correlation = [&](auto x, auto y) {
+    double mx = 0, my = 0, sxy = 0, sxx = 0, syy = 0;
+    for (int w = 0; w < worlds; ++w) {
+      mx += x(w) / worlds;
+      my += y(w) / worlds;
+    }
+    for (int w = 0; w < worlds; ++w) {
+      sxy += (x(w) - mx) * (y(w) - my);
+      sxx += (x(w) - mx) * (x(w) - mx);
+      syy += (y(w) - my) * (y(w) - my);
+    }
+    return sxy / std::sqrt(sxx * syy);
+  };
+  const double bound = 5 / std::sqrt(double(worlds));
+  int equal = 0;
+  for (int w = 0; w < worlds; ++w) equal += std::abs(c[w] - std::cos(6.283185307179586 * u1[w + 1])) < 1e-9;
+  EXPECT_LT(equal, 10) << "world w's second draw repeats world w + 1's first";
+  EXPECT_LT(std::abs(correlation([&](int w) { return c[w]; }, [&](int w) { return std::cos(6.283185307179586 * u1[w + 1]); })), bound);
+  EXPECT_LT(std::abs(correlation([&](int w) { return u1[w]; }, [&](int w) { return u1[w + 1]; })), bound);
+  EXPECT_LT(std::abs(correlation([&](int w) { return g[w]; }, [&](int w) { return g[w + 1]; })), bound);
+  EXPECT_LT(std::abs(correlation([&](int w) { return u1[w]; }, [&](int w) { return c[w]; })), bound);
+}
+
 TEST(Study, NamedParametersLandWhereTheyShould) {
   Batch<double> b(makeChain7Seed(), 3);
   setNamedParameter(b, 1, "body.link3.mass", 2.5);
@@ -162,6 +219,107 @@ TEST(Study, FlaggedWorldsAreLeftOutOfTheStatistics) {
   EXPECT_EQ(s.histogram, (std::vector<std::int64_t>{1, 1, 2}));  // bins [1,2) [2,3) [3,4]
 }
 
+// A study's statistics when no world is healthy: every number NaN, with the reason; Spearman and
+// Sobol undefined with theirs.
+TEST(Study, NoHealthyWorldGivesNaNWithTheReason) {
+  StudySpec spec;
+  spec.vary = {{"a", Distribution::Uniform, 0, 1}};
+  spec.outputs = {"x"};
+  StudyOutcomes all;
+  all.values = {{1, 2, 3, 4, 5, 6}};
+  all.status = std::vector<std::int32_t>(6, kStatusNonFinite);
+  for (Sensitivity sensitivity : {Sensitivity::None, Sensitivity::Sobol}) {
+    spec.sensitivity = sensitivity;
+    const StudyResult r = reduceStudy(spec, all);
+    EXPECT_EQ(r.flaggedWorlds, 6);
+    const OutputStats& s = r.outputs[0];
+    EXPECT_EQ(s.count, 0);
+    EXPECT_TRUE(std::isnan(s.mean) && std::isnan(s.stddev) && std::isnan(s.min) && std::isnan(s.ciHalfWidth));
+    EXPECT_EQ(s.undefined, "no healthy world: all 6 worlds were flagged");
+    EXPECT_TRUE(std::isnan(r.spearman[0][0]));
+    EXPECT_EQ(r.spearmanUndefined[0][0], "fewer than 2 healthy worlds");
+    if (sensitivity == Sensitivity::Sobol) {
+      EXPECT_TRUE(std::isnan(r.sobol[0].first[0]) && std::isnan(r.sobol[0].totalHigh[0]));
+      EXPECT_EQ(r.sobolUndefined[0][0], "fewer than 2 healthy base rows");
+    }
+  }
+}
+
+// A parameter that does not vary (sd 0, low == high) or an output that is constant: Sobol indices
+// and Spearman's rho are undefined (NaN) with the reason, not 0 with the interval [0, 0].
+TEST(Study, ConstantParametersAndOutputsHaveNoIndicesWithTheReason) {
+  StudySpec spec;
+  spec.sensitivity = Sensitivity::Sobol;
+  spec.bootstrapResamples = 50;
+  spec.vary = {{"a", Distribution::Uniform, 0, 1}, {"b", Distribution::Normal, 2, 0}, {"c", Distribution::Uniform, 3, 3}};
+  spec.outputs = {"x", "constant"};
+  const SaltelliDesign d(3, 40);
+  StudyOutcomes all;
+  all.values.assign(2, std::vector<double>(d.worlds()));
+  all.status.assign(d.worlds(), 0);
+  for (std::int64_t w = 0; w < d.worlds(); ++w) {
+    all.values[0][w] = 2 * studyDraw(spec, 0, w) + studyDraw(spec, 1, w);  // depends on a only (b is 2)
+    all.values[1][w] = 0.1;
+  }
+  const StudyResult r = reduceStudy(spec, all);
+  ASSERT_EQ(r.sobol.size(), 2u);
+  EXPECT_TRUE(std::isfinite(r.sobol[0].first[0]) && std::isfinite(r.sobol[0].firstLow[0]));
+  EXPECT_EQ(r.sobolUndefined[0][0], "");
+  for (int i : {1, 2}) {
+    EXPECT_TRUE(std::isnan(r.sobol[0].first[i]) && std::isnan(r.sobol[0].total[i])) << i;
+    EXPECT_TRUE(std::isnan(r.sobol[0].firstLow[i]) && std::isnan(r.sobol[0].totalHigh[i])) << i;
+  }
+  EXPECT_EQ(r.sobolUndefined[0][1], "parameter 'b' does not vary (every draw is 2)");
+  EXPECT_EQ(r.sobolUndefined[0][2], "parameter 'c' does not vary (every draw is 3)");
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(std::isnan(r.sobol[1].first[i]) && std::isnan(r.sobol[1].totalLow[i])) << i;
+    EXPECT_FALSE(r.sobolUndefined[1][i].empty());
+  }
+  EXPECT_EQ(r.sobolUndefined[1][0], "output 'constant' is constant (0.1)");
+  EXPECT_TRUE(std::isfinite(r.spearman[0][0]));
+  EXPECT_EQ(r.spearmanUndefined[0][0], "");
+  EXPECT_EQ(r.spearmanUndefined[1][0], "parameter 'b' does not vary (every draw is 2)");
+  EXPECT_EQ(r.spearmanUndefined[0][1], "output 'constant' is constant (0.1)");
+}
+
+// The same parameter varied twice is refused (the first draws would be discarded, both reported).
+TEST(Study, AParameterVariedTwiceIsRefused) {
+  const auto model = makeChain(3);
+  StudySpec spec;
+  spec.outputs = {"q.joint1"};
+  spec.vary = {{"body.link1.mass", Distribution::Uniform, 1, 2}, {"q.joint2", Distribution::Uniform, 0, 1},
+               {"body.link1.mass", Distribution::Uniform, 3, 4}};
+  try {
+    validateStudy(model, spec);
+    FAIL() << "a parameter varied twice was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("vary[2] ('body.link1.mass') varies the value vary[0]"), std::string::npos)
+        << e.what();
+  }
+}
+
+// A draw the model refuses is reported with the study's world index, whatever the chunk or the
+// first world of the piece (a rank's share), not the index inside the chunk's batch.
+TEST(Study, DrawErrorsNameTheStudysWorld) {
+  const auto model = makeChain(3);
+  StudySpec spec;
+  spec.outputs = {"q.joint1"};
+  spec.vary = {{"body.link1.mass", Distribution::Uniform, -1, 1}};  // about half the draws negative
+  spec.steps = 1;
+  spec.chunk = 7;
+  const Variation& v = spec.vary[0];
+  std::int64_t bad = 1600;
+  while (sampleVariation(v, spec.seed, 0, bad) > 0) ++bad;  // the first world refused
+  try {
+    runStudyWorlds<double>(model, spec, Backend::Cpu, 1600, 40);
+    FAIL() << "a negative mass was accepted";
+  } catch (const ModelError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("for world " + std::to_string(bad) + ": body 'link1'"), std::string::npos) << m;
+    EXPECT_EQ(m.find(": world "), std::string::npos) << m;
+  }
+}
+
 TEST(Study, BadSpecificationsAreRejectedWithReasons) {
   const auto model = makeChain(3);
   StudySpec spec;
@@ -182,7 +340,8 @@ TEST(Study, BadSpecificationsAreRejectedWithReasons) {
   EXPECT_THROW(validateStudy(model, spec), std::invalid_argument);
 }
 
-TEST(Study, DeviceReductionMatchesTheHost) {
+// The same study on the GPU and the CPU: the outcomes agree to rounding, so do the statistics.
+TEST(Study, CudaStudyMatchesTheCpu) {
   const DeviceInfo dev = queryDevice();
   if (!dev.available) GTEST_SKIP() << "GPU test skipped: " << dev.reason;
   const auto model = makeChain(3);

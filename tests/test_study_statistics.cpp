@@ -6,7 +6,6 @@
 #include <omp.h>
 #include <vector>
 
-#include "lockstep/statistics.h"
 #include "lockstep/study.h"
 #include "lockstep/study_statistics.h"
 #include "test_util.h"
@@ -144,8 +143,13 @@ double studentCdf(double t, double df) {
   return 0.5 + s * h / 3;
 }
 
+// Every tabulated entry (df 1 .. 30) and the series above it against the t distribution integrated
+// here: an entry wrong in its sixth decimal fails.
 TEST(StudyStatistics, StudentTQuantilesMatchTheDistribution) {
-  for (std::int64_t df : {1, 2, 3, 5, 7, 10, 17, 29, 30, 31, 40, 60, 120, 1000, 100000}) {
+  std::vector<std::int64_t> dfs;
+  for (std::int64_t df = 1; df <= 30; ++df) dfs.push_back(df);
+  for (std::int64_t df : {31, 40, 60, 120, 1000, 100000}) dfs.push_back(df);
+  for (std::int64_t df : dfs) {
     const double t = studentT975(df);
     const double c = std::exp(std::lgamma((df + 1.0) / 2) - std::lgamma(df / 2.0)) / std::sqrt(df * kPi);
     const double density = c * std::pow(1 + t * t / df, -(df + 1.0) / 2);
@@ -233,6 +237,35 @@ TEST(StudyStatistics, QuantileSketchKeepsItsErrorBound) {
   QuantileSketch empty;
   EXPECT_TRUE(std::isnan(empty.quantile(0.5)));
   EXPECT_THROW(QuantileSketch(0.0), std::invalid_argument);
+}
+
+// A second check of the sketch's value, on data whose quantiles are known in closed form: the
+// integers 1 .. 100001, whose quantile q (interpolated) is 1 + 100000 q. Each estimate is within
+// relative alpha of it, and the estimates are the sketch's own (not exact, not clamped extremes).
+TEST(StudyStatistics, QuantileSketchOfKnownQuantiles) {
+  for (double alpha : {0.005, 0.05}) {
+    QuantileSketch s(alpha);
+    for (int i = 100001; i >= 1; --i) s.add(double(i));
+    int inexact = 0;
+    for (double q : {0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999}) {
+      const double known = 1 + 100000 * q;
+      const double estimate = s.quantile(q);
+      EXPECT_LE(std::abs(estimate - known), alpha * known * (1 + 1e-12)) << "q " << q << " alpha " << alpha;
+      inexact += estimate != known;
+    }
+    EXPECT_GE(inexact, 7) << "alpha " << alpha << ": the estimates should come from the buckets";
+    EXPECT_EQ(s.quantile(0), 1.0);
+    EXPECT_EQ(s.quantile(1), 100001.0);
+  }
+  // Values spread over one bucket's worth of magnitude each: 1, 10, ..., 1e9 repeated; every
+  // order statistic is one of them, so every estimate is within alpha of a power of ten.
+  QuantileSketch s;
+  for (int rep = 0; rep < 3; ++rep)
+    for (int e = 0; e <= 9; ++e) s.add(std::pow(10.0, e));
+  for (int e = 0; e <= 9; ++e) {
+    const double q = (3.0 * e + 1) / 29.0;  // the middle copy of 10^e among the 30 sorted values
+    EXPECT_NEAR(s.quantile(q) / std::pow(10.0, e), 1.0, QuantileSketch::kDefaultAlpha * (1 + 1e-12)) << "10^" << e;
+  }
 }
 
 TEST(StudyStatistics, QuantileSketchMergesExactly) {
@@ -448,6 +481,41 @@ TEST(StudyStatistics, SobolIndicesOfAOneParameterFunction) {
   EXPECT_LT(s.firstHigh[1] - s.firstLow[1], 0.3);
   EXPECT_LT(s.totalHigh[1] - s.totalLow[1], 0.1);
   EXPECT_THROW(sobolIndices(SaltelliDesign(3, 1), y.data()), std::invalid_argument);
+}
+
+// The first-order and total estimators on a design small enough to compute by hand: k = 2, N = 3,
+// rows (A, B, AB_0, AB_1) = (1, 3, 2, 1), (4, 0, 1, 2), (2, 2, 5, 2). The A and B values 1 3 4 0 2 2
+// have mean 2 and V = 10 / 5 = 2.
+//   S_0  = mean((f_B - 2)(f_AB0 - f_A)) / V = (1*1 + (-2)(-3) + 0*3) / 3 / 2 = 7/6
+//   S_1  = (1*0 + (-2)(-2) + 0*0) / 3 / 2                                   = 2/3
+//   ST_0 = mean((f_A - f_AB0)^2) / (2 V) = (1 + 9 + 9) / 3 / 4              = 19/12
+//   ST_1 = (0 + 4 + 0) / 3 / 4                                               = 1/3
+// (Without the centring by the mean, S_0 would be 3/2 and S_1 0.)
+TEST(StudyStatistics, SobolIndicesOfAHandComputedDesign) {
+  const SaltelliDesign d(2, 3);
+  const std::vector<double> y = {1, 3, 2, 1, 4, 0, 1, 2, 2, 2, 5, 2};
+  const SobolIndices s = sobolIndices(d, y.data(), nullptr, 0);
+  EXPECT_EQ(s.rows, 3);
+  EXPECT_EQ(s.variance, 2.0);
+  EXPECT_DOUBLE_EQ(s.first[0], 7.0 / 6);
+  EXPECT_DOUBLE_EQ(s.first[1], 2.0 / 3);
+  EXPECT_DOUBLE_EQ(s.total[0], 19.0 / 12);
+  EXPECT_DOUBLE_EQ(s.total[1], 1.0 / 3);
+}
+
+// A constant outcome has no variance to share out: the indices and their intervals are undefined
+// (NaN), even when the mean of the values is not exactly one of them in floating point.
+TEST(StudyStatistics, SobolIndicesOfAConstantOutcomeAreUndefined) {
+  const SaltelliDesign d(2, 50);
+  const std::vector<double> y(d.worlds(), 0.1);  // 0.1 summed 100 times and divided is not 0.1
+  const SobolIndices s = sobolIndices(d, y.data(), nullptr, 50, 3);
+  EXPECT_EQ(s.variance, 0.0);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_TRUE(std::isnan(s.first[i])) << s.first[i];
+    EXPECT_TRUE(std::isnan(s.total[i])) << s.total[i];
+    EXPECT_TRUE(std::isnan(s.firstLow[i]) && std::isnan(s.firstHigh[i]));
+    EXPECT_TRUE(std::isnan(s.totalLow[i]) && std::isnan(s.totalHigh[i]));
+  }
 }
 
 TEST(StudyStatistics, SequentialStoppingReachesItsTarget) {

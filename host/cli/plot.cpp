@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "commands.h"
-#include "lockstep/plot.h"
+#include "lockstep/png_plots.h"
 
 namespace lockstep::cli {
 

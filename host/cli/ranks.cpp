@@ -162,15 +162,4 @@ std::vector<double> Ranks::broadcast(std::vector<double> values) const {
   return values;
 }
 
-std::string describeRankErrors(const std::vector<std::string>& errors) {
-  const auto failed = std::find_if(errors.begin(), errors.end(), [](const std::string& e) { return !e.empty(); });
-  if (failed == errors.end()) return {};
-  if (errors.size() == 1 || std::all_of(errors.begin(), errors.end(), [&](const std::string& e) { return e == *failed; }))
-    return *failed;
-  int count = 0;
-  for (const std::string& e : errors) count += !e.empty();
-  return "rank " + std::to_string(failed - errors.begin()) + " of " + std::to_string(errors.size()) +
-         " failed: " + *failed + (count > 1 ? " (" + std::to_string(count - 1) + " other ranks failed too)" : "");
-}
-
 }  // namespace lockstep::cli

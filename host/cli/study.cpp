@@ -1,10 +1,8 @@
-// `lockstep study FILE`: a Monte Carlo parameter study. Samples the study's per-world parameters,
-// runs every world in chunks, on one process or split over MPI ranks (`mpirun -np N lockstep study
-// FILE`), gathers the per-world outcomes on rank 0 and reduces them there (reduceStudy: the same
-// bits whatever the chunk size or the number of ranks), and writes the statistics as CSV and JSON,
-// the main outcome's histogram as a PNG and, when asked, the per-world outcomes as .npz.
-#include <nlohmann/json.hpp>
-
+// `lockstep study FILE`: a Monte Carlo parameter study. Reads the study and its options, runs it
+// on one process or split over MPI ranks (`mpirun -np N lockstep study FILE`; runStudyRounds,
+// study.h, the same bits whatever the chunk size or the number of ranks), prints the statistics and
+// writes them as CSV and JSON (study_file.h), the main outcome's histogram and the sensitivities as
+// PNG and, when asked, the per-world outcomes as .npz.
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,8 +16,8 @@
 
 #include "commands.h"
 #include "lockstep/device.h"
-#include "lockstep/plot.h"
-#include "lockstep/statistics.h"
+#include "lockstep/png_plots.h"
+#include "lockstep/study.h"
 #include "lockstep/study_file.h"
 #include "options.h"
 #include "ranks.h"
@@ -85,6 +83,8 @@ class JobProgress {
   // fraction of the current plan of `planned` worlds done.
   void update(double fraction, std::int64_t planned, double elapsed) {
     if (!shown_) return;
+    if (planned != planned_) lastTenth_ = -1;  // a new round
+    planned_ = planned;
     const double left = fraction > 0 ? elapsed * (1 - fraction) / fraction : 0;
     if (terminal_) {
       std::fprintf(stderr, "\r  %lld worlds: %3.0f%%, %.1f s elapsed, ETA %.1f s   ", static_cast<long long>(planned),
@@ -101,7 +101,6 @@ class JobProgress {
     }
     std::fflush(stderr);
   }
-  void newRound() { lastTenth_ = -1; }
   void finish() {
     if (shown_ && terminal_) std::fprintf(stderr, "\r%78s\r", "");
   }
@@ -109,92 +108,17 @@ class JobProgress {
  private:
   bool terminal_, shown_;
   int lastTenth_ = -1;
+  std::int64_t planned_ = 0;
   double lastPrint_ = -1e9;
 };
 
 // ---- writing the results ------------------------------------------------------------------------
 
-void writeCsv(const std::string& path, const StudySpec& spec, const StudyResult& r) {
+// Writes text to path; throws naming the file when it cannot.
+void writeText(const std::string& path, const std::string& text) {
   std::ofstream out(path);
   if (!out) throw std::runtime_error("cannot write '" + path + "'");
-  out << "output,count,mean,stddev,min,max,standard_error,ci95_half_width";
-  for (double q : spec.quantiles) out << ",q" << q;  // q0.05, q0.5, ...
-  out << "\n";
-  out.precision(17);
-  for (const OutputStats& s : r.outputs) {
-    out << s.name << "," << s.count << "," << s.mean << "," << s.stddev << "," << s.min << "," << s.max << ","
-        << s.standardError << "," << s.ciHalfWidth;
-    for (double q : s.quantiles) out << "," << q;
-    out << "\n";
-  }
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
-}
-
-// A number for JSON, null when it is not finite (NaN: undefined, e.g. a constant outcome's rho).
-nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }
-
-// Everything in it depends only on the study, not on the machine, the chunk size, the number of
-// ranks or the wall time (printed instead), so that the same study writes the same bytes.
-void writeJson(const std::string& path, const StudyFile& f, const Backend backend, const StudyResult& r,
-               bool sketched) {
-  const StudySpec& spec = f.spec;
-  nlohmann::json j;
-  j["scene"] = f.scene.name;
-  j["study"] = f.source;
-  j["worlds"] = r.worlds;
-  j["steps"] = spec.steps;
-  j["dt"] = spec.dt;
-  j["integrator"] = spec.integrator == Integrator::RK4 ? "rk4" : "euler";
-  j["precision"] = f.precision;
-  j["device"] = backendName(backend);
-  j["seed"] = spec.seed;
-  j["flagged_worlds"] = r.flaggedWorlds;
-  for (const Variation& v : spec.vary)
-    j["vary"].push_back({{"parameter", v.parameter}, {"distribution", distributionName(v.distribution)}, {"a", v.a},
-                         {"b", v.b}});
-  j["quantiles"] = spec.quantiles;
-  // Exact from the gathered outcomes, or the mergeable sketch's estimate (--reduce ranks).
-  j["quantile_method"] = sketched ? "sketch, relative error " + std::to_string(QuantileSketch::kDefaultAlpha) : "exact";
-  for (const OutputStats& s : r.outputs)
-    j["outputs"].push_back({{"name", s.name}, {"count", s.count}, {"mean", s.mean}, {"stddev", s.stddev},
-                            {"min", s.min}, {"max", s.max}, {"standard_error", s.standardError},
-                            {"ci95", {number(s.mean - s.ciHalfWidth), number(s.mean + s.ciHalfWidth)}},
-                            {"ci95_half_width", number(s.ciHalfWidth)}, {"quantiles", s.quantiles},
-                            {"histogram", s.histogram}});
-  if (!spec.until.output.empty()) {
-    const OutputStats& s = *std::find_if(r.outputs.begin(), r.outputs.end(),
-                                         [&](const OutputStats& o) { return o.name == spec.until.output; });
-    j["until"] = {{"output", spec.until.output},
-                  {"ci_half_width", spec.until.ciHalfWidth},
-                  {"max_worlds", spec.until.maxWorlds},
-                  {"every", spec.until.every > 0 ? spec.until.every : spec.worlds},
-                  {"worlds_run", r.worlds},
-                  {"reached", s.ciHalfWidth <= spec.until.ciHalfWidth}};
-  }
-  for (std::size_t i = 0; i < r.spearman.size(); ++i)
-    for (std::size_t o = 0; o < r.spearman[i].size(); ++o)
-      j["spearman"].push_back(
-          {{"parameter", spec.vary[i].parameter}, {"output", spec.outputs[o]}, {"rho", number(r.spearman[i][o])}});
-  if (spec.sensitivity == Sensitivity::Sobol) {
-    j["sensitivity"] = {{"method", "sobol"},
-                        {"base_rows", spec.worlds},
-                        {"design_worlds", r.worlds},
-                        {"bootstrap_resamples", spec.bootstrapResamples}};
-    for (std::size_t o = 0; o < r.sobol.size(); ++o)
-      for (std::size_t i = 0; i < spec.vary.size(); ++i) {
-        const SobolIndices& s = r.sobol[o];
-        j["sobol"].push_back({{"output", spec.outputs[o]},
-                              {"parameter", spec.vary[i].parameter},
-                              {"rows", s.rows},
-                              {"first", number(s.first[i])},
-                              {"first_ci95", {number(s.firstLow[i]), number(s.firstHigh[i])}},
-                              {"total", number(s.total[i])},
-                              {"total_ci95", {number(s.totalLow[i]), number(s.totalHigh[i])}}});
-      }
-  }
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
-  out << j.dump(2) << "\n";
+  out << text;
   if (!out) throw std::runtime_error("cannot write '" + path + "'");
 }
 
@@ -248,153 +172,18 @@ void writeAll(const std::vector<std::pair<std::string, std::function<void(const 
 // ---- the run ------------------------------------------------------------------------------------
 
 // Stops every rank when one failed: rank 0 throws the description, the others return false.
-bool allSucceeded(const Ranks& ranks, const std::string& myError, const std::string& suffix = "") {
+bool allSucceeded(const Ranks& ranks, const std::string& myError) {
   const std::string failed = describeRankErrors(ranks.agree(myError));
   if (failed.empty()) return true;
-  if (ranks.root()) throw std::runtime_error(failed + suffix);
+  if (ranks.root()) throw std::runtime_error(failed);
   return false;
 }
 
-// Rank 0's view of a study reduced where its worlds ran (--reduce ranks): per output the blocks'
-// moments and the merged quantile sketch.
-struct DistributedReduction {
-  std::vector<MomentsAssembly> moments;
-  std::vector<QuantileSketch> sketches;
-};
-
-// Sends this rank's summary of its piece to rank 0, which adds every rank's in rank order.
-void reduceRound(const Ranks& ranks, const StudySpec& spec, const StudyOutcomes& mine, DistributedReduction& d) {
-  std::vector<double> encoded;
-  for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
-    OutputShare share;
-    share.add(mine.first, mine.values[o].data(), mine.status.data(), mine.size());
-    share.encode(encoded);
-  }
-  const std::vector<double> all = ranks.gather(encoded);
-  if (!ranks.root()) return;
-  std::size_t at = 0;
-  for (int r = 0; r < ranks.size(); ++r)
-    for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
-      const OutputShare share = OutputShare::decode(all, at);
-      d.moments[o].add(share);
-      d.sketches[o].merge(share.sketch);
-    }
-}
-
-// The statistics of a study reduced on the ranks: moments from the blocks, histograms counted on
-// every rank over its own outcomes once the extremes are known, quantiles from the sketch.
-StudyResult finishDistributed(const Ranks& ranks, const StudySpec& spec, std::int64_t worlds,
-                              const std::vector<StudyOutcomes>& pieces, const DistributedReduction& d) {
-  const std::size_t nOut = spec.outputs.size();
-  std::vector<Moments> m(nOut);
-  std::vector<double> extremes(2 * nOut);
-  if (ranks.root())
-    for (std::size_t o = 0; o < nOut; ++o) {
-      m[o] = d.moments[o].total(worlds);
-      extremes[2 * o] = m[o].min;
-      extremes[2 * o + 1] = m[o].max;
-    }
-  extremes = ranks.broadcast(extremes);
-  const int bins = spec.histogramBins;
-  std::vector<double> counts(nOut * bins + 1, 0.0);  // histograms, then the flagged worlds
-  for (const StudyOutcomes& p : pieces) {
-    for (std::int64_t w = 0; w < p.size(); ++w) {
-      if (p.status[w] != 0) {
-        counts.back() += 1;
-        continue;
-      }
-      for (std::size_t o = 0; o < nOut; ++o) {
-        const double lo = extremes[2 * o], range = extremes[2 * o + 1] - lo;
-        counts[o * bins + histogramBin(p.values[o][w], lo, range, bins)] += 1;
-      }
-    }
-  }
-  counts = ranks.sum(counts);
-  StudyResult r;
-  r.worlds = worlds;
-  r.flaggedWorlds = static_cast<std::int64_t>(counts.back());
-  if (!ranks.root()) return r;
-  for (std::size_t o = 0; o < nOut; ++o) {
-    OutputStats s;
-    s.name = spec.outputs[o];
-    s.count = m[o].count;
-    s.histogram.assign(bins, 0);
-    if (s.count > 0) {
-      s.mean = m[o].mean;
-      s.stddev = m[o].stddev();
-      s.min = m[o].min;
-      s.max = m[o].max;
-      s.standardError = m[o].standardError();
-      s.ciHalfWidth = m[o].halfWidth95();
-      s.quantiles = d.sketches[o].quantiles(spec.quantiles);
-      for (int b = 0; b < bins; ++b) s.histogram[b] = static_cast<std::int64_t>(counts[o * bins + b]);
-    }
-    r.outputs.push_back(s);
-  }
-  return r;
-}
-
-// Runs the rounds of the study (one round unless "until"), each split over the ranks. Gathering
-// (distributed false): the outcomes go to rank 0 (`all`). Otherwise each rank keeps its own and
-// sends rank 0 its summary; `result` receives the statistics on rank 0. Returns false on the ranks
-// other than 0 when a rank failed (rank 0 throws).
-template <class T>
-bool runRounds(const StudyFile& f, Backend backend, const Ranks& ranks, bool distributed, StudyOutcomes& all,
-               StudyResult& result) {
-  const StudySpec& spec = f.spec;
-  const auto start = std::chrono::steady_clock::now();
-  JobProgress progress(ranks.root(), ranks.size() > 1);
-  const char* failRank = std::getenv(kFailRankVariable);
-  DistributedReduction reduction;
-  reduction.moments.resize(spec.outputs.size());
-  reduction.sketches.resize(spec.outputs.size());
-  std::vector<StudyOutcomes> pieces;  // this rank's, kept when distributed
-  std::int64_t done = 0;
-  for (std::int64_t n = studyWorldCount(spec, spec.worlds); n > 0;) {
-    // This rank's share of the round: equal contiguous ranges of world indices.
-    const std::int64_t r = ranks.rank(), N = ranks.size();
-    const std::int64_t lo = done + n * r / N, hi = done + n * (r + 1) / N;
-    StudyOutcomes mine;
-    std::string error;
-    try {
-      if (failRank && std::atoi(failRank) == ranks.rank())
-        throw std::runtime_error(std::string("failure injected by ") + kFailRankVariable + "=" + failRank);
-      const double before = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      // Rank 0's fraction of its share stands for the round's: the shares are equal.
-      auto onProgress = [&](double fraction, double elapsed) {
-        progress.update((double(done) + fraction * double(n)) / double(done + n), done + n, before + elapsed);
-      };
-      mine = runStudyWorlds<T>(f.scene.model, spec, backend, lo, hi - lo, onProgress,
-                               [&](Batch<T>& b, std::int64_t first) { applySceneFrom(f.scene, b, first); });
-    } catch (const std::exception& e) {
-      error = e.what();
-    }
-    if (!allSucceeded(ranks, error, "; no output was written")) return false;
-    std::int64_t next = 0;
-    if (distributed) {
-      reduceRound(ranks, spec, mine, reduction);
-      pieces.push_back(std::move(mine));
-      if (ranks.root() && !spec.until.output.empty()) {
-        const std::size_t o = std::find(spec.outputs.begin(), spec.outputs.end(), spec.until.output) - spec.outputs.begin();
-        next = nextRoundWorlds(spec, done + n, reduction.moments[o].total(done + n));
-      }
-    } else {
-      StudyOutcomes round;
-      round.first = done;
-      for (const std::vector<double>& v : mine.values) round.values.push_back(ranks.gather(v));
-      round.status = ranks.gather(mine.status);
-      if (ranks.root()) {
-        all.append(round);
-        next = nextRoundWorlds(spec, all);
-      }
-    }
-    done += n;
-    progress.newRound();
-    n = ranks.broadcast(next);
-  }
-  progress.finish();
-  if (distributed) result = finishDistributed(ranks, spec, done, pieces, reduction);
-  return true;
+// The status of the first flagged world (gathered outcomes; 0 when there are none).
+std::int32_t firstStatus(const StudyOutcomes& all) {
+  for (std::int32_t s : all.status)
+    if (s != 0) return s;
+  return 0;
 }
 
 int runStudyCommand(const StudyOptions& o) {
@@ -507,15 +296,38 @@ int runStudyCommand(const StudyOptions& o) {
     std::fflush(stdout);
   }
 
-  StudyOutcomes all;
-  StudyResult r;
+  // Every rank runs its share of each round; rank 0 holds the statistics (and the outcomes, gathered).
   const bool distributed = o.reduce == "ranks";
-  const bool ran = f.precision == "float" ? runRounds<float>(f, backend, ranks, distributed, all, r)
-                                          : runRounds<double>(f, backend, ranks, distributed, all, r);
-  if (!ran || !ranks.root()) return ran ? 0 : 1;
+  const StudyReduction reduction = distributed ? StudyReduction::OnRanks : StudyReduction::Gather;
+  JobProgress progress(ranks.root(), ranks.size() > 1);
+  const char* failRank = std::getenv(kFailRankVariable);
+  auto run = [&](auto precision) {
+    using T = decltype(precision);
+    return runStudyRounds<T>(ranks, f.scene.model, spec, backend, reduction,
+                             [&](double fraction, std::int64_t planned, double elapsed) {
+                               progress.update(fraction, planned, elapsed);
+                             },
+                             [&](Batch<T>& b, std::int64_t first) {
+                               if (failRank && std::atoi(failRank) == ranks.rank())
+                                 throw std::runtime_error(std::string("failure injected by ") + kFailRankVariable +
+                                                          "=" + failRank);
+                               applySceneFrom(f.scene, b, first);
+                             });
+  };
+  StudyRun done;
+  try {
+    done = f.precision == "float" ? run(float{}) : run(double{});
+  } catch (const std::exception& e) {
+    // Every rank stops; rank 0 says why (and which rank failed).
+    if (!ranks.root()) return 1;
+    throw std::runtime_error(std::string(e.what()) + "; no output was written");
+  }
+  progress.finish();
+  if (!ranks.root()) return 0;
 
   // Rank 0: the statistics and every file.
-  if (!distributed) r = reduceStudy(spec, all);
+  const StudyResult& r = done.result;
+  const bool healthy = r.outputs.front().count > 0;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::printf("wall time     %.3f s\n", wall);
   std::printf("flagged       %lld worlds (left out of the statistics)\n", static_cast<long long>(r.flaggedWorlds));
@@ -533,34 +345,45 @@ int runStudyCommand(const StudyOptions& o) {
   if (!r.spearman.empty()) {
     std::printf("\nSpearman rank correlation, parameter x output\n");
     for (std::size_t i = 0; i < r.spearman.size(); ++i)
-      for (std::size_t o = 0; o < r.spearman[i].size(); ++o)
-        std::printf("  %-34s %-28s %8.4f\n", spec.vary[i].parameter.c_str(), spec.outputs[o].c_str(), r.spearman[i][o]);
+      for (std::size_t o = 0; o < r.spearman[i].size(); ++o) {
+        if (r.spearmanUndefined[i][o].empty())
+          std::printf("  %-34s %-28s %8.4f\n", spec.vary[i].parameter.c_str(), spec.outputs[o].c_str(), r.spearman[i][o]);
+        else
+          std::printf("  %-34s %-28s %8s  (%s)\n", spec.vary[i].parameter.c_str(), spec.outputs[o].c_str(), "null",
+                      r.spearmanUndefined[i][o].c_str());
+      }
   }
   if (!r.sobol.empty()) {
     std::printf("\nSobol indices (95%% bootstrap intervals)\n");
     for (std::size_t o = 0; o < r.sobol.size(); ++o)
       for (std::size_t i = 0; i < spec.vary.size(); ++i) {
         const SobolIndices& s = r.sobol[o];
-        std::printf("  %-28s %-34s first %7.4f [%7.4f, %7.4f]  total %7.4f [%7.4f, %7.4f]\n", spec.outputs[o].c_str(),
-                    spec.vary[i].parameter.c_str(), s.first[i], s.firstLow[i], s.firstHigh[i], s.total[i],
-                    s.totalLow[i], s.totalHigh[i]);
+        if (!r.sobolUndefined[o][i].empty())
+          std::printf("  %-28s %-34s null  (%s)\n", spec.outputs[o].c_str(), spec.vary[i].parameter.c_str(),
+                      r.sobolUndefined[o][i].c_str());
+        else
+          std::printf("  %-28s %-34s first %7.4f [%7.4f, %7.4f]  total %7.4f [%7.4f, %7.4f]\n", spec.outputs[o].c_str(),
+                      spec.vary[i].parameter.c_str(), s.first[i], s.firstLow[i], s.firstHigh[i], s.total[i],
+                      s.totalLow[i], s.totalHigh[i]);
       }
   }
 
   std::vector<std::pair<std::string, std::function<void(const std::string&)>>> files = {
-      {o.out + ".csv", [&](const std::string& p) { writeCsv(p, spec, r); }},
-      {o.out + ".json", [&](const std::string& p) { writeJson(p, f, backend, r, distributed); }},
-      {o.out + ".png", [&](const std::string& p) {
-         writeHistogramPng(p, r.outputs.front(),
-                           f.scene.name + ": " + std::to_string(r.worlds) + " worlds after " +
-                               std::to_string(spec.steps) + " steps");
-       }}};
+      {o.out + ".csv", [&](const std::string& p) { writeText(p, studyCsv(spec, r)); }},
+      {o.out + ".json", [&](const std::string& p) { writeText(p, studyJson(f, backend, r, distributed)); }}};
+  if (healthy)
+    files.push_back({o.out + ".png", [&](const std::string& p) {
+                       writeHistogramPng(p, r.outputs.front(),
+                                         f.scene.name + ": " + std::to_string(r.worlds) + " worlds after " +
+                                             std::to_string(spec.steps) + " steps");
+                     }});
   // Beside the histogram, the bar chart of the sensitivities: the first output's Sobol indices, or
   // Spearman's rho of every parameter against every output.
   std::vector<std::string> parameters;
   for (const Variation& v : spec.vary) parameters.push_back(v.parameter);
-  const bool sensitivityChart = !r.sobol.empty() || (!r.spearman.empty() && spec.outputs.size() <= LinePlot::kMaxCurves);
-  if (!r.sobol.empty())
+  const bool sensitivityChart =
+      healthy && (!r.sobol.empty() || (!r.spearman.empty() && spec.outputs.size() <= LinePlot::kMaxCurves));
+  if (sensitivityChart && !r.sobol.empty())
     files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
                        writeSobolPng(p, parameters, r.sobol.front(),
                                      f.scene.name + ": Sobol indices of " + spec.outputs.front());
@@ -571,8 +394,18 @@ int runStudyCommand(const StudyOptions& o) {
                                         f.scene.name + ": Spearman rank correlation, " + std::to_string(r.worlds) +
                                             " worlds");
                      }});
-  if (o.outcomes) files.push_back({o.out + ".npz", [&](const std::string& p) { writeOutcomes(p, spec, all); }});
+  if (o.outcomes) files.push_back({o.out + ".npz", [&](const std::string& p) { writeOutcomes(p, spec, done.outcomes); }});
   writeAll(files);
+  if (!healthy) {
+    // Nothing to plot: the counts and, when asked, every world's outcome and status are written.
+    std::printf("\nwrote         %s.csv, %s.json (counts only)%s\n", o.out.c_str(), o.out.c_str(),
+                o.outcomes ? (", " + o.out + ".npz (per-world outcomes and status)").c_str() : "");
+    const std::int32_t first = firstStatus(done.outcomes);  // 0 when reduced on the ranks
+    throw std::runtime_error("no healthy world: all " + std::to_string(r.worlds) + " worlds were flagged" +
+                             (first ? " (the first: " + describeStatus(first) + ")" : std::string()) +
+                             "; no statistics, no plots" +
+                             (o.outcomes ? std::string() : " (--outcomes writes every world's status)"));
+  }
   std::printf("\nwrote         %s.csv, %s.json, %s.png (histogram of %s)%s%s\n", o.out.c_str(), o.out.c_str(),
               o.out.c_str(), r.outputs.front().name.c_str(),
               sensitivityChart ? (", " + o.out + "-sensitivity.png").c_str() : "",
@@ -592,7 +425,9 @@ A study file (docs/study-format.md) names a scene, the worlds, the parameters dr
 Writes PREFIX.csv and PREFIX.json (count, mean, standard error and 95% interval of the mean,
 stddev, min, max, quantiles, histogram; Spearman's rho of every parameter against every output),
 PREFIX.png (histogram of the first output) and with --outcomes PREFIX.npz (every world's outputs,
-parameters and status). Files appear only when the whole study succeeded.
+parameters and status). Files appear only when the whole study succeeded; when no world is
+healthy, only the counts (PREFIX.csv, PREFIX.json) and PREFIX.npz are written, and the command
+fails saying so. An undefined correlation or Sobol index is null, with its reason.
 
 Worlds run in chunks of at most --chunk worlds (default: half of the memory); under
 `mpirun -np N lockstep study FILE` (or srun) the worlds are split over N ranks, each on its own

@@ -49,7 +49,6 @@ Variation readVariation(const JsonNode& n) {
 
 // Reads the study object `s` (keys of a study file, "scene" excepted) onto a scene's defaults.
 void readStudy(const JsonNode& s, StudyFile& f) {
-  const Model& model = *f.scene.model;
   StudySpec& spec = f.spec;
   spec.worlds = f.scene.simulation.worlds;
   spec.steps = f.scene.simulation.steps;
@@ -104,19 +103,12 @@ void readStudy(const JsonNode& s, StudyFile& f) {
       n->fail("a Sobol study runs its whole design: leave out \"until\"");
   }
   if (auto n = s.find("bootstrap_resamples")) spec.bootstrapResamples = static_cast<int>(n->integer(1, 1000000));
-  // Names are checked against the model, each reported where it stands in the file.
+  // Names are checked against the model, each reported where it stands in the file: the outputs
+  // first (each variation is probed with outputs[0]), then each variation, which must not repeat
+  // an earlier one.
   StudySpec probe = spec;
   probe.until = {};
   probe.sensitivity = Sensitivity::None;
-  for (std::size_t i = 0; i < spec.vary.size(); ++i) {
-    probe.vary = {spec.vary[i]};
-    probe.outputs = {spec.outputs[0]};
-    try {
-      validateStudy(f.scene.model, probe);
-    } catch (const std::invalid_argument& e) {
-      s.at("vary").elements()[i].at("parameter").fail(e.what());
-    }
-  }
   probe.vary.clear();
   for (std::size_t i = 0; i < spec.outputs.size(); ++i) {
     probe.outputs = {spec.outputs[i]};
@@ -126,7 +118,25 @@ void readStudy(const JsonNode& s, StudyFile& f) {
       outputs.elements()[i].fail(e.what());
     }
   }
-  (void)model;
+  probe.outputs = {spec.outputs[0]};
+  for (std::size_t i = 0; i < spec.vary.size(); ++i) {
+    const JsonNode parameter = s.at("vary").elements()[i].at("parameter");
+    probe.vary = {spec.vary[i]};
+    try {
+      validateStudy(f.scene.model, probe);
+    } catch (const std::invalid_argument& e) {
+      parameter.fail(e.what());
+    }
+    for (std::size_t j = 0; j < i; ++j) {
+      probe.vary = {spec.vary[j], spec.vary[i]};
+      try {
+        validateStudy(f.scene.model, probe);
+      } catch (const std::invalid_argument&) {
+        parameter.fail("'" + spec.vary[i].parameter + "' is already varied by vary[" + std::to_string(j) +
+                       "]: vary each parameter once");
+      }
+    }
+  }
 }
 
 }  // namespace

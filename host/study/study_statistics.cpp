@@ -7,7 +7,6 @@
 #include <numeric>
 #include <stdexcept>
 
-#include "lockstep/statistics.h"
 
 namespace lockstep {
 
@@ -384,8 +383,12 @@ void estimate(const SaltelliValues& v, const std::vector<std::int64_t>& rows, st
   for (std::int64_t r : rows) mean += v.fA[r] + v.fB[r];
   mean /= 2 * m;
   double ss = 0;
-  for (std::int64_t r : rows) ss += (v.fA[r] - mean) * (v.fA[r] - mean) + (v.fB[r] - mean) * (v.fB[r] - mean);
-  const double V = ss / (2 * m - 1);
+  bool constant = true;  // then V is 0, though the rounded mean may differ from the value
+  for (std::int64_t r : rows) {
+    ss += (v.fA[r] - mean) * (v.fA[r] - mean) + (v.fB[r] - mean) * (v.fB[r] - mean);
+    constant = constant && v.fA[r] == v.fA[rows[0]] && v.fB[r] == v.fA[rows[0]];
+  }
+  const double V = constant ? 0.0 : ss / (2 * m - 1);
   if (variance) *variance = V;
   first.assign(k, kNaN);
   total.assign(k, kNaN);

@@ -2,15 +2,16 @@
 // every world, and reduce chosen outputs across worlds (mean, standard deviation, extremes,
 // quantiles, histogram, the standard error and 95% interval of the mean, rank correlations, Sobol
 // indices; study_statistics.h) on the host, from the outcomes read back chunk by chunk — one
-// computation for every backend, chunk size and rank count. reduceOnDevice is the same summary
-// computed on the device (Thrust) for callers that keep a batch on the GPU.
+// computation for every backend, chunk size and rank count.
 //
 // Sampling is counter-based: the value drawn for (seed, variation, world) depends on nothing
 // else, so a study gives the same parameters whatever the number of worlds, threads or backend.
 //
-// A study runs as pieces: worlds [first, first + count) at a time (runStudyWorlds: a rank's share,
-// or one round of a sequential study), each piece in chunks of at most StudySpec::chunk worlds,
-// one batch after another (constant memory). Every world's draws and result depend only on its
+// A study runs in rounds (one, unless "until"; runStudyRounds, the one loop behind `lockstep
+// study`, runStudy and Python's run_study), each round split over the processes of the job
+// (communicator.h: one process or MPI ranks). Each process runs its worlds [first, first + count)
+// (runStudyWorlds) in chunks of at most StudySpec::chunk worlds, one batch after another (constant
+// memory). Every world's draws and result depend only on its
 // index, and the statistics (reduceStudy) only on the outcomes in world order (the fixed block
 // tree of study_statistics.h), so they are the same bits whatever the chunk size or rank count.
 //
@@ -28,10 +29,12 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "lockstep/batch.h"
+#include "lockstep/communicator.h"
 #include "lockstep/study_statistics.h"
 
 namespace lockstep {
@@ -84,7 +87,8 @@ double studyDraw(const StudySpec& spec, int variation, std::int64_t world);
 
 struct OutputStats {
   std::string name;
-  std::int64_t count = 0;  // healthy worlds the statistics are over
+  std::int64_t count = 0;  // healthy worlds the statistics are over; with none, every number is NaN
+  std::string undefined;   // why there are no statistics (no healthy world); empty otherwise
   double mean = 0, stddev = 0, min = 0, max = 0;  // stddev with the n - 1 denominator
   std::vector<double> quantiles;                  // at StudySpec::quantiles, linear interpolation
   std::vector<std::int64_t> histogram;            // histogramBins equal bins over [min, max]
@@ -97,7 +101,11 @@ struct StudyResult {
   std::int64_t flaggedWorlds = 0;  // worlds that failed and were left out of the statistics
   std::int64_t worlds = 0;         // worlds run (a sequential study's final count; a Sobol study's design)
   std::vector<std::vector<double>> spearman;  // [variation][output]; NaN where undefined
-  std::vector<SobolIndices> sobol;            // [output], for a Sobol study
+  std::vector<std::vector<std::string>> spearmanUndefined;  // [variation][output]: why rho is NaN, or ""
+  // [output], for a Sobol study. An index is NaN (with its interval) where it is undefined: a
+  // parameter that does not vary, an output that is constant, fewer than 2 healthy base rows.
+  std::vector<SobolIndices> sobol;
+  std::vector<std::vector<std::string>> sobolUndefined;  // [output][variation]: why S_i, ST_i are NaN, or ""
   double wallSeconds = 0;
 };
 
@@ -117,17 +125,15 @@ double sampleVariation(const Variation& v, std::uint64_t seed, int variationInde
 // Sets a named parameter or initial-state value of world w (names above); validates it.
 template <class T>
 void setNamedParameter(Batch<T>& batch, std::int64_t w, const std::string& name, double value);
-// Checks that every variation and output of the spec names something in the model.
+// Checks that every variation and output of the spec names something in the model, and that no
+// value is varied twice.
 void validateStudy(const std::shared_ptr<const Model>& model, const StudySpec& spec);
 
-// Statistics of n values with their health flags (status 0), as described by OutputStats;
-// the host computation. reduceOnDevice does the same with Thrust on device arrays.
+// Statistics of n values with their health flags (status 0), as described by OutputStats.
 OutputStats reduceValues(const std::string& name, const double* values, const std::int32_t* status, std::int64_t n,
                          const std::vector<double>& quantiles, int bins);
-// values (and plus, when not null: reduced as values + plus) are n contiguous floats or doubles.
-OutputStats reduceOnDevice(const std::string& name, const void* values, const void* plus, bool valuesAreFloat,
-                           const std::int32_t* status, std::int64_t n, const std::vector<double>& quantiles,
-                           int bins);
+// s for `worlds` worlds of which none is healthy: count 0, every number NaN, the reason in s.undefined.
+OutputStats withoutHealthyWorlds(OutputStats s, std::int64_t worlds, std::size_t quantiles);
 
 // Prepares a batch whose world 0 is study world `firstWorld` before the variations are drawn (a
 // scene's initial state and per-world values: applySceneFrom).
@@ -137,7 +143,7 @@ using StudySetup = std::function<void(Batch<T>&, std::int64_t firstWorld)>;
 // Runs worlds [first, first + count) of the study (world indices of the whole study: the draws of
 // world w are studyDraw(spec, i, w)) in chunks of at most spec.chunk worlds, and returns their
 // outcomes. progress is called after each piece of steps with the fraction of the count done
-// and the seconds elapsed.
+// and the seconds elapsed. A draw the model refuses throws ModelError naming the study's world.
 template <class T>
 StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
                              std::int64_t first, std::int64_t count,
@@ -192,12 +198,43 @@ class MomentsAssembly {
   std::map<std::int64_t, std::vector<OutputShare::Loose>> loose_;
 };
 
-// Samples, sets up and runs the whole study in one process (runStudyWorlds over every world, the
-// rounds of a sequential study one after another), then reduces it (reduceStudy). When outcomes is
-// given it receives the per-world outcomes.
+// ---- the rounds of a study ----------------------------------------------------------------------
+
+// Where a study's statistics are computed: every outcome gathered on rank 0 (exact quantiles,
+// Spearman's rho, Sobol indices; the outcomes kept), or each rank reducing its own worlds
+// (moments from the blocks, histograms, quantiles from the sketch; for studies too large to gather).
+enum class StudyReduction { Gather, OnRanks };
+
+// What a study leaves on rank 0 (the other ranks: result.worlds and result.flaggedWorlds).
+struct StudyRun {
+  StudyResult result;
+  StudyOutcomes outcomes;  // every world's, when gathered
+};
+
+// Progress of a study: the fraction done of the current plan of `planned` worlds (it grows with
+// each round of a sequential study), and the seconds elapsed. Rank 0's share stands for every
+// rank's (the shares are equal).
+using StudyProgress = std::function<void(double fraction, std::int64_t planned, double elapsed)>;
+
+// What every rank throws when some rank failed: rank 0's message names it (describeRankErrors).
+// In a job of one process the failure's own exception is thrown instead.
+struct StudyFailed : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Runs the study's rounds (one unless "until": nextRoundWorlds decides on rank 0), each split over
+// the ranks in equal contiguous ranges of world indices (runStudyWorlds), and reduces it as asked:
+// the same bits whatever the chunk size or the number of ranks. With progress, each piece of
+// worlds steps in hundredths of the run so that progress can be shown.
+template <class T>
+StudyRun runStudyRounds(const Communicator& ranks, std::shared_ptr<const Model> model, const StudySpec& spec,
+                        Backend backend, StudyReduction reduction = StudyReduction::Gather,
+                        const StudyProgress& progress = {}, const StudySetup<T>& setup = {});
+
+// The same in one process, gathered: the statistics, and the per-world outcomes when asked.
 template <class T>
 StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
-                     const std::function<void(double, double)>& progress = {}, const StudySetup<T>& setup = {},
+                     const StudyProgress& progress = {}, const StudySetup<T>& setup = {},
                      StudyOutcomes* outcomes = nullptr);
 
 // The per-world values of one output in host memory, after a run (for reports and tests).

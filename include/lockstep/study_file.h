@@ -23,4 +23,14 @@ StudyFile loadStudyFile(const std::string& path, const SceneOptions& options = {
 StudyFile parseStudy(const std::string& json, const std::string& source, const std::string& baseDirectory,
                      const SceneOptions& options = {});
 
+// What `lockstep study` writes about a study's statistics (host/io/study_report.cpp), which
+// Python's run_study returns too. The JSON (PREFIX.json) depends only on the study, not on the
+// machine, the chunk size, the number of ranks or the wall time, so that the same study writes the
+// same bytes: the study and its draws, per output the statistics (null where undefined, with a
+// "reason"), Spearman's rho and the Sobol indices (null with a "reason" where undefined).
+// sketched: the quantiles come from the sketch (reduced on the ranks).
+std::string studyJson(const StudyFile& f, Backend backend, const StudyResult& r, bool sketched);
+// One line per output: count, mean, stddev, min, max, standard error, 95% half-width, quantiles.
+std::string studyCsv(const StudySpec& spec, const StudyResult& r);
+
 }  // namespace lockstep

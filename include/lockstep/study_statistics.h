@@ -8,10 +8,11 @@
 // kMomentBlock consecutive worlds merged in a fixed tree (momentsOf); histograms and the sketch
 // hold integer counts, so merging them in any order gives the same bits.
 //
-// The formulas shared with the single-run reduction (sample standard deviation, interpolated
-// quantile, histogram bin) are those of statistics.h.
+// The formulas every reduction shares (sample standard deviation, interpolated quantile, histogram
+// bin) are written once, in section 0.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -19,6 +20,35 @@
 #include <vector>
 
 namespace lockstep {
+
+// ---- 0. the shared formulas -------------------------------------------------------------------
+
+// Sample standard deviation from the sum of squared deviations ss of count values (n - 1
+// denominator; 0 for a single value).
+inline double sampleStddev(double ss, std::int64_t count) { return count > 1 ? std::sqrt(ss / double(count - 1)) : 0.0; }
+
+// Quantile q in [0, 1] of count sorted values, by linear interpolation between the values at
+// indices lo and hi: value(lo) + fraction * (value(hi) - value(lo)).
+struct QuantilePoint {
+  std::int64_t lo, hi;
+  double fraction;
+};
+inline QuantilePoint quantilePoint(double q, std::int64_t count) {
+  const double pos = q * double(count - 1);
+  const std::int64_t lo = static_cast<std::int64_t>(std::floor(pos));
+  const std::int64_t hi = lo + 1 < count ? lo + 1 : count - 1;
+  return {lo, hi, pos - double(lo)};
+}
+inline double interpolateQuantile(const QuantilePoint& p, double valueLo, double valueHi) {
+  return valueLo + p.fraction * (valueHi - valueLo);
+}
+
+// Bin of x among `bins` equal bins over [min, min + range]; the maximum goes into the last bin,
+// and every value into bin 0 when all are equal (range 0).
+inline int histogramBin(double x, double min, double range, int bins) {
+  const int b = range > 0 ? static_cast<int>((x - min) / range * bins) : 0;
+  return b < bins - 1 ? b : bins - 1;
+}
 
 // ---- 1. moments ----------------------------------------------------------------------------
 
@@ -36,7 +66,7 @@ struct Moments {
   void merge(const Moments& other);  // this = this (+) other; "this" is the left operand of the tree
 
   double variance() const;  // n - 1 denominator; 0 for fewer than two values
-  double stddev() const;    // sampleStddev (statistics.h)
+  double stddev() const;    // sampleStddev
   // Standard error of the mean, stddev / sqrt(count); 0 for fewer than two values.
   double standardError() const;
   // Half-width of the two-sided 95% confidence interval of the mean: studentT975(count - 1) *
@@ -72,7 +102,7 @@ double studentT975(std::int64_t df);
 
 // ---- 2. histograms with fixed edges ---------------------------------------------------------
 
-// bins equal bins over [lo, hi] (histogramBin of statistics.h: hi itself goes into the last bin),
+// bins equal bins over [lo, hi] (histogramBin: hi itself goes into the last bin),
 // with counts of the values below lo, above hi and non-finite ones. Two histograms with the same
 // (lo, hi, bins) merge by adding counts, exactly and in any order.
 struct FixedHistogram {
@@ -91,8 +121,8 @@ struct FixedHistogram {
 
 // ---- 3. quantiles ---------------------------------------------------------------------------
 
-// Exact quantiles of values (any order; sorted inside) by the interpolation of statistics.h
-// (quantilePoint, interpolateQuantile), the same as the single-run reduction. Empty: NaNs.
+// Exact quantiles of values (any order; sorted inside) by the interpolation of section 0
+// (quantilePoint, interpolateQuantile). Empty: NaNs.
 std::vector<double> exactQuantiles(std::vector<double> values, const std::vector<double>& qs);
 
 // A mergeable quantile sketch with relative value error (the logarithmic bucketing of DDSketch,
@@ -101,7 +131,7 @@ std::vector<double> exactQuantiles(std::vector<double> values, const std::vector
 // gamma^k), one bucket for |x| < 2.2250738585072014e-308 (zero and subnormals). Each bucket
 // reports 2 gamma^k / (gamma + 1), which is within relative alpha of every value in it.
 //
-// Error bound: quantile(q) is the interpolation of statistics.h between the estimates of the order
+// Error bound: quantile(q) is the interpolation of section 0 between the estimates of the order
 // statistics x_lo and x_hi (quantilePoint(q, count)), each estimate within alpha |x| of the exact
 // one, and clamped to the exact [min, max] (quantile(0) and quantile(1) are exact). So, when x_lo
 // and x_hi do not have opposite signs,
@@ -215,8 +245,8 @@ struct SobolIndices {
 // draws its rows with a counter-based hash of (seed, b, draw), so the intervals are reproducible
 // and independent of threads or ranks (resamples run on OpenMP threads; a resample with no
 // variance is left out). Cost: O(resamples N k). Throws std::invalid_argument when resamples < 0
-// or fewer than 2 rows are healthy; indices and intervals are NaN when V = 0 (no intervals when
-// resamples = 0).
+// or fewer than 2 rows are healthy; indices and intervals are NaN when V = 0, as for an outcome
+// that takes one value only (no intervals when resamples = 0).
 SobolIndices sobolIndices(const SaltelliDesign& design, const double* y, const std::int32_t* status = nullptr,
                           int resamples = 1000, std::uint64_t seed = 1);
 

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -54,11 +53,8 @@ class Model:
     """A mechanism read from a scene file or a URDF file (lockstep.load), with the scene's initial
     state, simulation defaults and per-world values. Immutable; any number of Batches share it."""
 
-    def __init__(self, ext: "_ext.Model", info_path: Optional[str], info_text: Optional[str], repair_inertia: bool):
+    def __init__(self, ext: "_ext.Model"):
         self._ext = ext
-        self._info_path = info_path      # the file `lockstep info` reads, or
-        self._info_text = info_text      # the scene text it reads (root="free", dicts)
-        self._repair = repair_inertia
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._ext, name)
@@ -72,13 +68,7 @@ class Model:
     @property
     def info(self) -> str:
         """What `lockstep info SCENE` prints for this model."""
-        if self._info_path is not None:
-            return _ext.scene_info(self._info_path, self._repair)
-        with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, f"{self.name}.json")
-            with open(path, "w") as f:
-                f.write(self._info_text)
-            return _ext.scene_info(path, self._repair)
+        return _ext.describe_scene(self._ext)
 
 
 def load(path: Union[str, os.PathLike, Mapping[str, Any], None] = None, root: str = "fixed",
@@ -92,14 +82,14 @@ def load(path: Union[str, os.PathLike, Mapping[str, Any], None] = None, root: st
     if path is None:
         if root != "fixed":
             raise ValueError('root="free": the built-in chain-7-seed scene has no URDF robot')
-        return Model(_ext.builtin_scene(), None, _ext.builtin_scene_json(), repair_inertia)
+        return Model(_ext.builtin_scene())
     if isinstance(path, Mapping):
         scene = _with_root(dict(path), root, "<dict>", os.getcwd())
         text = json.dumps(scene)
-        return Model(_ext.parse_scene(text, "<dict>", os.getcwd(), repair_inertia), None, text, repair_inertia)
+        return Model(_ext.parse_scene(text, "<dict>", os.getcwd(), repair_inertia))
     path = os.fspath(path)
     if root == "fixed":
-        return Model(_ext.load_scene(path, repair_inertia), path, None, repair_inertia)
+        return Model(_ext.load_scene(path, repair_inertia))
     base = os.path.dirname(os.path.abspath(path))
     if path.endswith(".urdf"):
         if not os.path.isfile(path):
@@ -111,7 +101,7 @@ def load(path: Union[str, os.PathLike, Mapping[str, Any], None] = None, root: st
         with open(path) as f:
             scene = _with_root(json.load(f), root, path, base)
     text = json.dumps(scene)
-    return Model(_ext.parse_scene(text, path, base, repair_inertia), None, text, repair_inertia)
+    return Model(_ext.parse_scene(text, path, base, repair_inertia))
 
 
 def _with_root(scene: dict, root: str, source: str, base: str) -> dict:
@@ -316,26 +306,43 @@ del _f
 
 def run_study(study: Union[str, os.PathLike, Mapping[str, Any]], device: str = "auto") -> dict:
     """Runs a Monte Carlo study (docs/study-format.md) from a study file, a scene file with a
-    "study" object, or the same as a dict (relative paths from the current directory). Returns the
-    statistics of every output: "names", and arrays "count", "mean", "stddev", "min", "max",
-    "quantiles" [outputs, levels] at "quantile_levels", "histograms" [outputs, bins]; the per-world
-    "outcomes" [outputs, worlds] and "status" [worlds] (statistics are over the worlds of status
-    0); with
-    "flagged_worlds", "worlds", "steps", "dt", "seed", "backend", "precision", "wall_seconds"."""
+    "study" object, or the same as a dict (relative paths from the current directory), as
+    `lockstep study` runs it, and returns everything it writes:
+      "report": the statistics as `lockstep study` writes them to PREFIX.json (a dict);
+      per output: "names", arrays "count", "mean", "stddev", "min", "max", "standard_error",
+        "ci95_half_width", "quantiles" [outputs, levels] at "quantile_levels", "histograms"
+        [outputs, bins], and "undefined" (why an output has no statistics: no healthy world; its
+        numbers are NaN then; "" otherwise);
+      "spearman" [variations, outputs] (NaN where undefined) with "spearman_undefined" (the reasons);
+      for a Sobol study "sobol": per output a dict of arrays [variations] "first", "first_low",
+        "first_high", "total", "total_low", "total_high" (95% bootstrap intervals; NaN where
+        undefined), "rows" and "undefined" (the reasons);
+      per world (as PREFIX.npz): "parameters" [worlds, variations] (the drawn values) with
+        "parameter_names", "outcomes" [outputs, worlds] and "status" [worlds] (statistics are over
+        the worlds of status 0);
+    with "flagged_worlds", "worlds", "steps", "dt", "seed", "backend", "precision", "wall_seconds"."""
     if device not in _DEVICES:
         raise ValueError(f'device must be "cpu", "cuda" or "auto", not {device!r}')
     if isinstance(study, Mapping):
         r = _ext.run_study_text(json.dumps(study), "<dict>", os.getcwd(), device)
     else:
         r = _ext.run_study_file(os.fspath(study), device)
+    r["report"] = json.loads(r["report"])
     outputs = r.pop("outputs")
     r["names"] = [o["name"] for o in outputs]
+    r["undefined"] = [o["undefined"] for o in outputs]
     for key, dtype in (("count", np.int64), ("mean", np.float64), ("stddev", np.float64), ("min", np.float64),
-                       ("max", np.float64)):
+                       ("max", np.float64), ("standard_error", np.float64), ("ci95_half_width", np.float64)):
         r[key] = np.array([o[key] for o in outputs], dtype=dtype)
     r["quantile_levels"] = np.array(outputs[0]["quantile_levels"] if outputs else [], dtype=np.float64)
     r["quantiles"] = np.array([o["quantiles"] for o in outputs], dtype=np.float64)
     r["histograms"] = np.array([o["histogram"] for o in outputs], dtype=np.int64)
+    k = len(r["parameter_names"])
+    r["spearman"] = np.array(r["spearman"], dtype=np.float64).reshape(k, len(outputs))
+    for s in r["sobol"]:
+        for key in ("first", "first_low", "first_high", "total", "total_low", "total_high"):
+            s[key] = np.array(s[key], dtype=np.float64)
+    r["parameters"] = np.array(r["parameters"], dtype=np.float64).reshape(k, len(r["status"])).T.copy()
     r["outcomes"] = np.array(r["outcomes"], dtype=np.float64)
     r["status"] = np.array(r["status"], dtype=np.int32)
     return r

@@ -10,7 +10,6 @@
 #include <nanobind/stl/vector.h>
 
 #include <cuda_runtime.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -18,13 +17,11 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "../../host/cli/commands.h"
 #include "lockstep/batch.h"
 #include "lockstep/fields.h"
 #include "lockstep/input_error.h"
 #include "lockstep/scene.h"
+#include "lockstep/scene_description.h"
 #include "lockstep/study.h"
 #include "lockstep/study_file.h"
 
@@ -52,40 +49,6 @@ PyModel parseSceneText(const std::string& json, const std::string& source, const
   SceneOptions o;
   o.repairInertia = repairInertia;
   return {std::make_shared<const Scene>(parseScene(json, source, baseDirectory, o))};
-}
-
-// What `lockstep info SCENE` prints (host/cli/info.cpp, run as the command line runs it, its
-// standard output captured), so that the two can never disagree.
-std::string sceneInfo(const std::string& path, bool repairInertia) {
-  CLI::App app("lockstep");
-  cli::Command command = cli::addInfoCommand(app);
-  std::vector<std::string> args = {"lockstep", "info", path};
-  if (repairInertia) args.push_back("--repair-inertia");
-  std::vector<const char*> argv;
-  for (const std::string& a : args) argv.push_back(a.c_str());
-  app.parse(int(argv.size()), argv.data());
-
-  std::fflush(stdout);
-  FILE* capture = std::tmpfile();
-  if (!capture) throw std::runtime_error("lockstep: cannot create a temporary file to capture `info`");
-  const int saved = dup(STDOUT_FILENO);
-  dup2(fileno(capture), STDOUT_FILENO);
-  std::string error;
-  try {
-    command.run();
-  } catch (const std::exception& e) {
-    error = e.what();
-  }
-  std::fflush(stdout);
-  dup2(saved, STDOUT_FILENO);
-  close(saved);
-  std::string text;
-  std::rewind(capture);
-  char buf[4096];
-  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, capture)) > 0;) text.append(buf, n);
-  std::fclose(capture);
-  if (!error.empty()) throw InputError(error);
-  return text;
 }
 
 // ---- batches ----------------------------------------------------------------------------------
@@ -300,56 +263,76 @@ nb::dict statsDict(const OutputStats& s, const std::vector<double>& quantiles) {
   nb::dict d;
   d["name"] = s.name;
   d["count"] = s.count;
+  d["undefined"] = s.undefined;
   d["mean"] = s.mean;
   d["stddev"] = s.stddev;
   d["min"] = s.min;
   d["max"] = s.max;
+  d["standard_error"] = s.standardError;
+  d["ci95_half_width"] = s.ciHalfWidth;
   d["quantile_levels"] = quantiles;
   d["quantiles"] = s.quantiles;
   d["histogram"] = s.histogram;
   return d;
 }
 
-// Runs a study as `lockstep study` does, and keeps the per-world outcomes.
-template <class T>
-StudyResult runKeepingOutcomes(const StudyFile& f, Backend backend, std::vector<std::vector<double>>& outcomes,
-                               std::vector<std::int32_t>& status) {
-  StudyOutcomes all;
-  const StudyResult r = runStudy<T>(
-      f.scene.model, f.spec, backend, {},
-      [&](Batch<T>& b, std::int64_t first) { applySceneFrom(f.scene, b, first); }, &all);
-  outcomes = std::move(all.values);
-  status = std::move(all.status);
-  return r;
-}
-
+// Runs a study as `lockstep study` does (runStudyRounds in one process, the outcomes gathered),
+// and returns everything it writes: the report (its PREFIX.json), the statistics, Spearman's rho
+// and the Sobol indices with the reasons where undefined, and every world's draws, outcomes and
+// status (its PREFIX.npz).
 nb::dict runStudyFile(const StudyFile& f, const std::string& device) {
   const Backend backend = resolveBackend(parseDevice(device));
-  const Scene& scene = f.scene;
-  StudyResult r;
-  std::vector<std::vector<double>> outcomes;
-  std::vector<std::int32_t> status;
+  const StudySpec& spec = f.spec;
+  StudyRun run;
   {
     nb::gil_scoped_release release;
-    r = f.precision == "float" ? runKeepingOutcomes<float>(f, backend, outcomes, status)
-                               : runKeepingOutcomes<double>(f, backend, outcomes, status);
+    auto setup = [&](auto& b, std::int64_t first) { applySceneFrom(f.scene, b, first); };
+    run = f.precision == "float"
+              ? runStudyRounds<float>(OneProcess(), f.scene.model, spec, backend, StudyReduction::Gather, {}, setup)
+              : runStudyRounds<double>(OneProcess(), f.scene.model, spec, backend, StudyReduction::Gather, {}, setup);
   }
+  const StudyResult& r = run.result;
   nb::dict d;
   d["source"] = f.source;
-  d["scene"] = scene.name;
+  d["scene"] = f.scene.name;
   d["backend"] = std::string(backendName(backend));
   d["precision"] = f.precision;
-  d["worlds"] = f.spec.worlds;
-  d["steps"] = f.spec.steps;
-  d["dt"] = f.spec.dt;
-  d["seed"] = f.spec.seed;
+  d["worlds"] = r.worlds;
+  d["steps"] = spec.steps;
+  d["dt"] = spec.dt;
+  d["seed"] = spec.seed;
   d["flagged_worlds"] = r.flaggedWorlds;
   d["wall_seconds"] = r.wallSeconds;
+  d["report"] = studyJson(f, backend, r, false);
   nb::list outputs;
-  for (const OutputStats& s : r.outputs) outputs.append(statsDict(s, f.spec.quantiles));
+  for (const OutputStats& s : r.outputs) outputs.append(statsDict(s, spec.quantiles));
   d["outputs"] = outputs;
-  d["outcomes"] = outcomes;  // [outputs][worlds]
-  d["status"] = status;      // [worlds]
+  std::vector<std::string> parameterNames;
+  for (const Variation& v : spec.vary) parameterNames.push_back(v.parameter);
+  d["parameter_names"] = parameterNames;
+  d["spearman"] = r.spearman;                    // [variation][output]
+  d["spearman_undefined"] = r.spearmanUndefined;  // [variation][output]
+  nb::list sobol;
+  for (std::size_t o = 0; o < r.sobol.size(); ++o) {
+    const SobolIndices& s = r.sobol[o];
+    nb::dict x;
+    x["rows"] = s.rows;
+    x["first"] = s.first;
+    x["first_low"] = s.firstLow;
+    x["first_high"] = s.firstHigh;
+    x["total"] = s.total;
+    x["total_low"] = s.totalLow;
+    x["total_high"] = s.totalHigh;
+    x["undefined"] = r.sobolUndefined[o];
+    sobol.append(x);
+  }
+  d["sobol"] = sobol;  // [output], a Sobol study only
+  std::vector<std::vector<double>> drawn(spec.vary.size());  // [variation][world]
+  for (std::size_t i = 0; i < spec.vary.size(); ++i)
+    for (std::int64_t w = 0; w < run.outcomes.size(); ++w) drawn[i].push_back(studyDraw(spec, static_cast<int>(i), w));
+  d["parameters"] = drawn;
+  d["outcomes"] = std::move(run.outcomes.values);  // [outputs][worlds]
+  d["status"] = std::move(run.outcomes.status);    // [worlds]
   return d;
 }
 
@@ -407,7 +390,7 @@ NB_MODULE(_ext, m) {
 
   m.def("load_scene", &loadScene, "path"_a, "repair_inertia"_a);
   m.def("parse_scene", &parseSceneText, "json"_a, "source"_a, "base_directory"_a, "repair_inertia"_a);
-  m.def("scene_info", &sceneInfo, "path"_a, "repair_inertia"_a);
+  m.def("describe_scene", [](const PyModel& p) { return describeScene(*p.scene); }, "model"_a);
   m.def("builtin_scene", [] { return PyModel{std::make_shared<const Scene>(loadBuiltinScene())}; });
   m.def("builtin_scene_json", [] { return builtinSceneJson(); });
   m.def("describe_status", [](std::int32_t bits) { return describeStatus(bits); }, "status"_a);

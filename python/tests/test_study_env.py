@@ -51,6 +51,50 @@ def test_run_study_equals_the_command_line(tmp_path):
         np.testing.assert_array_equal(r["histograms"][i], o["histogram"])
 
 
+def test_run_study_returns_what_the_command_line_writes(tmp_path):
+    study = small_study()
+    study.update(worlds=16, sensitivity="sobol", bootstrap_resamples=50)
+    study["vary"].append({"parameter": "body.link6.mass", "distribution": "normal", "mean": 1.0, "sd": 0})
+    r = lockstep.run_study(study, device="cpu")
+    k, worlds = len(study["vary"]), 16 * (len(study["vary"]) + 2)
+    assert r["parameter_names"] == [v["parameter"] for v in study["vary"]]
+    assert r["parameters"].shape == (worlds, k) and r["outcomes"].shape == (4, worlds)
+    assert np.all(r["parameters"][:, 3] == 1.0)  # sd 0: every draw is the mean
+    assert r["spearman"].shape == (k, 4) and len(r["sobol"]) == 4
+    first = r["sobol"][0]
+    assert first["first"].shape == (k,) and np.all(first["first_low"][:3] <= first["first_high"][:3])
+    # The degenerate parameter: no indices, no rho, with the reason (not 0 with [0, 0]).
+    why = "parameter 'body.link6.mass' does not vary (every draw is 1)"
+    assert np.isnan(first["first"][3]) and np.isnan(first["total_high"][3]) and first["undefined"][3] == why
+    assert np.all(np.isnan(r["spearman"][3])) and r["spearman_undefined"][3][0] == why
+    # The report is the command line's PREFIX.json, byte for byte once written the same way.
+    cli = cli_path()
+    if not cli:
+        pytest.skip("the lockstep command line is not built (scripts/build.sh)")
+    path = tmp_path / "study.json"
+    path.write_text(json.dumps(study))
+    subprocess.run([cli, "study", str(path), "--device", "cpu", "--outcomes", "--out", str(tmp_path / "out")],
+                   check=True, capture_output=True)
+    with open(tmp_path / "out.json") as f:
+        want = json.load(f)
+    assert r["report"] == dict(want, study="<dict>")
+    npz = np.load(tmp_path / "out.npz")
+    np.testing.assert_array_equal(r["parameters"], npz["parameters"])
+    np.testing.assert_array_equal(r["outcomes"], npz["outputs"].T)
+    np.testing.assert_array_equal(r["status"], npz["status"])
+
+
+def test_run_study_with_no_healthy_world_says_why():
+    study = small_study()
+    study.update(worlds=8, precision="float",
+                 vary=[{"parameter": "q.joint1", "distribution": "uniform", "low": 1e300, "high": 2e300}])
+    r = lockstep.run_study(study, device="cpu")
+    assert r["flagged_worlds"] == 8 and np.all(r["count"] == 0) and np.all(np.isnan(r["mean"]))
+    assert r["undefined"][0] == "no healthy world: all 8 worlds were flagged"
+    assert r["report"]["outputs"][0]["mean"] is None
+    assert np.all(r["status"] != 0)
+
+
 def test_run_study_file_and_errors():
     with pytest.raises(lockstep.InputError, match="nowhere.json"):
         lockstep.run_study("nowhere.json")

@@ -133,6 +133,45 @@ TEST_F(StudyFiles, MalformedStudiesAreAnsweredWithFilePathAndReason) {
   EXPECT_NE(err.find("vary[0].parameter"), std::string::npos) << err;
 }
 
+// A bad outputs[0] is reported at outputs[0] (each variation is probed with outputs[0]); a parameter
+// varied twice is refused at the later variation, naming the earlier.
+TEST_F(StudyFiles, BadOutputsAndRepeatedParametersAreReportedWhereTheyStand) {
+  const std::string scene = "\"scene\": \"" + kRoot + "/scenes/chain-7.json\"";
+  std::string e = loadError(write("o.json", "{" + scene + R"(, "vary": [{"parameter": "q.joint1",
+      "distribution": "uniform", "low": 0, "high": 1}], "outputs": ["q.joint99"]})"));
+  EXPECT_NE(e.find("o.json: outputs[0]:"), std::string::npos) << e;
+  EXPECT_EQ(e.find("vary[0]"), std::string::npos) << e;
+  e = loadError(write("twice.json", "{" + scene + R"(, "vary": [
+      {"parameter": "body.link1.mass", "distribution": "uniform", "low": 1, "high": 2},
+      {"parameter": "q.joint1", "distribution": "uniform", "low": 0, "high": 1},
+      {"parameter": "body.link1.mass", "distribution": "normal", "mean": 1, "sd": 0.1}], "outputs": ["q.joint1"]})"));
+  EXPECT_NE(e.find("twice.json: vary[2].parameter: 'body.link1.mass' is already varied by vary[0]"), std::string::npos)
+      << e;
+}
+
+// A study whose every world fails writes what it can: the counts (CSV, JSON with the reason) and,
+// with --outcomes, every world's outcome and status; no plots; it says so and exits with 1.
+TEST_F(StudyFiles, AStudyWithNoHealthyWorldWritesItsCountsAndSaysSo) {
+  // Initial angles beyond float's range: every world is flagged before it runs.
+  const std::string study = write("dead.json", "{\"scene\": \"" + kRoot + R"(/scenes/chain-7.json", "worlds": 20,
+      "steps": 5, "precision": "float", "vary": [{"parameter": "q.joint1", "distribution": "uniform",
+      "low": 1e300, "high": 2e300}], "outputs": ["q.joint2"]})");
+  const fs::path out = dir_ / "r";
+  std::string err;
+  EXPECT_EQ(run("study " + study + " --device cpu --outcomes --out " + out.string(), &err), 1);
+  EXPECT_NE(err.find("lockstep: error: no healthy world: all 20 worlds were flagged (the first: "), std::string::npos)
+      << err;
+  const std::string json = read(dir_ / "r.json");
+  EXPECT_NE(json.find("\"flagged_worlds\": 20"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"count\": 0"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"mean\": null"), std::string::npos) << json;
+  EXPECT_NE(json.find("\"reason\": \"no healthy world: all 20 worlds were flagged\""), std::string::npos) << json;
+  EXPECT_TRUE(fs::exists(dir_ / "r.csv"));
+  EXPECT_TRUE(fs::exists(dir_ / "r.npz"));
+  EXPECT_FALSE(fs::exists(dir_ / "r.png"));
+  EXPECT_FALSE(fs::exists(dir_ / "r-sensitivity.png"));
+}
+
 TEST_F(StudyFiles, UntilAndSensitivityAreReadAndCheckedWithTheirPath) {
   const std::string scene = "\"scene\": \"" + kRoot + "/scenes/chain-7.json\"";
   const std::string vary = R"("vary": [{"parameter": "q.joint1", "distribution": "uniform", "low": 0, "high": 1}])";

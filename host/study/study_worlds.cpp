@@ -1,3 +1,6 @@
+// The worlds of a study: the names of its inputs and outputs (the field registry), its
+// counter-based draws, its checks (validateStudy), and a piece of worlds run in chunks
+// (runStudyWorlds).
 #include "lockstep/study.h"
 
 #include "lockstep/fields.h"
@@ -8,7 +11,6 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "lockstep/statistics.h"
 #include "lockstep/study_statistics.h"
 
 namespace lockstep {
@@ -70,6 +72,23 @@ StudyInput resolveInput(const Model& m, const std::string& name) {
       if (names[i] == name) return {true, {&f, static_cast<std::int64_t>(i)}};
   }
   unknown("parameter", name);
+}
+
+bool sameInput(const StudyInput& a, const StudyInput& b) {
+  return a.initialState == b.initialState && a.component.field == b.component.field &&
+         a.component.component == b.component.component;
+}
+
+// A batch's message about its world `local` ("world 3 body 'link7': ..."), about the study's world
+// `global` instead: the part after the world, which the caller names.
+std::string withoutLocalWorld(const std::string& message, std::int64_t local) {
+  const std::string head = "world " + std::to_string(local);
+  if (message.compare(0, head.size(), head) != 0) return message;
+  std::size_t at = head.size();
+  if (message.compare(at, 2, ": ") == 0) at += 2;
+  else if (message.compare(at, 1, " ") == 0) at += 1;
+  else return message;
+  return message.substr(at);
 }
 
 template <class T>
@@ -183,29 +202,13 @@ void validateStudy(const std::shared_ptr<const Model>& modelPtr, const StudySpec
     }
   }
   for (const std::string& o : spec.outputs) locateOutput(model, o);
-}
-
-OutputStats reduceValues(const std::string& name, const double* values, const std::int32_t* status, std::int64_t n,
-                         const std::vector<double>& quantiles, int bins) {
-  OutputStats s;
-  s.name = name;
-  s.histogram.assign(bins, 0);
-  const Moments m = momentsOf(values, n, status);  // fixed blocks, fixed tree: the same bits however run
-  s.count = m.count;
-  if (m.count == 0) return s;
-  std::vector<double> v;
-  v.reserve(static_cast<std::size_t>(m.count));
-  for (std::int64_t i = 0; i < n; ++i)
-    if (!status || status[i] == 0) v.push_back(values[i]);
-  s.mean = m.mean;
-  s.stddev = m.stddev();
-  s.min = m.min;
-  s.max = m.max;
-  s.standardError = m.standardError();
-  s.ciHalfWidth = m.halfWidth95();
-  for (double x : v) s.histogram[histogramBin(x, s.min, s.max - s.min, bins)] += 1;
-  s.quantiles = exactQuantiles(std::move(v), quantiles);
-  return s;
+  // A value varied twice would take the later draws only, while both were reported.
+  for (std::size_t i = 0; i < spec.vary.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (sameInput(resolveInput(model, spec.vary[i].parameter), resolveInput(model, spec.vary[j].parameter)))
+        throw std::invalid_argument("study: vary[" + std::to_string(i) + "] ('" + spec.vary[i].parameter +
+                                    "') varies the value vary[" + std::to_string(j) + "] ('" + spec.vary[j].parameter +
+                                    "') already varies");
 }
 
 template <class T>
@@ -253,7 +256,7 @@ StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec
         } catch (const ModelError& e) {
           std::ostringstream os;
           os << "study: variation '" << spec.vary[i].parameter << "' drew " << x << " for world " << w0 + w << ": "
-             << e.what() << " (bound the draws with min/max, or use a log-normal distribution for positive parameters)";
+             << withoutLocalWorld(e.what(), w) << " (bound the draws with min/max, or use a log-normal distribution for positive parameters)";
           throw ModelError(os.str());
         }
       }
@@ -282,169 +285,6 @@ StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec
   return out;
 }
 
-StudyResult reduceStudy(const StudySpec& spec, const StudyOutcomes& all) {
-  if (all.first != 0) throw std::invalid_argument("reduceStudy: the outcomes must start at world 0");
-  const std::int64_t n = all.size();
-  StudyResult r;
-  r.worlds = n;
-  for (std::int32_t s : all.status) r.flaggedWorlds += s != 0;
-  // The worlds the summary is over: every world, or a Sobol design's A and B worlds (independent
-  // draws; the AB worlds repeat their values). Left-out worlds are marked as not healthy.
-  std::vector<std::int32_t> status = all.status;
-  std::unique_ptr<SaltelliDesign> design;
-  if (spec.sensitivity == Sensitivity::Sobol) {
-    const int k = static_cast<int>(spec.vary.size());
-    design = std::make_unique<SaltelliDesign>(k, std::max<std::int64_t>(1, n / (k + 2)));
-    if (design->worlds() != n)
-      throw std::invalid_argument("reduceStudy: a Sobol study's outcomes must be whole base rows of its design");
-    for (std::int64_t w = 0; w < n; ++w)
-      if (design->place(w).block == SaltelliDesign::Block::AB) status[w] = status[w] ? status[w] : -1;
-  }
-  for (std::size_t o = 0; o < spec.outputs.size(); ++o)
-    r.outputs.push_back(reduceValues(spec.outputs[o], all.values[o].data(), status.data(), n, spec.quantiles,
-                                     spec.histogramBins));
-  // Spearman's rho of each variation against each output over the same healthy worlds.
-  if (!spec.vary.empty()) {
-    std::vector<std::vector<double>> x(spec.vary.size()), y(spec.outputs.size());
-    for (std::int64_t w = 0; w < n; ++w) {
-      if (status[w] != 0) continue;
-      for (std::size_t i = 0; i < spec.vary.size(); ++i) x[i].push_back(studyDraw(spec, static_cast<int>(i), w));
-      for (std::size_t o = 0; o < spec.outputs.size(); ++o) y[o].push_back(all.values[o][w]);
-    }
-    r.spearman = spearmanMatrix(x, y);
-  }
-  if (design) {
-    for (std::size_t o = 0; o < spec.outputs.size(); ++o) {
-      r.sobol.push_back(
-          sobolIndices(*design, all.values[o].data(), all.status.data(), spec.bootstrapResamples, spec.seed));
-    }
-  }
-  return r;
-}
-
-std::int64_t nextRoundWorlds(const StudySpec& spec, const StudyOutcomes& all) {
-  const StoppingRule& u = spec.until;
-  if (u.output.empty() || all.size() >= u.maxWorlds) return 0;
-  const std::size_t o = std::find(spec.outputs.begin(), spec.outputs.end(), u.output) - spec.outputs.begin();
-  if (o == spec.outputs.size()) throw std::invalid_argument("study: until: output '" + u.output + "' is not an output");
-  return nextRoundWorlds(spec, all.size(), momentsOf(all.values[o].data(), all.size(), all.status.data()));
-}
-
-std::int64_t nextRoundWorlds(const StudySpec& spec, std::int64_t worlds, const Moments& m) {
-  const StoppingRule& u = spec.until;
-  if (u.output.empty() || worlds >= u.maxWorlds || shouldStop(m, u.ciHalfWidth).stop) return 0;
-  return std::min(u.every > 0 ? u.every : spec.worlds, u.maxWorlds - worlds);
-}
-
-void OutputShare::add(std::int64_t first, const double* values, const std::int32_t* status, std::int64_t n) {
-  for (std::int64_t i = 0; i < n;) {
-    const std::int64_t w = first + i, block = w / kMomentBlock;
-    const std::int64_t blockEnd = (block + 1) * kMomentBlock;  // first world of the next block
-    const std::int64_t inBlock = std::min(blockEnd, first + n) - w;
-    if (w % kMomentBlock == 0 && inBlock == kMomentBlock) {
-      blocks.push_back({block, blockMoments(values + i, inBlock, status + i)});
-    } else {
-      for (std::int64_t k = 0; k < inBlock; ++k) loose.push_back({w + k, values[i + k], status[i + k]});
-    }
-    for (std::int64_t k = 0; k < inBlock; ++k)
-      if (status[i + k] == 0) sketch.add(values[i + k]);
-    i += inBlock;
-  }
-}
-
-void OutputShare::encode(std::vector<double>& out) const {
-  out.push_back(double(blocks.size()));
-  for (const auto& [b, m] : blocks) out.insert(out.end(), {double(b), double(m.count), m.mean, m.M2, m.min, m.max});
-  out.push_back(double(loose.size()));
-  for (const Loose& l : loose) out.insert(out.end(), {double(l.world), l.value, double(l.status)});
-  const QuantileSketch::Flat f = sketch.flatten();
-  out.insert(out.end(), {f.alpha, double(f.count), double(f.nonFinite), f.min, f.max, double(f.buckets.size())});
-  for (const auto& [key, count] : f.buckets) out.insert(out.end(), {double(key), double(count)});
-}
-
-OutputShare OutputShare::decode(const std::vector<double>& in, std::size_t& at) {
-  auto next = [&]() {
-    if (at >= in.size()) throw std::invalid_argument("OutputShare::decode: the data ends early");
-    return in[at++];
-  };
-  auto whole = [&]() { return static_cast<std::int64_t>(next()); };
-  OutputShare s;
-  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
-    const std::int64_t b = whole();
-    Moments m;
-    m.count = whole();
-    m.mean = next();
-    m.M2 = next();
-    m.min = next();
-    m.max = next();
-    s.blocks.push_back({b, m});
-  }
-  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
-    Loose l;
-    l.world = whole();
-    l.value = next();
-    l.status = static_cast<std::int32_t>(whole());
-    s.loose.push_back(l);
-  }
-  QuantileSketch::Flat f;
-  f.alpha = next();
-  f.count = whole();
-  f.nonFinite = whole();
-  f.min = next();
-  f.max = next();
-  for (std::int64_t i = 0, n = whole(); i < n; ++i) {
-    const std::int64_t key = whole();
-    f.buckets.push_back({key, whole()});
-  }
-  s.sketch = QuantileSketch::fromFlat(f);
-  return s;
-}
-
-void MomentsAssembly::add(const OutputShare& share) {
-  for (const auto& [b, m] : share.blocks) whole_[b] = m;
-  for (const OutputShare::Loose& l : share.loose) loose_[l.world / kMomentBlock].push_back(l);
-}
-
-Moments MomentsAssembly::total(std::int64_t worlds) const {
-  std::vector<Moments> blocks;
-  for (std::int64_t b = 0; b < momentBlockCount(worlds); ++b) {
-    if (const auto w = whole_.find(b); w != whole_.end()) {
-      blocks.push_back(w->second);
-      continue;
-    }
-    // A block run in parts: its worlds in world order, reduced as one block.
-    std::vector<OutputShare::Loose> l = loose_.count(b) ? loose_.at(b) : std::vector<OutputShare::Loose>{};
-    std::sort(l.begin(), l.end(), [](const auto& x, const auto& y) { return x.world < y.world; });
-    const std::int64_t expected = std::min(worlds, (b + 1) * kMomentBlock) - b * kMomentBlock;
-    if (std::int64_t(l.size()) != expected)
-      throw std::logic_error("MomentsAssembly: block " + std::to_string(b) + " has " + std::to_string(l.size()) +
-                             " of its " + std::to_string(expected) + " worlds");
-    std::vector<double> v;
-    std::vector<std::int32_t> st;
-    for (const auto& x : l) {
-      v.push_back(x.value);
-      st.push_back(x.status);
-    }
-    blocks.push_back(blockMoments(v.data(), expected, st.data()));
-  }
-  return mergeBlocks(blocks);
-}
-
-template <class T>
-StudyResult runStudy(std::shared_ptr<const Model> model, const StudySpec& spec, Backend backend,
-                     const std::function<void(double, double)>& progress, const StudySetup<T>& setup,
-                     StudyOutcomes* outcomes) {
-  validateStudy(model, spec);
-  const auto start = std::chrono::steady_clock::now();
-  StudyOutcomes all;
-  for (std::int64_t n = studyWorldCount(spec, spec.worlds); n > 0; n = nextRoundWorlds(spec, all))
-    all.append(runStudyWorlds<T>(model, spec, backend, all.size(), n, progress, setup));
-  StudyResult r = reduceStudy(spec, all);
-  r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  if (outcomes) *outcomes = std::move(all);
-  return r;
-}
-
 template void setNamedParameter<float>(Batch<float>&, std::int64_t, const std::string&, double);
 template void setNamedParameter<double>(Batch<double>&, std::int64_t, const std::string&, double);
 template std::vector<double> outputValues<float>(Batch<float>&, const std::string&);
@@ -455,11 +295,5 @@ template StudyOutcomes runStudyWorlds<float>(std::shared_ptr<const Model>, const
 template StudyOutcomes runStudyWorlds<double>(std::shared_ptr<const Model>, const StudySpec&, Backend, std::int64_t,
                                               std::int64_t, const std::function<void(double, double)>&,
                                               const StudySetup<double>&);
-template StudyResult runStudy<float>(std::shared_ptr<const Model>, const StudySpec&, Backend,
-                                     const std::function<void(double, double)>&, const StudySetup<float>&,
-                                     StudyOutcomes*);
-template StudyResult runStudy<double>(std::shared_ptr<const Model>, const StudySpec&, Backend,
-                                      const std::function<void(double, double)>&, const StudySetup<double>&,
-                                      StudyOutcomes*);
 
 }  // namespace lockstep

@@ -1,4 +1,7 @@
-#include "lockstep/plot.h"
+#include "lockstep/png_plots.h"
+
+#include "lockstep/study.h"
+#include "lockstep/study_statistics.h"
 
 #include <plplot/plplot.h>
 

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/study.h"
-#include "lockstep/study_statistics.h"
-
 namespace lockstep {
+
+struct OutputStats;   // study.h
+struct SobolIndices;  // study_statistics.h
 
 // Writes the histogram of s (its bins over [min, max]) with the mean and the quantiles marked,
 // titled with title. Throws std::runtime_error when the image cannot be written.
