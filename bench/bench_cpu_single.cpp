@@ -14,7 +14,7 @@
 //   cpu1/step/<scene>/<precision>/<n>       Batch::step, one RK4 step over n worlds (1, 2, 3, 256), per
 //                                           world-step
 //   cpu1/step-scalar/<scene>/<precision>/1  the same for one world on the scalar code
-//                                           (setCpuLanes(false)): the single-world engine
+//                                           (CpuOptions::lanes false): the single-world engine
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -27,16 +27,6 @@
 
 namespace lockstep::bench {
 namespace {
-
-// Sets the CPU backend to one thread for the lifetime of the guard.
-class OneThread {
- public:
-  OneThread() : previous_(cpuThreads()) { setCpuThreads(1); }
-  ~OneThread() { setCpuThreads(previous_); }
-
- private:
-  int previous_;
-};
 
 // Counts `items` processed in this run and reports the seconds per item under `name`.
 void reportPerItem(benchmark::State& state, std::int64_t items, const char* name) {
@@ -77,7 +67,7 @@ void forwardDynamics(benchmark::State& state, const BenchScene& scene) {
   state.SetItemsProcessed(state.iterations());
 }
 
-// One pack of copies of the world, on the CPU backend's chosen instruction set (cpuIsa): the
+// One pack of copies of the world, on the CPU backend's default instruction set: the
 // per-world cost when worlds share the SIMD lanes. Timed in batches of repetitions inside the
 // library (the pack code is compiled there, once per instruction set).
 template <class T>
@@ -88,7 +78,7 @@ void forwardDynamicsLanes(benchmark::State& state, const BenchScene& scene) {
   int status = 0;
   for (auto _ : state) status |= cpuRepeatPackEvaluation(ctx, kRepetitions);
   if (status) state.SkipWithError(("the evaluation failed: " + describeStatus(status)).c_str());
-  state.SetLabel(cpuIsa());
+  state.SetLabel(defaultCpuIsa());
   reportPerItem(state, state.iterations() * kRepetitions * cpuPackWidth(sizeof(T) == 8), "s_per_world");
 }
 
@@ -124,10 +114,10 @@ void oneStage(benchmark::State& state, const BenchScene& scene, Stage stage) {
         computeForces<T>(one.model, one.world, one.world.u, ws, zdot);
         break;
       case Stage::Factor:
-        factorArticulatedInertias<T>(one.model, one.world.params, ws);
+        factorArticulatedInertias<T>(one.model, ws);
         break;
       case Stage::Solve:
-        solveArticulated<T>(one.model, one.world.params, ws, ws.Fb(), ws.tauTotal(), true, udot, ws.A_GB());
+        solveArticulated<T>(one.model, ws, ws.Fb(), ws.tauTotal(), true, udot, ws.A_GB());
         break;
     }
     benchmark::ClobberMemory();
@@ -137,8 +127,7 @@ void oneStage(benchmark::State& state, const BenchScene& scene, Stage stage) {
 
 template <class T>
 void batchEvaluate(benchmark::State& state, const BenchScene& scene, std::int64_t worlds) {
-  OneThread one;
-  Batch<T> batch(scene.model, worlds, Backend::Cpu);
+  Batch<T> batch(scene.model, worlds, Backend::Cpu, CpuOptions{1});
   batch.setAllStates(scene.q0, scene.u0);
   if (scene.assemble) batch.assemble();
   batch.evaluate();  // sizes the scratch
@@ -148,9 +137,7 @@ void batchEvaluate(benchmark::State& state, const BenchScene& scene, std::int64_
 
 template <class T>
 void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t worlds, bool lanes) {
-  OneThread one;
-  setCpuLanes(lanes);
-  Batch<T> batch(scene.model, worlds, Backend::Cpu);
+  Batch<T> batch(scene.model, worlds, Backend::Cpu, CpuOptions{1, lanes});
   batch.setAllStates(scene.q0, scene.u0);
   if (scene.assemble) batch.assemble();
   batch.step(1e-3, 1, Integrator::RK4);
@@ -160,7 +147,6 @@ void batchStep(benchmark::State& state, const BenchScene& scene, std::int64_t wo
       state.SkipWithError(("world " + std::to_string(w) + ": " + describeStatus(batch.status(w))).c_str());
       break;
     }
-  setCpuLanes(true);
   reportPerItem(state, state.iterations() * worlds, "s_per_world_step");
 }
 
@@ -192,7 +178,7 @@ void registerFor(const BenchScene& scene, const std::string& precision) {
                                  [&scene, worlds](benchmark::State& st) { batchStep<T>(st, scene, worlds, true); })
         ->Unit(benchmark::kMicrosecond)
         ->ComputeStatistics("min", fastest);
-  // The same step of one world on the scalar code (setCpuLanes(false)): the single-world engine
+  // The same step of one world on the scalar code (CpuOptions::lanes false): the single-world engine
   // that small batches are compared with.
   benchmark::RegisterBenchmark(("cpu1/step-scalar/" + tail + "/1").c_str(),
                                [&scene](benchmark::State& st) { batchStep<T>(st, scene, 1, false); })

@@ -41,8 +41,8 @@ void runRollout(benchmark::State& state, const BenchScene& scene, Backend backen
     return;
   }
   // LOCKSTEP_BENCH_CPU_THREADS=n: n CPU threads (steadier on a shared machine), as bench_throughput.
-  if (const char* v = std::getenv("LOCKSTEP_BENCH_CPU_THREADS")) setCpuThreads(std::max(0, std::atoi(v)));
-  Batch<T> batch(scene.model, worlds, backend);
+  const char* threads = std::getenv("LOCKSTEP_BENCH_CPU_THREADS");
+  Batch<T> batch(scene.model, worlds, backend, CpuOptions{threads ? std::max(0, std::atoi(threads)) : 0});
   std::vector<double> u0 = scene.u0.empty() ? std::vector<double>(scene.model->nu(), 0.0) : scene.u0;
   batch.setAllStates(scene.q0, u0);
   batch.upload();

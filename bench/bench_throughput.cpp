@@ -35,7 +35,7 @@ bool fullRun() {
   return v && std::string(v) == "1";
 }
 
-// LOCKSTEP_BENCH_CPU_THREADS=n runs the CPU backend on n threads (default: cpuThreads(), all cores).
+// LOCKSTEP_BENCH_CPU_THREADS=n runs the CPU backend on n threads (default: defaultCpuThreads(), all cores).
 // On a machine shared with other work, one thread gives steadier figures: a parallel region waits
 // for its slowest thread, and a thread that the OS has descheduled stalls the whole call.
 int cpuThreadsFromEnvironment() {

@@ -132,10 +132,10 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
 unsigned gridFor(std::int64_t n) { return static_cast<unsigned>((n + kBlock - 1) / kBlock); }
 cudaStream_t streamOf(const void* s) { return static_cast<cudaStream_t>(const_cast<void*>(s)); }
 
-}  // namespace
+// ---- the backend operations (backend.h): host launchers ----------------------------------------
 
 template <class T>
-void cudaAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
+void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   if (ctx.model.sizes.nc > 0)
     advanceKernel<T, true><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), settings);
   else
@@ -144,7 +144,7 @@ void cudaAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) 
 }
 
 template <class T>
-void cudaEvaluate(const BackendContext<T>& ctx) {
+void evaluate(const BackendContext<T>& ctx) {
   if (ctx.model.sizes.nc > 0)
     evaluateKernel<T, true><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx));
   else
@@ -153,41 +153,40 @@ void cudaEvaluate(const BackendContext<T>& ctx) {
 }
 
 template <class T>
-void cudaAssemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
+void assemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
   assembleKernel<T><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), tol, maxIterations);
   checkCuda(cudaGetLastError(), "assembleKernel launch");
 }
 
 template <class T>
-void cudaResetIndices(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count) {
+void resetIndices(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count) {
   if (count == 0) return;
   resetIndicesKernel<T><<<gridFor(count), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), indices, count);
   checkCuda(cudaGetLastError(), "resetIndicesKernel launch");
 }
 
 template <class T>
-void cudaResetMask(const BackendContext<T>& ctx, const std::uint8_t* mask) {
+void resetMask(const BackendContext<T>& ctx, const std::uint8_t* mask) {
   resetMaskKernel<T><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), mask);
   checkCuda(cudaGetLastError(), "resetMaskKernel launch");
 }
 
 template <class T>
-void cudaSetStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q,
-                   const T* u) {
+void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q,
+               const T* u) {
   if (count == 0) return;
   setStatesKernel<T><<<gridFor(count), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), indices, count, q, u);
   checkCuda(cudaGetLastError(), "setStatesKernel launch");
 }
 
-#define LOCKSTEP_INSTANTIATE(T)                                                                                \
-  template void cudaAdvance<T>(const BackendContext<T>&, const StepSettings<T>&);                             \
-  template void cudaEvaluate<T>(const BackendContext<T>&);                                                     \
-  template void cudaAssemble<T>(const BackendContext<T>&, T, int);                                             \
-  template void cudaResetIndices<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t);              \
-  template void cudaResetMask<T>(const BackendContext<T>&, const std::uint8_t*);                               \
-  template void cudaSetStates<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t, const T*, const T*);
-LOCKSTEP_INSTANTIATE(float)
-LOCKSTEP_INSTANTIATE(double)
-#undef LOCKSTEP_INSTANTIATE
+}  // namespace
+
+template <class T>
+const BackendOps<T>& cudaBackend() {
+  static const BackendOps<T> ops LOCKSTEP_BACKEND_TABLE;
+  return ops;
+}
+template const BackendOps<float>& cudaBackend<float>();
+template const BackendOps<double>& cudaBackend<double>();
 
 }  // namespace lockstep

@@ -221,9 +221,9 @@ TEST(SphereOnSphereContact, PerWorldSphereParameters) {
 // without it, bit for bit, and go on stepping. One world at a time the same.
 TEST(SphereOnSphereContact, UnreachableContactFlagsOnlyThatWorld) {
   for (bool lanes : {true, false}) {
-    setCpuLanes(lanes);
     const int n = 6;
-    Batch<double> batch(makeChain7Seed(), n), clean(makeChain7Seed(), n);
+    Batch<double> batch(makeChain7Seed(), n, Backend::Cpu, CpuOptions{0, lanes}),
+        clean(makeChain7Seed(), n, Backend::Cpu, CpuOptions{0, lanes});
     for (Batch<double>* b : {&batch, &clean}) {
       for (int w = 0; w < n; ++w) b->setQ(w, chainInitialQ(7));
     }
@@ -241,7 +241,6 @@ TEST(SphereOnSphereContact, UnreachableContactFlagsOnlyThatWorld) {
       EXPECT_LT(std::abs(batch.constraintError(w)), 1e-10) << w;
     }
   }
-  setCpuLanes(true);
 }
 
 TEST(SphereOnSphereContact, RedundantContactsAreSolved) {

@@ -2,29 +2,24 @@
 // instruction set, a world's bits do not depend on the batch size, on the number of threads, or on
 // the worlds that share its pack. A world stepped alone (a one-lane pack: the "scalar" path of small
 // batches) is bit for bit the same world in a full pack, on every instruction set this processor
-// runs.
+// runs. Each batch has its own threads, packs and instruction set (CpuOptions): two batches with
+// different options give their own bits, also when they step at the same time.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "lockstep/batch.h"
 #include "lockstep/builtin_scenes.h"
 #include "lockstep/cpu_isa.h"
+#include "../host/backends/thread_loop.h"  // the backend's ThreadChoice
 
 namespace lockstep::test {
 namespace {
-
-// Restores the backend's defaults when a test ends.
-struct CpuDefaults {
-  ~CpuDefaults() {
-    setCpuIsa("");
-    setCpuThreads(0);
-  }
-};
 
 struct Scene {
   const char* name;
@@ -52,8 +47,8 @@ void setWorld(Batch<T>& b, std::int64_t w, std::int64_t g, const Scene& s) {
 // Worlds [first, first + count) of the experiment in a batch of their own, assembled, stepped and
 // evaluated: q, u and udot of each, in order.
 template <class T>
-std::vector<std::vector<double>> run(const Scene& s, std::int64_t first, std::int64_t count) {
-  Batch<T> b(s.model, count, Backend::Cpu);
+std::vector<std::vector<double>> run(const Scene& s, std::int64_t first, std::int64_t count, const CpuOptions& cpu) {
+  Batch<T> b(s.model, count, Backend::Cpu, cpu);
   for (std::int64_t w = 0; w < count; ++w) setWorld(b, w, first + w, s);
   b.assemble();
   b.step(1e-3, 15);
@@ -84,38 +79,33 @@ void expectBitsIndependentOfBatch(const std::string& isa) {
   const std::int64_t n = 37;  // full packs and a remainder for every width
   for (const Scene& s : scenes()) {
     const std::string what = isa + " " + s.name + (sizeof(T) == 8 ? " double" : " float");
-    setCpuThreads(1);
-    const auto all = run<T>(s, 0, n);
-    for (std::int64_t first : {0, 5, 36}) expectSameBits(run<T>(s, first, 1), all, 3 * first, what + ", alone");
-    for (std::int64_t count : {2, 3, 5, 9, 17}) expectSameBits(run<T>(s, 0, count), all, 0, what + ", batch of " + std::to_string(count));
-    expectSameBits(run<T>(s, 3, 20), all, 3 * 3, what + ", other pack-mates");
-    setCpuThreads(2);  // 37 worlds stay on one thread (too little work); 300 take two
-    expectSameBits(run<T>(s, 0, n), all, 0, what + ", two threads allowed");
-    expectSameBits(all, run<T>(s, 0, 300), 0, what + ", 300 worlds on two threads");
+    const CpuOptions one{1, true, isa}, two{2, true, isa};
+    const auto all = run<T>(s, 0, n, one);
+    for (std::int64_t first : {0, 5, 36}) expectSameBits(run<T>(s, first, 1, one), all, 3 * first, what + ", alone");
+    for (std::int64_t count : {2, 3, 5, 9, 17})
+      expectSameBits(run<T>(s, 0, count, one), all, 0, what + ", batch of " + std::to_string(count));
+    expectSameBits(run<T>(s, 3, 20, one), all, 3 * 3, what + ", other pack-mates");
+    // 37 worlds stay on one thread (too little work); 300 take two
+    expectSameBits(run<T>(s, 0, n, two), all, 0, what + ", two threads allowed");
+    expectSameBits(all, run<T>(s, 0, 300, two), 0, what + ", 300 worlds on two threads");
   }
 }
 
 TEST(CpuIsa, AWorldsBitsDoNotDependOnBatchSizeThreadsOrPackMates) {
-  CpuDefaults restore;
   const std::vector<std::string> isas = cpuIsasSupported();
   ASSERT_FALSE(isas.empty());
   EXPECT_EQ(isas.back(), "generic");
   for (const std::string& isa : isas) {
-    setCpuIsa(isa);
-    ASSERT_EQ(cpuIsa(), isa);
     expectBitsIndependentOfBatch<double>(isa);
     expectBitsIndependentOfBatch<float>(isa);
   }
 }
 
 TEST(CpuIsa, EveryInstructionSetAgreesToRounding) {
-  CpuDefaults restore;
   const Scene s = scenes()[1];
-  setCpuIsa("generic");
-  const auto reference = run<double>(s, 0, 9);
+  const auto reference = run<double>(s, 0, 9, CpuOptions{0, true, "generic"});
   for (const std::string& isa : cpuIsasSupported()) {
-    setCpuIsa(isa);
-    const auto r = run<double>(s, 0, 9);
+    const auto r = run<double>(s, 0, 9, CpuOptions{0, true, isa});
     for (std::size_t k = 0; k < r.size(); ++k)
       for (std::size_t i = 0; i < r[k].size(); ++i)
         EXPECT_NEAR(r[k][i], reference[k][i], 1e-9 * (1.0 + std::abs(reference[k][i]))) << isa << " " << k << " " << i;
@@ -123,22 +113,78 @@ TEST(CpuIsa, EveryInstructionSetAgreesToRounding) {
 }
 
 TEST(CpuIsa, ChoosingOne) {
-  CpuDefaults restore;
-  setCpuIsa("generic");
-  EXPECT_EQ(cpuIsa(), "generic");
-  EXPECT_EQ(cpuPackWidth(true), 2);
-  EXPECT_EQ(cpuPackWidth(false), 4);
-  setCpuIsa("auto");
-  EXPECT_EQ(cpuIsa(), cpuIsasSupported().front());
-  EXPECT_NE(describeCpuIsa().find(cpuIsa() + ":"), std::string::npos);
+  const Scene s = scenes()[0];
+  Batch<double> generic(s.model, 3, Backend::Cpu, CpuOptions{0, true, "generic"});
+  EXPECT_EQ(generic.cpuOptions().isa, "generic");
+  EXPECT_EQ(cpuPackWidth(true, "generic"), 2);
+  EXPECT_EQ(cpuPackWidth(false, "generic"), 4);
+  Batch<double> automatic(s.model, 3, Backend::Cpu, CpuOptions{0, true, "auto"});
+  EXPECT_EQ(automatic.cpuOptions().isa, defaultCpuIsa());
+  EXPECT_NE(describeCpuIsa().find(defaultCpuIsa() + ":"), std::string::npos);
   try {
-    setCpuIsa("neon");
+    automatic.setCpuOptions(CpuOptions{0, true, "neon"});
     FAIL() << "an unknown instruction set was accepted";
   } catch (const std::invalid_argument& e) {
     EXPECT_NE(std::string(e.what()).find("\"neon\""), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("generic"), std::string::npos) << e.what();
   }
-  EXPECT_EQ(cpuIsa(), cpuIsasSupported().front());  // unchanged by the refusal
+  EXPECT_EQ(automatic.cpuOptions().isa, defaultCpuIsa());  // unchanged by the refusal
+  EXPECT_EQ(generic.cpuOptions().isa, "generic");          // and the other batch keeps its own
+  EXPECT_THROW(Batch<double>(s.model, 3, Backend::Cpu, CpuOptions{-1}), std::invalid_argument);
+}
+
+// Two batches in one process, each with its own threads, packs and instruction set: each reports
+// its own options, and gives the bits it gives alone, also when both step at the same time on
+// threads of their own (the options of one cannot leak into the other's calls).
+TEST(CpuIsa, TwoBatchesKeepTheirOwnOptions) {
+  const Scene s = scenes()[1];
+  const std::int64_t n = 300;  // enough work for two threads
+  const CpuOptions a{1, true, "generic"}, b{2, false, cpuIsasSupported().front()};
+  const auto aloneA = run<double>(s, 0, n, a), aloneB = run<double>(s, 0, n, b);
+  {
+    Batch<double> batchA(s.model, n, Backend::Cpu, a), batchB(s.model, n, Backend::Cpu, b);
+    EXPECT_EQ(batchA.cpuOptions().threads, 1);
+    EXPECT_TRUE(batchA.cpuOptions().lanes);
+    EXPECT_EQ(batchA.cpuOptions().isa, "generic");
+    EXPECT_EQ(batchB.cpuOptions().threads, 2);
+    EXPECT_FALSE(batchB.cpuOptions().lanes);
+    EXPECT_EQ(batchB.cpuOptions().isa, cpuIsasSupported().front());
+  }
+  std::vector<std::vector<double>> togetherA, togetherB;
+  std::thread first([&] { togetherA = run<double>(s, 0, n, a); });
+  std::thread second([&] { togetherB = run<double>(s, 0, n, b); });
+  first.join();
+  second.join();
+  expectSameBits(togetherA, aloneA, 0, "generic packs on one thread, beside the other batch");
+  expectSameBits(togetherB, aloneB, 0, "scalar code on two threads, beside the other batch");
+  // The two differ (packs against the scalar code, in rounding), so neither ran the other's way.
+  bool differ = false;
+  for (std::size_t k = 0; k < aloneA.size() && !differ; ++k) differ = aloneA[k] != aloneB[k];
+  EXPECT_TRUE(differ);
+}
+
+// How many threads a batch's calls run on, fed what calls took (no timing: the choice alone). A
+// busy machine (two threads three times slower than one) keeps the calls on one thread, trying two
+// again every kRetryEvery calls; when the load goes, the next retry brings two threads back.
+TEST(CpuThreads, ChoiceKeepsToOneThreadWhereSeveralWereSlower) {
+  ThreadChoice c;
+  EXPECT_EQ(c.threads(1), 1);  // too little work for two: never timed
+  EXPECT_EQ(c.threads(2), 2);  // each way once first
+  c.record(2, 3e-9);
+  EXPECT_EQ(c.threads(2), 1);
+  c.record(1, 1e-9);
+  auto run = [&c](int calls, double oneThread, double twoThreads) {
+    int two = 0;
+    for (int k = 0; k < calls; ++k) {
+      const int t = c.threads(2);
+      two += t == 2;
+      c.record(t, t == 2 ? twoThreads : oneThread);
+    }
+    return two;
+  };
+  EXPECT_EQ(run(4 * ThreadChoice::kRetryEvery, 1e-9, 3e-9), 4);  // busy: only the retries on two
+  run(ThreadChoice::kRetryEvery, 1e-9, 0.5e-9);                    // idle again: the retry sees it
+  EXPECT_EQ(run(4 * ThreadChoice::kRetryEvery, 1e-9, 0.5e-9), 4 * ThreadChoice::kRetryEvery - 4);
 }
 
 }  // namespace

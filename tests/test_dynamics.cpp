@@ -10,6 +10,9 @@
 namespace lockstep::test {
 namespace {
 
+// The CPU backend one world at a time, on the scalar code.
+const CpuOptions kOneWorldAtATime{0, false};
+
 Eigen::VectorXd toEigenVec(const std::vector<double>& v) { return Eigen::Map<const Eigen::VectorXd>(v.data(), v.size()); }
 
 // Loads one random case into world w of a batch.
@@ -121,14 +124,12 @@ TEST(Batch, WorldOfABatchEqualsTheSameWorldAloneBitForBit) {
     EXPECT_EQ(alone.z(0), batch.z(w));
   }
   // And the thread count does not matter.
-  Batch<double> serial(c.model, n);
+  Batch<double> serial(c.model, n, Backend::Cpu, CpuOptions{1});
   for (int w = 0; w < n; ++w) {
     serial.setQ(w, q0[w]);
     serial.setU(w, u0[w]);
   }
-  setCpuThreads(1);
   serial.step(1e-3, 50, Integrator::RK4);
-  setCpuThreads(0);
   for (int w = 0; w < n; ++w) EXPECT_EQ(serial.q(w), batch.q(w));
 }
 
@@ -146,13 +147,12 @@ void expectSameObservations(const Batch<T>& a, const Batch<T>& b, std::int64_t w
   }
 }
 
-// Batch::evaluate on packs and one world at a time: udot, energies, multipliers, status.
+// Batch::evaluate on packs and one world at a time (`single` runs with kOneWorldAtATime): udot,
+// energies, multipliers, status.
 template <class T>
 void expectSameEvaluation(Batch<T>& packs, Batch<T>& single, std::int64_t n, double tol) {
   packs.evaluate();
-  setCpuLanes(false);
   single.evaluate();
-  setCpuLanes(true);
   auto expectClose = [tol](double a, double b, std::int64_t w) {
     if (std::isfinite(b))
       EXPECT_NEAR(a, b, tol * std::max(1.0, std::abs(b))) << "world " << w;
@@ -220,15 +220,13 @@ void expectPacksMatchOneWorldAtATime(Integrator integrator) {
       b.setSpringParameters(n - 1, 0, 0.4, 12.0, 0.7);
       b.setU(3, std::vector<double>(c.u.size(), 1e200));     // world 3 fails in its first step
     };
-    Batch<T> packs(c.model, n), single(c.model, n);
+    Batch<T> packs(c.model, n), single(c.model, n, Backend::Cpu, kOneWorldAtATime);
     setUp(packs);
     setUp(single);
     // Two calls: in the second, world 3 is already flagged and its lane stands in for another.
     for (int steps : {13, 12}) {
       packs.step(T(2e-3), steps, integrator);
-      setCpuLanes(false);
       single.step(T(2e-3), steps, integrator);
-      setCpuLanes(true);
     }
     SCOPED_TRACE("trial " + std::to_string(trial));
     expectSameWorlds(packs, single, n, 3, static_cast<int>(c.model->bodies().size()), sizeof(T) == 4 ? 1e-5 : 1e-12);
@@ -275,9 +273,8 @@ void expectConstrainedPacksMatchOneWorldAtATime() {
     Batch<T> packs(model, n), single(model, n), assembledAlone(model, n);
     setUp(packs);
     setUp(single);
-    setCpuLanes(false);
+    assembledAlone.setCpuOptions(kOneWorldAtATime);
     setUp(assembledAlone);
-    setCpuLanes(true);
     for (int w = 0; w < n; ++w) {
       EXPECT_EQ(packs.status(w), assembledAlone.status(w));
       EXPECT_LT(std::abs(packs.constraintError(w)), sizeof(T) == 4 ? 1e-5 : 1e-10);
@@ -286,10 +283,9 @@ void expectConstrainedPacksMatchOneWorldAtATime() {
     }
     // Then the same steps from the same assembled state.
     for (Batch<T>* b : {&packs, &single}) b->setU(5, std::vector<double>(model->nu(), 1e200));  // fails at once
-    setCpuLanes(false);
+    single.setCpuOptions(kOneWorldAtATime);
     single.step(T(1e-3), 60, Integrator::RK4);
     single.step(T(1e-3), 40, Integrator::RK4);
-    setCpuLanes(true);
     packs.step(T(1e-3), 60, Integrator::RK4);
     packs.step(T(1e-3), 40, Integrator::RK4);
     SCOPED_TRACE("scene " + std::to_string(scene));

@@ -74,10 +74,9 @@ void expectDeviceLayoutMatchesTheCpuBackend(const std::shared_ptr<const Model>& 
     b->setGravity(n / 2, {{0.0, -3.0, 0.5}});  // one world with a parameter of its own
     if (kConstraints) b->assemble();
   }
-  setCpuLanes(false);
+  cpu.setCpuOptions(CpuOptions{0, /*lanes=*/false});
   cpu.step(1e-3, 7, Integrator::RK4);
   cpu.evaluate();
-  setCpuLanes(true);
 
   const Sizes s = strided.sizes();
   const WorkspaceLayout layout = WorkspaceLayout::of(s);

@@ -89,16 +89,14 @@ TEST(NoAllocation, TheCounterCountsEveryForm) {
 
 template <class T>
 void expectNoAllocationInSteps(const std::shared_ptr<const Model>& model, bool lanes) {
-  setCpuLanes(lanes);
   // 37 worlds: whole packs and a partial one, in either precision.
-  Batch<T> batch(model, 37, Backend::Cpu);
+  Batch<T> batch(model, 37, Backend::Cpu, CpuOptions{0, lanes});
   batch.step(1e-3, 1);  // the first call sizes the workspaces and makes the packs
   batch.evaluate();
   EXPECT_EQ(allocationsIn([&] { batch.step(1e-3, 5); }), 0) << "step(), lanes " << lanes;
   EXPECT_EQ(allocationsIn([&] { batch.step(1e-3, 5, Integrator::SemiImplicitEuler); }), 0) << "lanes " << lanes;
   EXPECT_EQ(allocationsIn([&] { batch.evaluate(); }), 0) << "evaluate(), lanes " << lanes;
   for (std::int64_t w = 0; w < batch.numWorlds(); ++w) EXPECT_EQ(batch.status(w), 0);
-  setCpuLanes(true);
 }
 
 TEST(NoAllocation, CpuStepAfterTheFirstChain7) {

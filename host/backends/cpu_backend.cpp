@@ -3,18 +3,17 @@
 // which thread ran which world.
 //
 // Steps, evaluations and projections run on SIMD packs of worlds (lanes.h) by the pack code of
-// host/backends/cpu_packs.cpp, compiled once per instruction set (cpu_pack_copies.h); this file, compiled
-// for plain x86-64, picks the copy once, at first use: the best the processor supports, or the one
-// LOCKSTEP_CPU_ISA (generic, avx2, avx512) or setCpuIsa names. Resets and given states run on the
-// copy too (one-lane packs); with setCpuLanes(false) everything runs here one world at a time on
-// the scalar code.
+// host/backends/cpu_packs.cpp, compiled once per instruction set (cpu_pack_copies.h); this file,
+// compiled for plain x86-64, picks a batch's copy when its options are set (resolveCpuOptions):
+// the one CpuOptions::isa names, by default the one LOCKSTEP_CPU_ISA names or the best the
+// processor supports. Resets and given states run on the copy too (one-lane packs); with
+// CpuOptions::lanes false everything runs here one world at a time on the scalar code.
 #include <omp.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -27,14 +26,13 @@
 namespace lockstep {
 
 namespace {
-int gCpuThreads = 0;
-bool gCpuLanes = true;
 
-// Runs f(world view, workspace) for every world index i in [0, count), world = index(i).
+// Runs f(i, world view, workspace) for every index i in [0, count), world = index(i) (none where
+// it is negative).
 template <class T, class Index, class F>
 void forWorlds(const BackendContext<T>& ctx, std::int64_t count, Index index, F f) {
   // No more threads than worlds: a parallel region waits for its slowest thread.
-  const int threads = static_cast<int>(std::min<std::int64_t>(cpuThreads(), std::max<std::int64_t>(count, 1)));
+  const int threads = static_cast<int>(std::min<std::int64_t>(ctx.cpu.threads, std::max<std::int64_t>(count, 1)));
   const std::int64_t chunk = std::max<std::int64_t>(1, count / (std::int64_t(threads) * 8));
   forItemsOnThreads(threads, count, chunk, [&](int t, std::int64_t i) {
     const Workspace<T> ws{ctx.layout, {ctx.scratch + static_cast<std::int64_t>(t) * ctx.layout.total, 1}};
@@ -70,21 +68,20 @@ const IsaEntry kIsas[] = {
     {"generic", &cpuPackCopyGeneric, [] { return true; }},
 };
 
-std::mutex gIsaMutex;
-const CpuPackCopy* gIsa = nullptr;
+std::string supportedList() {
+  std::string s;
+  for (const std::string& n : cpuIsasSupported()) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
 
-const CpuPackCopy* findIsa(const std::string& name, const char* origin) {
+const CpuPackCopy& findIsa(const std::string& name, const char* origin) {
   std::string known;
   for (const IsaEntry& e : kIsas) {
     if (name == e.name) {
       if (!e.supported())
         throw std::invalid_argument(std::string(origin) + ": this processor cannot run the CPU backend's \"" + name +
-                                    "\" copy (supported here: " + [] {
-                                      std::string s;
-                                      for (const std::string& n : cpuIsasSupported()) s += (s.empty() ? "" : ", ") + n;
-                                      return s;
-                                    }() + ")");
-      return &e.copy();
+                                    "\" copy (supported here: " + supportedList() + ")");
+      return e.copy();
     }
     known += (known.empty() ? "" : ", ") + std::string(e.name);
   }
@@ -98,28 +95,37 @@ const CpuPackCopy& bestIsa() {
   return cpuPackCopyGeneric();
 }
 
-const CpuPackCopy& activeIsa() {
-  std::lock_guard<std::mutex> lock(gIsaMutex);
-  if (!gIsa) {
-    const char* env = std::getenv("LOCKSTEP_CPU_ISA");
-    gIsa = (env && *env && std::string(env) != "auto") ? findIsa(env, "LOCKSTEP_CPU_ISA") : &bestIsa();
-  }
-  return *gIsa;
+// The default copy: LOCKSTEP_CPU_ISA's, else the best (a bad name throws).
+const CpuPackCopy& defaultIsa() {
+  const char* env = std::getenv("LOCKSTEP_CPU_ISA");
+  if (!env || !*env || std::string(env) == "auto") return bestIsa();
+  return findIsa(env, "LOCKSTEP_CPU_ISA");
 }
 
+const CpuPackCopy& copyOf(const CpuRun& run) { return run.copy ? *run.copy : defaultIsa(); }
+
+// The pack code of the context's instruction set, with the batch's cache made for it.
 template <class T>
-const CpuPackFunctions<T>& packFunctions(const CpuPackCopy& copy) {
-  if constexpr (sizeof(T) == 4)
-    return copy.f;
-  else
-    return copy.d;
+const BackendOps<T>& packs(const BackendContext<T>& ctx) {
+  const CpuPackCopy& copy = copyOf(ctx.cpu);
+  if (ctx.cpuCache) ctx.cpuCache->forCopy(copy);
+  return packFunctions<T>(copy).ops;
 }
 }  // namespace
 
-void setCpuThreads(int n) { gCpuThreads = n < 0 ? 0 : n; }
-int cpuThreads() { return gCpuThreads > 0 ? gCpuThreads : omp_get_max_threads(); }
-void setCpuLanes(bool on) { gCpuLanes = on; }
-bool cpuLanes() { return gCpuLanes; }
+int defaultCpuThreads() { return omp_get_max_threads(); }
+
+CpuRun resolveCpuOptions(const CpuOptions& options) {
+  if (options.threads < 0)
+    throw std::invalid_argument("CPU threads: must be >= 0 (0: all cores), not " + std::to_string(options.threads));
+  CpuRun run;
+  run.threads = options.threads > 0 ? options.threads : defaultCpuThreads();
+  run.lanes = options.lanes;
+  run.copy = (options.isa.empty() || options.isa == "auto") ? &defaultIsa() : &findIsa(options.isa, "CPU isa");
+  return run;
+}
+std::string cpuIsaOf(const CpuRun& run) { return copyOf(run).name; }
+std::string defaultCpuIsa() { return defaultIsa().name; }
 
 std::vector<std::string> cpuIsasSupported() {
   std::vector<std::string> names;
@@ -127,48 +133,16 @@ std::vector<std::string> cpuIsasSupported() {
     if (e.supported()) names.push_back(e.name);
   return names;
 }
-std::string cpuIsa() { return activeIsa().name; }
-void setCpuIsa(const std::string& name) {
-  const CpuPackCopy* copy = (name.empty() || name == "auto") ? &bestIsa() : findIsa(name, "setCpuIsa");
-  std::lock_guard<std::mutex> lock(gIsaMutex);
-  gIsa = copy;
-}
-int cpuPackWidth(bool doublePrecision) {
-  const CpuPackCopy& copy = activeIsa();
+int cpuPackWidth(bool doublePrecision, const std::string& isa) {
+  const CpuPackCopy& copy = (isa.empty() || isa == "auto") ? defaultIsa() : findIsa(isa, "CPU isa");
   return doublePrecision ? copy.d.lanes : copy.f.lanes;
 }
 
 std::string describeCpuIsa() {
-  const CpuPackCopy& copy = activeIsa();
-  std::string supported;
-  for (const std::string& n : cpuIsasSupported()) supported += (supported.empty() ? "" : ", ") + n;
+  const CpuPackCopy& copy = defaultIsa();
   return std::string(copy.name) + ": " + std::to_string(copy.f.lanes) + " float or " + std::to_string(copy.d.lanes) +
-         " double worlds per pack (this processor runs " + supported + "; LOCKSTEP_CPU_ISA picks one)";
+         " double worlds per pack (this processor runs " + supportedList() + "; LOCKSTEP_CPU_ISA picks one)";
 }
-
-// ---- packs of worlds ----------------------------------------------------------------------------
-
-// The pack copy's own cache, made for the copy in use when it was made: a change of instruction
-// set makes it again.
-template <class T>
-struct CpuBackendCache {
-  const CpuPackCopy* copy = nullptr;
-  void* packs = nullptr;
-
-  ~CpuBackendCache() { release(); }
-  void release() {
-    if (packs) packFunctions<T>(*copy).freeCache(packs);
-    packs = nullptr;
-  }
-  void* forCopy(const CpuPackCopy& c) {
-    if (copy != &c) {
-      release();
-      copy = &c;
-      packs = packFunctions<T>(c).makeCache();
-    }
-    return packs;
-  }
-};
 
 template <class T>
 void CpuBackendCacheDeleter<T>::operator()(CpuBackendCache<T>* cache) const {
@@ -179,18 +153,19 @@ CpuBackendCacheHandle<T> makeCpuBackendCache() {
   return CpuBackendCacheHandle<T>(new CpuBackendCache<T>());
 }
 
-namespace {
 template <class T>
-void* packCache(const BackendContext<T>& ctx, const CpuPackCopy& copy) {
-  return ctx.cpuCache ? ctx.cpuCache->forCopy(copy) : nullptr;
+int cpuRepeatPackEvaluation(const BackendContext<T>& ctx, std::int64_t repetitions) {
+  return packFunctions<T>(copyOf(ctx.cpu)).repeatEvaluation(ctx, repetitions);
 }
-}  // namespace
+
+// ---- the operations: on the packs of the batch's copy, or here one world at a time -------------
+
+namespace {
 
 template <class T>
-void cpuAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
-  if (cpuLanes()) {
-    const CpuPackCopy& copy = activeIsa();
-    packFunctions<T>(copy).advance(ctx, settings, packCache(ctx, copy));
+void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
+  if (ctx.cpu.lanes) {
+    packs(ctx).advance(ctx, settings);
   } else if (ctx.model.sizes.nc > 0) {
     forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
       advanceWorld<T, true>(ctx.model, w, ws, settings);
@@ -203,66 +178,41 @@ void cpuAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
 }
 
 template <class T>
-void cpuEvaluate(const BackendContext<T>& ctx) {
-  if (cpuLanes()) {
-    const CpuPackCopy& copy = activeIsa();
-    packFunctions<T>(copy).evaluate(ctx, packCache(ctx, copy));
-    return;
-  }
+void evaluate(const BackendContext<T>& ctx) {
+  if (ctx.cpu.lanes) return packs(ctx).evaluate(ctx);
   forWorlds(ctx, ctx.batch.nWorlds, identity,
             [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { evaluateWorld(ctx.model, w, ws); });
 }
 
 template <class T>
-void cpuAssemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
-  if (cpuLanes()) {
-    const CpuPackCopy& copy = activeIsa();
-    packFunctions<T>(copy).assemble(ctx, tol, maxIterations, packCache(ctx, copy));
-    return;
-  }
+void assemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
+  if (ctx.cpu.lanes) return packs(ctx).assemble(ctx, tol, maxIterations);
   forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
     assembleWorld(ctx.model, w, ws, tol, maxIterations);
     observeWorld(ctx.model, w, ws);
   });
 }
 
+// Resets and given states: on the copy's one-lane packs (observed as its evaluation would observe
+// them), or here on the scalar code.
 template <class T>
-int cpuRepeatPackEvaluation(const BackendContext<T>& ctx, std::int64_t repetitions) {
-  return packFunctions<T>(activeIsa()).repeatEvaluation(ctx, repetitions);
-}
-
-// Resets and given states: on the chosen copy's one-lane packs (observed as its evaluation would
-// observe them), or here on the scalar code with setCpuLanes(false).
-template <class T>
-void cpuResetIndices(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count) {
-  if (cpuLanes()) {
-    const CpuPackCopy& copy = activeIsa();
-    packFunctions<T>(copy).start(ctx, indices, nullptr, count, nullptr, nullptr, packCache(ctx, copy));
-    return;
-  }
+void resetIndices(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count) {
+  if (ctx.cpu.lanes) return packs(ctx).resetIndices(ctx, indices, count);
   forWorlds(ctx, count, [&](std::int64_t i) { return indices[i]; },
             [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { resetWorldState(ctx.model, w, ws); });
 }
 
 template <class T>
-void cpuResetMask(const BackendContext<T>& ctx, const std::uint8_t* mask) {
-  if (cpuLanes()) {
-    const CpuPackCopy& copy = activeIsa();
-    packFunctions<T>(copy).start(ctx, nullptr, mask, ctx.batch.nWorlds, nullptr, nullptr, packCache(ctx, copy));
-    return;
-  }
+void resetMask(const BackendContext<T>& ctx, const std::uint8_t* mask) {
+  if (ctx.cpu.lanes) return packs(ctx).resetMask(ctx, mask);
   forWorlds(ctx, ctx.batch.nWorlds, [&](std::int64_t i) { return mask[i] ? i : std::int64_t(-1); },
             [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) { resetWorldState(ctx.model, w, ws); });
 }
 
 template <class T>
-void cpuSetStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q,
-                  const T* u) {
-  if (cpuLanes()) {
-    const CpuPackCopy& copy = activeIsa();
-    packFunctions<T>(copy).start(ctx, indices, nullptr, count, q, u, packCache(ctx, copy));
-    return;
-  }
+void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q,
+               const T* u) {
+  if (ctx.cpu.lanes) return packs(ctx).setStates(ctx, indices, count, q, u);
   const Sizes& s = ctx.model.sizes;
   forWorlds(ctx, count, [&](std::int64_t i) { return indices[i]; },
             [&](std::int64_t i, const WorldView<T>& w, const Workspace<T>& ws) {
@@ -270,16 +220,19 @@ void cpuSetStates(const BackendContext<T>& ctx, const std::int64_t* indices, std
             });
 }
 
-#define LOCKSTEP_INSTANTIATE(T)                                                                               \
-  template void cpuAdvance<T>(const BackendContext<T>&, const StepSettings<T>&);                             \
-  template void cpuEvaluate<T>(const BackendContext<T>&);                                                     \
-  template void cpuAssemble<T>(const BackendContext<T>&, T, int);                                             \
-  template void cpuResetIndices<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t);              \
-  template void cpuResetMask<T>(const BackendContext<T>&, const std::uint8_t*);                               \
-  template void cpuSetStates<T>(const BackendContext<T>&, const std::int64_t*, std::int64_t, const T*, const T*); \
-  template struct CpuBackendCacheDeleter<T>;                                                                   \
-  template CpuBackendCacheHandle<T> makeCpuBackendCache<T>();                                                  \
-  template int cpuRepeatPackEvaluation<T>(const BackendContext<T>&, std::int64_t);                          
+}  // namespace
+
+template <class T>
+const BackendOps<T>& cpuBackend() {
+  static const BackendOps<T> ops LOCKSTEP_BACKEND_TABLE;
+  return ops;
+}
+
+#define LOCKSTEP_INSTANTIATE(T)                                             \
+  template const BackendOps<T>& cpuBackend<T>();                            \
+  template struct CpuBackendCacheDeleter<T>;                                \
+  template CpuBackendCacheHandle<T> makeCpuBackendCache<T>();               \
+  template int cpuRepeatPackEvaluation<T>(const BackendContext<T>&, std::int64_t);
 LOCKSTEP_INSTANTIATE(float)
 LOCKSTEP_INSTANTIATE(double)
 #undef LOCKSTEP_INSTANTIATE

@@ -13,17 +13,12 @@
 
 namespace lockstep {
 
-// The pack code of one instruction set for one precision. `cache` is the copy's own (makeCache);
-// null makes one for the call.
+// The pack code of one instruction set for one precision.
 template <class T>
 struct CpuPackFunctions {
-  void (*advance)(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache);
-  void (*evaluate)(const BackendContext<T>& ctx, void* cache);
-  void (*assemble)(const BackendContext<T>& ctx, T tol, int maxIterations, void* cache);
-  // Starts worlds at their initial state (q, u null) or at given states, and observes them: the
-  // worlds indices[0..count), or those i < count where mask[i] is set, or all count.
-  void (*start)(const BackendContext<T>& ctx, const std::int64_t* indices, const std::uint8_t* mask,
-                std::int64_t count, const T* q, const T* u, void* cache);
+  // The backend operations on this copy's packs. Their cache is the batch's (ctx.cpuCache->packs,
+  // made for this copy: CpuBackendCache::forCopy before the call); without one they make their own.
+  BackendOps<T> ops;
   // cpuRepeatPackEvaluation (lockstep/cpu_isa.h).
   int (*repeatEvaluation)(const BackendContext<T>& ctx, std::int64_t repetitions);
   void* (*makeCache)();
@@ -35,6 +30,37 @@ struct CpuPackCopy {
   const char* name;  // "generic", "avx2", "avx512"
   CpuPackFunctions<float> f;
   CpuPackFunctions<double> d;
+};
+
+template <class T>
+const CpuPackFunctions<T>& packFunctions(const CpuPackCopy& copy) {
+  if constexpr (sizeof(T) == 4)
+    return copy.f;
+  else
+    return copy.d;
+}
+
+// A batch's cache: the packs of the copy in use when they were made; a change of instruction set
+// makes them again.
+template <class T>
+struct CpuBackendCache {
+  const CpuPackCopy* copy = nullptr;
+  void* packs = nullptr;
+
+  CpuBackendCache() = default;
+  CpuBackendCache(const CpuBackendCache&) = delete;
+  CpuBackendCache& operator=(const CpuBackendCache&) = delete;
+  ~CpuBackendCache() { release(); }
+  void release() {
+    if (packs) packFunctions<T>(*copy).freeCache(packs);
+    packs = nullptr;
+  }
+  void forCopy(const CpuPackCopy& c) {
+    if (copy == &c) return;
+    release();
+    copy = &c;
+    packs = packFunctions<T>(c).makeCache();
+  }
 };
 
 const CpuPackCopy& cpuPackCopyGeneric();

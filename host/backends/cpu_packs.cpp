@@ -1,7 +1,8 @@
 // The CPU backend's pack code: worlds stepped a SIMD pack at a time (lanes.h). This file is
 // compiled once per instruction set (cmake/LockstepTargets.cmake: plain x86-64, AVX2 with FMA,
 // AVX-512), each copy with its own pack types (lanes.h's inline namespace, chosen by the flags) and
-// one entry point (LOCKSTEP_CPU_COPY_FUNCTION, cpu_pack_copies.h); cpu_backend.cpp picks a copy at run time.
+// one entry point (LOCKSTEP_CPU_COPY_FUNCTION, cpu_pack_copies.h): the backend operations
+// (backend.h) on its packs. cpu_backend.cpp picks a batch's copy (CpuOptions::isa).
 //
 // Worlds [k W, (k+1) W) share every instruction, W = kLanes<T>. A pack gathers its worlds' state and
 // per-world parameters into lane order, steps, and scatters the state back; a world that fails in a
@@ -19,14 +20,17 @@
 // Threads: worlds are independent and each thread owns its packs and workspace, so which thread
 // runs which pack changes no bits. A call with little work stays on one thread, with no parallel
 // region (threadsFor); larger ones hand packs out dynamically, so that a thread whose core is
-// busy with other work does not hold the others up.
+// busy with other work does not hold the others up, and run on one thread instead where the
+// batch's recent calls ran faster that way (ThreadChoice, thread_loop.h: a machine busy with other
+// work).
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <vector>
 
-#include "lockstep/lanes.h"
-// after lanes.h
+#include "lane_worlds.h"
+// after lanes.h (lane_worlds.h)
 #include "cpu_pack_copies.h"
 #include "thread_loop.h"
 
@@ -38,12 +42,11 @@ namespace lockstep {
 namespace {
 
 // Work per thread below which a parallel region does not pay, in body-evaluations (worlds x bodies
-// x forward-dynamics evaluations): about 1 ms of one core (chain-7 on AVX-512 packs takes about
-// 0.03 us per body-evaluation in double). A region waits for its slowest thread; on a machine loaded with
-// other work a thread can be descheduled for milliseconds, and with less work per thread than
-// that the wait dominates (measured: chain-7, 64 worlds, 10 RK4 steps per call, double, on two
-// threads took 12x as long as on one; bench/README.md, "Threads").
-constexpr std::int64_t kWorkPerThread = 32768;
+// x forward-dynamics evaluations): about 0.25 ms of one core (chain-7 on AVX-512 packs takes about
+// 0.03 us per body-evaluation in double), some ten times a region's cost on an idle machine. On a
+// machine busy with other work a region can wait milliseconds for a descheduled thread: there the
+// batch's ThreadChoice finds one thread faster and keeps to it (bench/README.md, "Threads under load").
+constexpr std::int64_t kWorkPerThread = 8192;
 
 // The pack type a model view of packs is made of.
 template <class V>
@@ -55,12 +58,18 @@ struct PackOfView<ModelView<P>> {
 template <class V>
 using PackOf = typename PackOfView<std::remove_cv_t<std::remove_reference_t<V>>>::type;
 
+// The work of a call, in body-evaluations.
 template <class T>
-int threadsFor(const BackendContext<T>& ctx, std::int64_t worlds, std::int64_t evaluationsPerWorld,
-               std::int64_t packs) {
-  const std::int64_t work = worlds * std::max(1, ctx.model.sizes.nb) * evaluationsPerWorld;
+std::int64_t workOf(const BackendContext<T>& ctx, std::int64_t worlds, std::int64_t evaluationsPerWorld) {
+  return worlds * std::max(1, ctx.model.sizes.nb) * evaluationsPerWorld;
+}
+
+// The most threads a call of `work` over `packs` packs may use: at most the batch's, and no more
+// than have kWorkPerThread each.
+template <class T>
+int threadsFor(const BackendContext<T>& ctx, std::int64_t work, std::int64_t packs) {
   const std::int64_t byWork = std::min<std::int64_t>(work / kWorkPerThread, packs);
-  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(cpuThreads(), byWork)));
+  return static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ctx.cpu.threads, byWork)));
 }
 
 // Packs of one width for every thread, ready for a context: remade when the batch's storage or
@@ -111,53 +120,54 @@ struct Cache {
   static constexpr int W = kLanes<T>;
   PackSet<T, W> full;
   PackSet<T, 1> one;
+  ThreadChoice choice;  // of the batch's calls with work for several threads
 };
 
-// A thread's one-lane pack.
+// A thread's one-lane pack, and the observation of world w on it (world.h's startWorld and
+// settleFailedWorld with it: a reset or given state is observed by this copy's code, as an
+// evaluation would observe it).
 template <class T>
 struct OnePack {
   const ModelView<Pack<T, 1>>& model;
   LaneWorlds<T, 1>& pack;
+
+  struct Observe {
+    const OnePack& one;
+    std::int64_t w;
+    void operator()() const {
+      one.pack.gather(w, 1);
+      observeWorld<Pack<T, 1>>(one.model, one.pack.view(), one.pack.workspace());
+      const bool keep[1] = {true};
+      one.pack.scatterObservations(keep);
+    }
+  };
+  Observe observing(std::int64_t w) const { return {*this, w}; }
 };
 
-// Starts world w at q, u (component i at q[i * qStride]: the batch's own initial state or a given
-// one): startWorld's copies, then its observations on a one-lane pack, so that a reset or given
-// state is observed by this copy's code, as an evaluation would observe it.
+// The batch's cache for this copy (made for it by cpu_backend.cpp before the call), else `local`.
 template <class T>
-void startWorldOnPack(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, const T* q, const T* u,
-                std::int64_t qStride, std::int64_t uStride) {
-  const Sizes& s = ctx.model.sizes;
-  const BatchView<T>& b = ctx.batch;
-  for (int i = 0; i < s.nq; ++i) b.q[i * b.nWorlds + w] = q[i * qStride];
-  for (int i = 0; i < s.nu; ++i) b.u[i * b.nWorlds + w] = u[i * uStride];
-  for (int i = 0; i < s.nz; ++i) b.z[i * b.nWorlds + w] = T(0);
-  b.time[w] = T(0);
-  b.status[w] = kStatusOk;
-  one.pack.gather(w, 1);
-  observeWorld<Pack<T, 1>>(one.model, one.pack.view(), one.pack.workspace());
-  const bool keep[1] = {true};
-  one.pack.scatterObservations(keep);
+Cache<T>& cacheOf(const BackendContext<T>& ctx, Cache<T>& local) {
+  return ctx.cpuCache ? *static_cast<Cache<T>*>(ctx.cpuCache->packs) : local;
 }
 
-// settleFailedWorld (world.h) for world w: with autoReset back to its initial state, recording why;
-// otherwise flagged.
-template <class T>
-void settleFailedWorldOnPack(const BackendContext<T>& ctx, OnePack<T> one, std::int64_t w, int status, bool autoReset) {
-  const BatchView<T>& b = ctx.batch;
-  if (autoReset) {
-    b.lastFailure[w] = status;
-    b.resetCount[w] += 1;
-    startWorldOnPack(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
-  } else {
-    b.status[w] |= status;
-  }
+// Runs body(thread, k) for every k in [0, items), on one thread or `most` (packs prepared for
+// `most`) as the cache's ThreadChoice says, and tells it what the call took per unit of work.
+template <class T, class F>
+void forItems(Cache<T>& cache, int most, std::int64_t work, std::int64_t items, F body) {
+  const int threads = cache.choice.threads(most);
+  const std::int64_t chunk = std::max<std::int64_t>(1, items / (std::int64_t(threads) * 8));
+  if (most <= 1) return forItemsOnThreads(1, items, chunk, body);
+  const auto t0 = std::chrono::steady_clock::now();
+  forItemsOnThreads(threads, items, chunk, body);
+  const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
+  cache.choice.record(threads, took.count() / double(work));
 }
 
 // Runs f(model, pack, w0, lanes, one) for every pack of worlds [w0, w0 + lanes): the full packs, then
 // the rest (see the top of the file) on one-lane packs or on one padded full pack. Each thread
 // owns its packs and a one-lane pack (for per-world resets). With a cache nothing is allocated.
 template <class T, class F>
-void forPacks(const BackendContext<T>& ctx, void* cacheSlot, std::int64_t evaluationsPerWorld, F f) {
+void forPacks(const BackendContext<T>& ctx, std::int64_t evaluationsPerWorld, F f) {
   constexpr int W = kLanes<T>;
   const std::int64_t n = ctx.batch.nWorlds;
   const std::int64_t nFull = n / W;
@@ -165,13 +175,13 @@ void forPacks(const BackendContext<T>& ctx, void* cacheSlot, std::int64_t evalua
   const bool oneByOne = rest > 0 && rest <= std::max(1, W / 8);
   const std::int64_t nWide = nFull + ((rest > 0 && !oneByOne) ? 1 : 0);
   const std::int64_t items = nWide + (oneByOne ? rest : 0);
-  const int threads = threadsFor(ctx, n, evaluationsPerWorld, items);
+  const std::int64_t work = workOf(ctx, n, evaluationsPerWorld);
+  const int most = threadsFor(ctx, work, items);
   Cache<T> local;
-  Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
-  if (nWide > 0) cache.full.prepare(ctx, threads);
-  cache.one.prepare(ctx, threads);  // also for the worlds a failed step resets
-  const std::int64_t chunk = std::max<std::int64_t>(1, items / (std::int64_t(threads) * 8));
-  forItemsOnThreads(threads, items, chunk, [&](int t, std::int64_t k) {
+  Cache<T>& cache = cacheOf(ctx, local);
+  if (nWide > 0) cache.full.prepare(ctx, most);
+  cache.one.prepare(ctx, most);  // also for the worlds a failed step resets
+  forItems(cache, most, work, items, [&](int t, std::int64_t k) {
     OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[t]};
     if (k < nWide) {
       const std::int64_t w0 = k * W;
@@ -186,11 +196,11 @@ void forPacks(const BackendContext<T>& ctx, void* cacheSlot, std::int64_t evalua
 // leaves the pack with its state from before the failed step and is settled as advanceWorld
 // settles it (settleFailedWorld), while the others go on.
 template <class T, bool kConstraints>
-void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache) {
+void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   const BatchView<T>& batch = ctx.batch;
   const std::int64_t evaluations =
       std::int64_t(settings.nSteps) * (settings.integrator == Integrator::RK4 ? 4 : 1);
-  forPacks(ctx, cache, evaluations, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
+  forPacks(ctx, evaluations, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     const StepSettings<P> laneSettings{P(settings.dt), settings.nSteps, settings.integrator,
@@ -208,7 +218,8 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings,
       for (int l = 0; l < W; ++l) {
         if (!failedNow.lane(l)) continue;
         pack.scatterState(l);
-        settleFailedWorldOnPack(ctx, one, w0 + l, status.lane(l), settings.autoReset);
+        settleFailedWorld(ctx.model.sizes, batch.world(w0 + l), status.lane(l), settings.autoReset,
+                          one.observing(w0 + l));
       }
     };
     activeLanes = stepLanes<P, kConstraints>(model, pack.view(), pack.workspace(), laneSettings, activeLanes, settle);
@@ -223,17 +234,17 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings,
 }
 
 template <class T>
-void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings, void* cache) {
+void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   if (ctx.model.sizes.nc > 0)
-    advanceLanes<T, true>(ctx, settings, cache);
+    advanceLanes<T, true>(ctx, settings);
   else
-    advanceLanes<T, false>(ctx, settings, cache);
+    advanceLanes<T, false>(ctx, settings);
 }
 
 // evaluateWorld for the worlds of each pack.
 template <class T, bool kConstraints>
-void evaluateLanes(const BackendContext<T>& ctx, void* cache) {
-  forPacks(ctx, cache, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
+void evaluateLanes(const BackendContext<T>& ctx) {
+  forPacks(ctx, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     pack.gather(w0, lanes);
@@ -247,18 +258,18 @@ void evaluateLanes(const BackendContext<T>& ctx, void* cache) {
 }
 
 template <class T>
-void evaluate(const BackendContext<T>& ctx, void* cache) {
+void evaluate(const BackendContext<T>& ctx) {
   if (ctx.model.sizes.nc > 0)
-    evaluateLanes<T, true>(ctx, cache);
+    evaluateLanes<T, true>(ctx);
   else
-    evaluateLanes<T, false>(ctx, cache);
+    evaluateLanes<T, false>(ctx);
 }
 
 // assembleWorld and observeWorld for the worlds of each pack: the healthy ones are projected, all
 // are observed.
 template <class T>
-void assemble(const BackendContext<T>& ctx, T tol, int maxIterations, void* cache) {
-  forPacks(ctx, cache, std::max(1, maxIterations), [&](const auto& model, auto& pack, std::int64_t w0, int lanes,
+void assemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
+  forPacks(ctx, std::max(1, maxIterations), [&](const auto& model, auto& pack, std::int64_t w0, int lanes,
                                                        OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
@@ -280,25 +291,40 @@ void assemble(const BackendContext<T>& ctx, T tol, int maxIterations, void* cach
 }
 
 // Starts the listed worlds (indices, or those where mask is set, or all) at their initial state, or
-// at the given states (q[count][nq], u[count][nu]), each observed on a one-lane pack.
+// at the given states (q[count][nq], u[count][nu]): startWorld, each observed on a one-lane pack.
 template <class T>
 void start(const BackendContext<T>& ctx, const std::int64_t* indices, const std::uint8_t* mask, std::int64_t count,
-           const T* q, const T* u, void* cacheSlot) {
-  const int threads = threadsFor(ctx, count, 1, count);
+           const T* q, const T* u) {
+  const std::int64_t work = workOf(ctx, count, 1);
+  const int most = threadsFor(ctx, work, count);
   Cache<T> local;
-  Cache<T>& cache = cacheSlot ? *static_cast<Cache<T>*>(cacheSlot) : local;
-  cache.one.prepare(ctx, threads);
-  const BatchView<T>& b = ctx.batch;
+  Cache<T>& cache = cacheOf(ctx, local);
+  cache.one.prepare(ctx, most);
   const Sizes& s = ctx.model.sizes;
-  forItemsOnThreads(threads, count, 16, [&](int t, std::int64_t i) {
+  forItems(cache, most, work, count, [&](int t, std::int64_t i) {
     const OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[t]};
     const std::int64_t w = indices ? indices[i] : i;
     if (mask && !mask[i]) return;
+    const WorldView<T> world = ctx.batch.world(w);
     if (q)
-      startWorldOnPack(ctx, one, w, q + i * s.nq, u + i * s.nu, 1, 1);
+      startWorld(s, world, Strided<const T>{q + i * s.nq, 1}, Strided<const T>{u + i * s.nu, 1}, one.observing(w));
     else
-      startWorldOnPack(ctx, one, w, b.initialQ + w, b.initialU + w, b.nWorlds, b.nWorlds);
+      resetWorldState(s, world, one.observing(w));
   });
+}
+
+template <class T>
+void resetIndices(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count) {
+  start<T>(ctx, indices, nullptr, count, nullptr, nullptr);
+}
+template <class T>
+void resetMask(const BackendContext<T>& ctx, const std::uint8_t* mask) {
+  start<T>(ctx, nullptr, mask, ctx.batch.nWorlds, nullptr, nullptr);
+}
+template <class T>
+void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q,
+               const T* u) {
+  start<T>(ctx, indices, nullptr, count, q, u);
 }
 
 template <class T>
@@ -329,8 +355,7 @@ void freeCache(void* cache) {
 
 template <class T>
 constexpr CpuPackFunctions<T> functions() {
-  return {&advance<T>, &evaluate<T>, &assemble<T>, &start<T>, &repeatEvaluation<T>, &makeCache<T>, &freeCache<T>,
-          kLanes<T>};
+  return {LOCKSTEP_BACKEND_TABLE, &repeatEvaluation<T>, &makeCache<T>, &freeCache<T>, kLanes<T>};
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The CPU backend's loop over work items on threads. Private to the backend.
+// The CPU backend's loop over work items on threads, and its choice of how many. Private to the
+// backend.
 #pragma once
 
 #include <omp.h>
@@ -25,5 +26,39 @@ void forItemsOnThreads(int threads, std::int64_t items, std::int64_t chunk, F bo
     for (std::int64_t k = 0; k < items; ++k) body(t, k);
   }
 }
+
+// One thread or several, for the calls of one batch that have work enough for several: whichever
+// ran faster lately. A region ends when its slowest thread does; on a machine busy with other work a
+// thread descheduled while it holds a pack holds up the whole call, for milliseconds, and several
+// threads can then be slower than one (measured: bench/README.md, "Threads under load"). Each way's
+// seconds per unit of work are kept as a moving average; the faster runs, and the other runs again
+// every kRetryEvery calls so that a change of load is seen. Which threads run which worlds changes
+// no bits, so neither does the choice.
+class ThreadChoice {
+ public:
+  static constexpr std::int64_t kRetryEvery = 32;
+
+  // The threads of the next call that has work for `most` (1 or `most`).
+  int threads(int most) {
+    if (most <= 1) return 1;
+    ++calls_;
+    retry_ = perWork_[1] == 0 || perWork_[0] == 0 || calls_ % kRetryEvery == 0;
+    if (perWork_[1] == 0) return most;  // each way once first
+    if (perWork_[0] == 0) return 1;
+    const bool oneIsFaster = perWork_[0] < perWork_[1];
+    return oneIsFaster != (calls_ % kRetryEvery == 0) ? 1 : most;
+  }
+  // What the call on `threads` threads took, in seconds per unit of work: the way's new figure
+  // after a retry (its old one is stale), else averaged into it.
+  void record(int threads, double secondsPerWork) {
+    double& d = perWork_[threads > 1 ? 1 : 0];
+    d = retry_ ? secondsPerWork : 0.5 * (d + secondsPerWork);
+  }
+
+ private:
+  double perWork_[2] = {0, 0};  // one thread, several; 0: not run yet
+  std::int64_t calls_ = 0;
+  bool retry_ = false;  // the last call ran the way not preferred (or one not run yet)
+};
 
 }  // namespace lockstep

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "device_memory.h"
+#include "lockstep/cpu_isa.h"
 
 namespace lockstep {
 
@@ -41,27 +42,16 @@ std::string describeStatus(std::int32_t status) {
   return out.empty() ? "unknown status " + std::to_string(status) : out;
 }
 
-// ---- the backends, one table each -----------------------------------------------------------------
-
-
-template <class T>
-const typename Batch<T>::Ops& Batch<T>::opsFor(Backend backend) {
-  static const Ops cpu{cpuAdvance<T>, cpuEvaluate<T>, cpuAssemble<T>, cpuResetIndices<T>, cpuResetMask<T>, cpuSetStates<T>};
-  static const Ops cuda{cudaAdvance<T>, cudaEvaluate<T>, cudaAssemble<T>, cudaResetIndices<T>, cudaResetMask<T>,
-                        cudaSetStates<T>};
-  return backend == Backend::Cuda ? cuda : cpu;
-}
-
 // ---- construction -------------------------------------------------------------------------------
 
 template <class T>
-Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backend backend)
+Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backend backend, const CpuOptions& cpu)
     : model_(model ? std::move(model) : throw std::invalid_argument("Batch: model: must not be null")),
       nWorlds_(nWorlds >= 1 ? nWorlds
                             : throw std::invalid_argument("Batch: worlds: must be at least 1 (got " +
                                                           std::to_string(nWorlds) + ")")),
       backend_(backend),
-      ops_(&opsFor(backend)),
+      ops_(backend == Backend::Cuda ? &cudaBackend<T>() : &cpuBackend<T>()),
       compiled_(*model_),
       params_(*model_, compiled_.sizes, nWorlds_),
       constraintTolerance_(sizeof(T) == 4 ? 1e-5 : 1e-10) {
@@ -73,7 +63,14 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
     const WorldView<T> x = hostView().world(w);
     for (int i = 0; i < sizes_.nq; ++i) x.q[i] = x.initialQ[i] = T(model_->defaultQ()[i]);
   }
+  setCpuOptions(cpu);
   if (backend_ == Backend::Cuda) device_ = std::make_unique<Device>(compiled_, nWorlds_);
+}
+
+template <class T>
+void Batch<T>::setCpuOptions(const CpuOptions& cpu) {
+  cpuRun_ = resolveCpuOptions(cpu);
+  cpuOptions_ = {cpuRun_.threads, cpuRun_.lanes, cpuIsaOf(cpuRun_)};
 }
 
 template <class T>
@@ -269,8 +266,8 @@ BackendContext<T> Batch<T>::context() {
     if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
     return {device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), device_->stream};
   }
-  cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuThreads());
-  return {compiled_.view(), hostView(), layout_, cpuScratch_.data(), nullptr, cpuCache_.get()};
+  cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuRun_.threads);
+  return {compiled_.view(), hostView(), layout_, cpuScratch_.data(), nullptr, cpuCache_.get(), cpuRun_};
 }
 
 template <class T>

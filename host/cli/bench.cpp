@@ -90,7 +90,7 @@ int runBench(const BenchOptions& o) {
       c.integrator = scene.simulation.integrator;
       c.stepsPerCall = o.stepsPerCall;
       c.repetitions = o.repetitions;
-      c.cpuThreads = backend == Backend::Cpu ? setCappedCpuThreads(threadsRequested, n) : 0;
+      c.cpuThreads = backend == Backend::Cpu ? cappedCpuThreads(threadsRequested, n) : 0;
       const BatchMemory need = batchMemory(*c.model, p, n, backend, c.cpuThreads);
       const std::string why = whyBatchDoesNotFit(need, memoryAvailable(backend == Backend::Cuda));
       // Skipped on every rank when it does not fit on one.

@@ -111,19 +111,15 @@ std::vector<std::int64_t> parseWholeNumberList(const std::string& option, const 
   return out;
 }
 
-int setCappedCpuThreads(int requested, std::int64_t worlds) {
+int cappedCpuThreads(int requested, std::int64_t worlds) {
   const int cores = std::max(1u, std::thread::hardware_concurrency());
-  if (requested <= 0) {
-    setCpuThreads(0);
-    return cpuThreads();
-  }
+  if (requested <= 0) return defaultCpuThreads();
   const int capped = static_cast<int>(std::min<std::int64_t>({requested, cores, std::max<std::int64_t>(worlds, 1)}));
   if (capped < requested) {
     std::fprintf(stderr, "lockstep: warning: --threads %d lowered to %d (%s)\n", requested, capped,
                  capped == cores ? (std::to_string(cores) + " cores").c_str()
                                  : (std::to_string(worlds) + " worlds").c_str());
   }
-  setCpuThreads(capped);
   return capped;
 }
 

@@ -51,9 +51,9 @@ std::vector<std::int64_t> parseWholeNumberList(const std::string& option, const 
                                                std::int64_t hi);
 
 // The CPU backend's thread count for a run of `worlds` worlds when `requested` threads are asked
-// for (0: the backend's default): at most the machine's cores and at most one thread per world.
-// Sets it (setCpuThreads) and returns it; says so on stderr when the request was lowered.
-int setCappedCpuThreads(int requested, std::int64_t worlds);
+// for (0: the backend's default): at most the machine's cores and at most one thread per world
+// (for the batch's CpuOptions); says so on stderr when the request was lowered.
+int cappedCpuThreads(int requested, std::int64_t worlds);
 
 // Throws std::runtime_error naming `option` and `path` unless a file can be created at `path`
 // (its folder exists and is writable). Creates nothing.

@@ -86,7 +86,7 @@ std::string deviceDescription(Backend backend, int threads) {
 template <class T>
 int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   const Model& model = *scene.model;
-  Batch<T> batch(scene.model, plan.worlds, plan.backend);
+  Batch<T> batch(scene.model, plan.worlds, plan.backend, CpuOptions{plan.threads});
   applyScene(scene, batch);
   batch.upload();
   // Initial states that violate the sphere contacts (chain-7-seed's does) are projected onto them
@@ -239,7 +239,7 @@ int simulate(const SimulateOptions& o) {
                                          : (o.integrator == "rk4" ? Integrator::RK4 : Integrator::SemiImplicitEuler);
   plan.backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
                                                   : (o.device == "cuda" ? DeviceChoice::Cuda : DeviceChoice::Auto));
-  plan.threads = setCappedCpuThreads(o.threads, plan.worlds);
+  plan.threads = cappedCpuThreads(o.threads, plan.worlds);
   plan.out = o.out;
   plan.layout = recordingLayout(scene, o);
   // Recording: every --record-every steps, by default about 100 frames.

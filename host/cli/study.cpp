@@ -215,11 +215,12 @@ int runStudyCommand(const StudyOptions& o) {
         studyWorldCount(f.spec, f.spec.until.output.empty() ? f.spec.worlds : f.spec.until.maxWorlds);
     const int cores = std::max(1u, std::thread::hardware_concurrency());
     const int share = std::max(1, cores / ranks.localSize());
-    threads = setCappedCpuThreads(o.threads > 0 ? o.threads : (ranks.localSize() > 1 ? share : 0),
+    threads = cappedCpuThreads(o.threads > 0 ? o.threads : (ranks.localSize() > 1 ? share : 0),
                                   std::max<std::int64_t>(1, planned / ranks.size()));
     const Precision precision = f.precision == "float" ? Precision::Float : Precision::Double;
     chunk = o.chunk > 0 ? o.chunk : chunkFromMemory(*f.scene.model, precision, backend, threads, ranks.localSize());
     f.spec.chunk = chunk;
+    f.spec.cpuThreads = threads;
     for (const WorldOverride& w : f.scene.perWorld)
       for (std::int64_t x : w.worlds)
         if (x >= f.spec.worlds)

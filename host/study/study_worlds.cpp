@@ -246,7 +246,7 @@ StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec
   for (std::int64_t done = 0; done < count;) {
     // One chunk: worlds [w0, w0 + n) of the study in a batch of its own (freed before the next).
     const std::int64_t n = std::min(chunk, count - done), w0 = first + done;
-    Batch<T> batch(model, n, backend);
+    Batch<T> batch(model, n, backend, CpuOptions{spec.cpuThreads});
     if (setup) setup(batch, w0);
     for (std::size_t i = 0; i < spec.vary.size(); ++i) {
       for (std::int64_t w = 0; w < n; ++w) {

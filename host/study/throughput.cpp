@@ -76,7 +76,7 @@ BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t wo
                         int cpuThreadCount) {
   if (worlds < 1) throw std::invalid_argument("batchMemory: worlds: must be at least 1");
   const Sizes s = sizesOf(model);
-  const int threads = cpuThreadCount > 0 ? cpuThreadCount : lockstep::cpuThreads();
+  const int threads = cpuThreadCount > 0 ? cpuThreadCount : defaultCpuThreads();
   return precision == Precision::Double ? batchMemoryOf<double>(s, worlds, backend, threads)
                                         : batchMemoryOf<float>(s, worlds, backend, threads);
 }
@@ -146,7 +146,7 @@ namespace {
 
 template <class T>
 struct BatchRunner final : ThroughputRunner::Impl {
-  BatchRunner(const ThroughputConfig& c) : config(c), batch(c.model, c.worlds, c.backend) {
+  BatchRunner(const ThroughputConfig& c) : config(c), batch(c.model, c.worlds, c.backend, CpuOptions{c.cpuThreads}) {
     const Model& m = *c.model;
     const std::vector<double> q = c.q0.empty() ? m.defaultQ() : c.q0;
     const std::vector<double> u = c.u0.empty() ? std::vector<double>(m.nu(), 0.0) : c.u0;
@@ -183,21 +183,6 @@ void checkConfig(const ThroughputConfig& c) {
     fail("u0: expected " + std::to_string(c.model->nu()) + " values, got " + std::to_string(c.u0.size()));
 }
 
-// Sets the CPU backend's thread count for the lifetime of the guard, then puts the previous back.
-class CpuThreadsGuard {
- public:
-  explicit CpuThreadsGuard(int threads) : previous_(lockstep::cpuThreads()), active_(threads > 0) {
-    if (active_) setCpuThreads(threads);
-  }
-  ~CpuThreadsGuard() {
-    if (active_) setCpuThreads(previous_);
-  }
-
- private:
-  int previous_;
-  bool active_;
-};
-
 }  // namespace
 
 ThroughputRunner::ThroughputRunner(const ThroughputConfig& config) : config_(config) {
@@ -214,7 +199,6 @@ ThroughputRunner::ThroughputRunner(const ThroughputConfig& config) : config_(con
   const std::string why = whyBatchDoesNotFit(memory_, memoryAvailable(cuda));
   if (!why.empty()) throw std::runtime_error("throughput '" + config_.scene + "': " + why);
 
-  CpuThreadsGuard threads(config_.cpuThreads);
   if (config_.precision == Precision::Double)
     impl_ = std::make_unique<BatchRunner<double>>(config_);
   else
@@ -234,7 +218,7 @@ ThroughputRunner::~ThroughputRunner() {
 
 int ThroughputRunner::cpuThreads() const {
   if (config_.backend == Backend::Cuda) return 0;
-  return config_.cpuThreads > 0 ? config_.cpuThreads : lockstep::cpuThreads();
+  return config_.cpuThreads > 0 ? config_.cpuThreads : defaultCpuThreads();
 }
 
 double ThroughputRunner::timeOneCall() {
@@ -248,7 +232,6 @@ double ThroughputRunner::timeOneCall() {
     checkCuda(cudaEventElapsedTime(&ms, impl_->start, impl_->stop), "cudaEventElapsedTime");
     return 1e-3 * double(ms);
   }
-  CpuThreadsGuard threads(config_.cpuThreads);
   const auto t0 = std::chrono::steady_clock::now();
   impl_->step();
   const auto t1 = std::chrono::steady_clock::now();

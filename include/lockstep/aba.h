@@ -36,8 +36,7 @@ LOCKSTEP_HD_INLINE void subtractOuter(ArticulatedInertia<T>& P, const SpatialVec
 // computeKinematics. Leaves Ia_i (after the joint's projection) in the IA slots. Returns StatusFlag
 // bits (kStatusSingularMassMatrix when some D_i is singular).
 template <class T>
-LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, const WorldParams<T>& params,
-                                                  const Workspace<T>& ws) {
+LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, const Workspace<T>& ws) {
   const int nb = model.sizes.nb;
   StatusOf<T> status = StatusOf<T>(kStatusOk);
   for (int b = nb - 1; b >= 0; --b) {
@@ -136,9 +135,8 @@ LOCKSTEP_HD void bodyAccelerationsFromUdot(const ModelView<T>& model, const Work
 // bias holds the gyroscopic forces and Coriolis accelerations of the current velocities; without,
 // the result is the pure response M^-1 (tau - ~J F). Writes udot and the body accelerations A.
 template <class T>
-LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
-                                  Strided<const T> F, Strided<const T> tau, bool velocityTerms, Strided<T> udot,
-                                  Strided<T> A_GB) {
+LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const Workspace<T>& ws, Strided<const T> F,
+                                  Strided<const T> tau, bool velocityTerms, Strided<T> udot, Strided<T> A_GB) {
   const int nb = model.sizes.nb;
   const Strided<T> ub = ws.ub(), Dinv = ws.Dinv();
   for (int b = nb - 1; b >= 0; --b) {
@@ -187,11 +185,11 @@ LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const WorldParams<T
 // Unconstrained forward dynamics after computeKinematics and computeForces: udot and the body
 // accelerations A_GB (workspace). Returns StatusFlag bits.
 template <class T>
-LOCKSTEP_HD StatusOf<T> computeArticulatedAccelerations(const ModelView<T>& model, const WorldParams<T>& params,
-                                                        const Workspace<T>& ws, Strided<T> udot) {
-  const StatusOf<T> status = factorArticulatedInertias(model, params, ws);
+LOCKSTEP_HD StatusOf<T> computeArticulatedAccelerations(const ModelView<T>& model, const Workspace<T>& ws,
+                                                        Strided<T> udot) {
+  const StatusOf<T> status = factorArticulatedInertias(model, ws);
   if (allLanes(failed(status))) return status;
-  solveArticulated<T>(model, params, ws, ws.Fb(), ws.tauTotal(), true, udot, ws.A_GB());
+  solveArticulated<T>(model, ws, ws.Fb(), ws.tauTotal(), true, udot, ws.A_GB());
   return status;
 }
 

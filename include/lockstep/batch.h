@@ -88,7 +88,9 @@ std::string describeStatus(std::int32_t status);
 template <class T>
 class Batch {
  public:
-  Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backend backend = Backend::Cpu);
+  // `cpu`: how the CPU backend runs this batch's calls (setCpuOptions).
+  Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backend backend = Backend::Cpu,
+        const CpuOptions& cpu = {});
   ~Batch();
   Batch(const Batch&) = delete;
   Batch& operator=(const Batch&) = delete;
@@ -98,6 +100,12 @@ class Batch {
   std::int64_t numWorlds() const { return nWorlds_; }
   Backend backend() const { return backend_; }
   const Sizes& sizes() const { return sizes_; }
+  // The CPU backend's threads, packs or scalar code and instruction set for this batch's calls
+  // (backend.h); other batches keep theirs. Throws std::invalid_argument for a negative thread
+  // count or an unknown or unsupported instruction set. The options as run: threads >= 1, isa the
+  // name of the instruction set in use.
+  void setCpuOptions(const CpuOptions& cpu);
+  const CpuOptions& cpuOptions() const { return cpuOptions_; }
 
   // ---- state, inputs and outputs of one world (host copy) ----
   std::vector<double> q(std::int64_t w) const { return hostValues(w, &WorldView<T>::q); }
@@ -279,16 +287,6 @@ class Batch {
 
  private:
   struct Device;  // CUDA allocations and copies (device_memory.cpp)
-  // The backend entry points (backend.h) of this batch's backend: every run goes through them.
-  struct Ops {
-    void (*advance)(const BackendContext<T>&, const StepSettings<T>&);
-    void (*evaluate)(const BackendContext<T>&);
-    void (*assemble)(const BackendContext<T>&, T tol, int maxIterations);
-    void (*resetIndices)(const BackendContext<T>&, const std::int64_t*, std::int64_t count);
-    void (*resetMask)(const BackendContext<T>&, const std::uint8_t*);
-    void (*setStates)(const BackendContext<T>&, const std::int64_t*, std::int64_t count, const T* q, const T* u);
-  };
-  static const Ops& opsFor(Backend backend);
 
   // The host copy through the registry: one world's components of a per-world field, the field
   // named by its WorldView member (views.h) and its component count taken from its registry line.
@@ -320,7 +318,7 @@ class Batch {
   std::shared_ptr<const Model> model_;
   std::int64_t nWorlds_;
   Backend backend_;
-  const Ops* ops_;
+  const BackendOps<T>* ops_;  // the entry points of this batch's backend (backend.h): every run goes through them
   CompiledModel<T> compiled_;
   const Sizes& sizes_ = compiled_.sizes;
   const WorkspaceLayout& layout_ = compiled_.layout;
@@ -332,6 +330,8 @@ class Batch {
 
   std::vector<T> cpuScratch_;  // per-thread workspaces of the CPU backend
   CpuBackendCacheHandle<T> cpuCache_ = makeCpuBackendCache<T>();  // the CPU backend's packs, kept across calls
+  CpuOptions cpuOptions_;  // as run (cpuRun_)
+  CpuRun cpuRun_;
   std::unique_ptr<Device> device_;
   double constraintTolerance_;
   int maxProjectionIterations_ = 20;

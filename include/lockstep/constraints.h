@@ -270,7 +270,7 @@ LOCKSTEP_HD T buildConstraintMatrix(const ModelView<T>& model, const WorldParams
       for (int i = 0; i < 6 * s.nb; ++i) Fc[i] = T(0);
       for (int i = 0; i < s.nu; ++i) dudot[i] = T(0);
       addContactForce(e, kc, axis, T(1), Fc);
-      solveArticulated<T>(model, params, ws, Fc, dudot, false, dudot, dA);
+      solveArticulated<T>(model, ws, Fc, dudot, false, dudot, dA);
       const SpatialVec<T> AF = bodyAcceleration<T>(dA, e.bodyA), AB = bodyAcceleration<T>(dA, e.bodyB);
       const T pointScale = norm(AF.lin) + norm(AF.ang) * norm(kc.p_FCo) + norm(AB.lin) + norm(AB.ang) * norm(kc.p_BCo);
       scale = selectT(active & (pointScale > scale), pointScale, scale);
@@ -313,7 +313,7 @@ LOCKSTEP_HD void applyMultipliers(const ModelView<T>& model, const WorldParams<T
     for (int r = 0; r < contactEquationCount(e); ++r, ++row)
       addContactForce(e, kc, contactEquationAxis(e, r), lambda[row], Fc);
   }
-  solveArticulated<T>(model, params, ws, Fc, dudot, false, dudot, ws.dA());
+  solveArticulated<T>(model, ws, Fc, dudot, false, dudot, ws.dA());
 }
 
 // Constrained accelerations: after computeArticulatedAccelerations wrote the unconstrained udot
@@ -403,7 +403,7 @@ LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const Worl
       status |= flagIf(going, kStatusConstraintFailed);
       break;
     }
-    status = firstFailure(status, statusIf(going, factorArticulatedInertias(model, w.params, ws)));
+    status = firstFailure(status, statusIf(going, factorArticulatedInertias(model, ws)));
     going = going & !failed(status);
     if (!anyLane(going)) break;
     const T scale = buildConstraintMatrix(model, w.params, ws, EquationSet::Holonomic);
@@ -441,7 +441,7 @@ LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const Worl
   const MaskOf<T> project =
       lanes & (constraintErrors(model, w.params, ws, EquationSet::All, rhs) > tol) & !failed(status);
   if (anyLane(project)) {
-    status = firstFailure(status, statusIf(project, factorArticulatedInertias(model, w.params, ws)));
+    status = firstFailure(status, statusIf(project, factorArticulatedInertias(model, ws)));
     const MaskOf<T> ok = project & !failed(status);
     if (!anyLane(ok)) return status;
     const T scale = buildConstraintMatrix(model, w.params, ws, EquationSet::All);

@@ -73,6 +73,7 @@ struct StudySpec {
   std::vector<double> quantiles = {0.05, 0.25, 0.5, 0.75, 0.95};
   int histogramBins = 40;
   std::int64_t chunk = 0;  // worlds per batch (0: a piece in one batch); changes no result
+  int cpuThreads = 0;      // CPU backend threads of each batch (CpuOptions::threads; 0: all cores); changes no result
   StoppingRule until;
   // Sobol: the Saltelli design of study_statistics.h with `worlds` base rows, worlds * (vary + 2)
   // worlds in all; the summary statistics are then over the design's A and B worlds.

@@ -45,7 +45,7 @@ struct BatchMemory {
   std::int64_t deviceBytes = 0;  // 0 on the CPU backend
 };
 BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t worlds, Backend backend,
-                        int cpuThreads = 0);  // cpuThreads 0: cpuThreads() (what Batch::step uses)
+                        int cpuThreads = 0);  // cpuThreads 0: defaultCpuThreads() (a Batch's default)
 
 // Memory available now: MemAvailable of /proc/meminfo, and cudaMemGetInfo's free bytes (0 when no
 // CUDA device is usable; the device is queried only when asked for).
@@ -76,7 +76,7 @@ struct ThroughputConfig {
   int stepsPerCall = 10;  // steps per Batch::step call (one kernel launch on CUDA)
   int warmupCalls = 2;
   int repetitions = 5;  // timed calls; the median is reported
-  int cpuThreads = 0;   // CPU backend threads during the calls; 0: cpuThreads()
+  int cpuThreads = 0;   // CPU backend threads of the batch (CpuOptions::threads); 0: defaultCpuThreads()
   bool observe = true;  // write the observations after each call (Batch's default)
 };
 

@@ -57,24 +57,42 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
   }
 }
 
-// Starts a world at the given q, u: time 0, no dissipated energy, healthy; then observes it. The
-// body of a reset (q, u the world's initial ones) and of setting given states.
+// Observes one world on its own view: the observation of startWorld's scalar form.
 template <class T>
-LOCKSTEP_HD void startWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
-                            Strided<const T> q, Strided<const T> u) {
-  const Sizes& s = model.sizes;
+struct ObserveWorld {
+  const ModelView<T>& model;
+  const WorldView<T>& w;
+  const Workspace<T>& ws;
+  LOCKSTEP_HD_INLINE void operator()() const { observeWorld(model, w, ws); }
+};
+
+// Starts a world at the given q, u: time 0, no dissipated energy, healthy; then observe() observes
+// it (ObserveWorld; the CPU backend's packs observe it on a one-lane pack). The body of a reset (q,
+// u the world's initial ones) and of setting given states.
+template <class T, class Observe>
+LOCKSTEP_HD void startWorld(const Sizes& s, const WorldView<T>& w, Strided<const T> q, Strided<const T> u,
+                            const Observe& observe) {
   for (int i = 0; i < s.nq; ++i) w.q[i] = q[i];
   for (int i = 0; i < s.nu; ++i) w.u[i] = u[i];
   for (int i = 0; i < s.nz; ++i) w.z[i] = T(0);
   w.time[0] = T(0);
   w.status[0] = kStatusOk;
-  observeWorld(model, w, ws);
+  observe();
+}
+template <class T>
+LOCKSTEP_HD void startWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                            Strided<const T> q, Strided<const T> u) {
+  startWorld(model.sizes, w, q, u, ObserveWorld<T>{model, w, ws});
 }
 
 // Puts a world back to its initial state (time 0, no dissipated energy, healthy) and observes it.
+template <class T, class Observe>
+LOCKSTEP_HD void resetWorldState(const Sizes& s, const WorldView<T>& w, const Observe& observe) {
+  startWorld(s, w, Strided<const T>(w.initialQ), Strided<const T>(w.initialU), observe);
+}
 template <class T>
 LOCKSTEP_HD void resetWorldState(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
-  startWorld(model, w, ws, Strided<const T>(w.initialQ), Strided<const T>(w.initialU));
+  resetWorldState(model.sizes, w, ObserveWorld<T>{model, w, ws});
 }
 
 // Writes given states (q[nq], u[nu], contiguous) into a world: the body of both backends' SetStates.
@@ -85,18 +103,24 @@ LOCKSTEP_HD void setWorldState(const ModelView<T>& model, const WorldView<T>& w,
 }
 
 // What becomes of a world whose step failed with the StatusFlag bits `status` (its state is
-// already the one from before that step): with autoReset it goes back to its initial state,
-// recording why and counting the reset; otherwise it is flagged and not advanced again.
-template <class T>
-LOCKSTEP_HD void settleFailedWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
-                                   int status, bool autoReset) {
+// already the one from before that step): with autoReset it goes back to its initial state
+// (observed by observe(), as startWorld), recording why and counting the reset; otherwise it is
+// flagged and not advanced again.
+template <class T, class Observe>
+LOCKSTEP_HD void settleFailedWorld(const Sizes& s, const WorldView<T>& w, int status, bool autoReset,
+                                   const Observe& observe) {
   if (autoReset) {
     w.lastFailure[0] = status;
     w.resetCount[0] += 1;
-    resetWorldState(model, w, ws);
+    resetWorldState(s, w, observe);
   } else {
     w.status[0] |= status;
   }
+}
+template <class T>
+LOCKSTEP_HD void settleFailedWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                                   int status, bool autoReset) {
+  settleFailedWorld(model.sizes, w, status, autoReset, ObserveWorld<T>{model, w, ws});
 }
 
 // settleFailedWorld as the failure handler of stepLanes, for one world.

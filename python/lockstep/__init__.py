@@ -153,10 +153,11 @@ class Batch:
 
     It starts as `lockstep simulate` does: the scene's initial state and per-world values in every
     world, projected onto the scene's sphere contacts when it has any (resets return to that
-    state), then evaluated (udot, energies and observations of the initial state).
+    state), then evaluated (udot, energies and observations of the initial state). On the CPU it
+    runs on `threads` threads (0: all cores), whatever other batches use.
     """
 
-    def __init__(self, model: Model, worlds: int, device: str = "cpu", dtype: str = "float32"):
+    def __init__(self, model: Model, worlds: int, device: str = "cpu", dtype: str = "float32", threads: int = 0):
         if not isinstance(model, Model):
             raise TypeError(f"model must be a lockstep.Model (from lockstep.load), not {type(model).__name__}")
         if device not in _DEVICES:
@@ -165,7 +166,7 @@ class Batch:
             raise ValueError(f'dtype must be "float32" or "float64", not {dtype!r}')
         cls, self.dtype = _DTYPES[dtype]
         self.model = model
-        self._b = cls(model._ext, int(worlds), device)
+        self._b = cls(model._ext, int(worlds), device, int(threads))
         self._dt, self._integrator = model.dt, model.integrator
         self.params = Params(self)
 

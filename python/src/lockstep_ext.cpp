@@ -71,9 +71,9 @@ struct PyBatch {
   std::shared_ptr<const Scene> scene;
   std::unique_ptr<Batch<T>> batch;
 
-  PyBatch(const PyModel& model, std::int64_t worlds, const std::string& device) : scene(model.scene) {
+  PyBatch(const PyModel& model, std::int64_t worlds, const std::string& device, int threads) : scene(model.scene) {
     if (worlds < 1) throw std::invalid_argument("worlds must be at least 1, not " + std::to_string(worlds));
-    batch = std::make_unique<Batch<T>>(scene->model, worlds, resolveBackend(parseDevice(device)));
+    batch = std::make_unique<Batch<T>>(scene->model, worlds, resolveBackend(parseDevice(device)), CpuOptions{threads});
     // As `lockstep simulate` starts a run: the scene's state and per-world values, projected onto
     // the sphere contacts when it has any; resets return to that state.
     applyScene(*scene, *batch);
@@ -231,7 +231,8 @@ template <class T>
 void bindBatch(nb::module_& m, const char* name) {
   using B = PyBatch<T>;
   nb::class_<B>(m, name)
-      .def(nb::init<const PyModel&, std::int64_t, const std::string&>(), "model"_a, "worlds"_a, "device"_a)
+      .def(nb::init<const PyModel&, std::int64_t, const std::string&, int>(), "model"_a, "worlds"_a, "device"_a,
+           "threads"_a = 0)
       .def_prop_ro("worlds", [](const B& b) { return b.batch->numWorlds(); })
       .def_prop_ro("backend", [](const B& b) { return std::string(backendName(b.batch->backend())); })
       .def_prop_ro("on_device", &B::onDevice)
