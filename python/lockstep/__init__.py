@@ -27,8 +27,8 @@ fit), other invalid arguments ValueError, world indices out of range IndexError,
 device copies RuntimeError.
 
 Threads. A Batch runs one call at a time: calls from several threads wait for each other (with
-the GIL released while they wait and while the engine runs), and each runs whole. Reading or
-writing a field's view while another thread steps the batch is not serialised.
+the GIL released while they wait and while the engine runs), and each runs whole. A field's
+view can be made and read while another thread steps the batch (it is not serialised).
 """
 from __future__ import annotations
 

@@ -221,8 +221,9 @@ struct PyBatch {
   // view of it. The view holds it through a capsule of its own, not through this Python object:
   // NumPy leaves the arrays that a DLPack capsule still holds at interpreter exit alive on purpose,
   // and that must not keep a nanobind instance alive past the module (nanobind reports it as leaked).
+  // Made without the batch's lock (the fields never move), so that another thread can look at
+  // them while one steps.
   nb::object field(const std::string& name, bool host) {
-    auto lock = hold();
     nb::capsule self(new std::shared_ptr<Batch<T>>(batch),
                      [](void* p) noexcept { delete static_cast<std::shared_ptr<Batch<T>>*>(p); });
     const FieldView v = batch->field(name, host ? MemorySpace::Host : MemorySpace::Backend);
