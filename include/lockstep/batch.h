@@ -21,8 +21,9 @@
 // The class is implemented by job, in host/batch/: batch.cpp (construction, state, the backend
 // table every run goes through, recorded steps), parameters.cpp (per-world parameters by name and
 // by element), inspection.cpp (force-element and contact quantities of one world), dlpack.cpp
-// (fields as raw views and DLPack tensors), device_memory.cpp (CUDA allocations, copies, streams),
-// compiled_model.cpp (the model in kernel form) and fields.cpp (the field registry by name).
+// (fields as raw views and DLPack tensors), device_memory.cpp (the memory a batch needs; CUDA
+// allocations, copies, streams), compiled_model.cpp (the model in kernel form) and fields.cpp (the
+// field registry by name).
 #pragma once
 
 #include <array>
