@@ -75,6 +75,32 @@ TEST(Throughput, TooLargeBatchesAreExplained) {
   EXPECT_GT(memoryAvailable(false).hostBytes, 0);
 }
 
+// A Batch larger than the memory available is refused when it is made, before it allocates
+// (2^62 worlds once failed in std::vector, 3e10 after growing to what the machine had), saying what it
+// needs, what there is and how many worlds fit: the command line's check, made by the library.
+TEST(BatchMemory, BatchLargerThanTheHostMemoryIsRefusedBeforeAllocating) {
+  const auto model = makeChain(7);
+  for (const std::int64_t worlds : {std::int64_t(1) << 62, std::int64_t(30'000'000'000)}) {
+    std::string message;
+    try {
+      Batch<double> tooBig(model, worlds, Backend::Cpu);
+    } catch (const BatchMemoryError& e) {
+      message = e.what();
+    }
+    EXPECT_NE(message.find("Batch: " + std::to_string(worlds) + " worlds need more memory than is available (needs "),
+              std::string::npos) << message;
+    EXPECT_NE(message.find(" GiB of host memory, "), std::string::npos) << message;
+    const std::size_t most = message.find("at most ");
+    ASSERT_NE(most, std::string::npos) << message;
+    const std::int64_t fit = std::stoll(message.substr(most + 8));
+    EXPECT_GT(fit, 1000) << message;
+    EXPECT_NE(message.find(" worlds of this model fit"), std::string::npos) << message;
+    // The same count as the command line's (what is available moves a little between readings).
+    const double now = double(worldsThatFit(*model, Precision::Double, Backend::Cpu, 0, memoryAvailable(false)));
+    EXPECT_NEAR(double(fit) / now, 1.0, 0.1) << message;
+  }
+}
+
 TEST(Throughput, RejectsBadConfigurations) {
   ThroughputConfig c = chain7(Backend::Cpu, Precision::Double, 4);
   c.worlds = 0;

@@ -55,6 +55,7 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
       compiled_(*model_),
       params_(*model_, compiled_.sizes, nWorlds_),
       constraintTolerance_(sizeof(T) == 4 ? 1e-5 : 1e-10) {
+  checkMemory();
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
   name##_.assign(static_cast<std::size_t>(fieldCount(sizes_, per, parts)) * nWorlds_, type(0));
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)

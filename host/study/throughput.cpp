@@ -2,16 +2,11 @@
 
 #include "lockstep/fields.h"
 
-#include <unistd.h>
-
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <cmath>
-#include <limits>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <ostream>
 #include <sstream>
 #include <stdexcept>
@@ -22,55 +17,7 @@ namespace lockstep {
 
 const char* precisionName(Precision p) { return p == Precision::Double ? "double" : "float"; }
 
-// ---- memory -------------------------------------------------------------------------------------
-
-namespace {
-
-
-// Byte counts that saturate at INT64_MAX instead of wrapping around.
-constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();
-std::int64_t add(std::int64_t a, std::int64_t b) {
-  std::int64_t r;
-  return __builtin_add_overflow(a, b, &r) ? kMaxBytes : r;
-}
-std::int64_t mul(std::int64_t a, std::int64_t b) {
-  std::int64_t r;
-  return __builtin_mul_overflow(a, b, &r) ? kMaxBytes : r;
-}
-
-template <class T>
-BatchMemory batchMemoryOf(const Sizes& s, std::int64_t worlds, Backend backend, int threads) {
-  std::int64_t perWorld = 0;  // fields, in bytes per world
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) perWorld += static_cast<std::int64_t>(sizeof(type)) * (fieldCount(s, per, parts));
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-  std::int64_t params = 0;  // one shared copy
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) params += static_cast<std::int64_t>(sizeof(T)) * (fieldCount(s, per, parts));
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-  const std::int64_t modelArrays =
-      static_cast<std::int64_t>(s.nb) * (sizeof(BodyTopology) + 2 * sizeof(Transform<T>)) +
-      static_cast<std::int64_t>(s.nBushings + s.nSprings + s.nContacts + s.nGround) * sizeof(ElementTopology);
-  const std::int64_t scratch = WorkspaceLayout::of(s).total * static_cast<std::int64_t>(sizeof(T));
-  BatchMemory m;
-  m.hostBytes = add(add(mul(perWorld, worlds), params), modelArrays);
-  if (backend == Backend::Cuda) {
-    m.deviceBytes = add(add(mul(add(perWorld, scratch), worlds), params), modelArrays);
-  } else {
-    m.hostBytes = add(m.hostBytes, mul(scratch, threads));
-  }
-  return m;
-}
-
-double gib(std::int64_t bytes) { return double(bytes) / double(1ull << 30); }
-
-std::string gibText(std::int64_t bytes) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f GiB", gib(bytes));
-  return buf;
-}
-
-}  // namespace
+// ---- memory (the estimate is the Batch's own: batchMemoryOf, host/batch/device_memory.cpp) ------
 
 BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t worlds, Backend backend,
                         int cpuThreadCount) {
@@ -81,53 +28,12 @@ BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t wo
                                         : batchMemoryOf<float>(s, worlds, backend, threads);
 }
 
-MemoryAvailable memoryAvailable(bool queryDeviceMemory) {
-  MemoryAvailable m;
-  std::ifstream meminfo("/proc/meminfo");
-  std::string key;
-  std::int64_t kib = 0;
-  std::string unit;
-  while (meminfo >> key >> kib >> unit) {
-    if (key == "MemAvailable:") {
-      m.hostBytes = kib * 1024;
-      break;
-    }
-  }
-  if (m.hostBytes == 0) {  // no /proc/meminfo: the free physical pages
-    const long pages = sysconf(_SC_AVPHYS_PAGES), pageSize = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && pageSize > 0) m.hostBytes = mul(pages, pageSize);
-  }
-  if (queryDeviceMemory && queryDevice().available) {
-    std::size_t freeBytes = 0, totalBytes = 0;
-    if (cudaMemGetInfo(&freeBytes, &totalBytes) == cudaSuccess) m.deviceBytes = static_cast<std::int64_t>(freeBytes);
-    cudaGetLastError();
-  }
-  return m;
-}
-
-std::string whyBatchDoesNotFit(const BatchMemory& need, const MemoryAvailable& have, double fraction) {
-  std::string why;
-  if (need.deviceBytes > 0 && double(need.deviceBytes) > fraction * double(have.deviceBytes))
-    why = "needs " + gibText(need.deviceBytes) + " of device memory, " + gibText(have.deviceBytes) + " free";
-  if (double(need.hostBytes) > fraction * double(have.hostBytes))
-    why += (why.empty() ? "" : "; ") + std::string("needs ") + gibText(need.hostBytes) + " of host memory, " +
-           gibText(have.hostBytes) + " available";
-  return why;
-}
-
 std::int64_t worldsThatFit(const Model& model, Precision precision, Backend backend, int cpuThreadCount,
                            const MemoryAvailable& have, double fraction) {
-  // The need is fixed + perWorld * worlds in each memory: solve for worlds in both.
-  const BatchMemory one = batchMemory(model, precision, 1, backend, cpuThreadCount);
-  const BatchMemory two = batchMemory(model, precision, 2, backend, cpuThreadCount);
-  auto most = [fraction](std::int64_t oneWorld, std::int64_t twoWorlds, std::int64_t available) {
-    const double perWorld = double(twoWorlds - oneWorld), fixed = double(oneWorld) - perWorld;
-    const double n = std::floor((fraction * double(available) - fixed) / perWorld);
-    return n < 1 ? std::int64_t(0) : n > 9e18 ? kMaxBytes : static_cast<std::int64_t>(n);
-  };
-  std::int64_t n = most(one.hostBytes, two.hostBytes, have.hostBytes);
-  if (backend == Backend::Cuda) n = std::min(n, most(one.deviceBytes, two.deviceBytes, have.deviceBytes));
-  return n;
+  const Sizes s = sizesOf(model);
+  const int threads = cpuThreadCount > 0 ? cpuThreadCount : lockstep::cpuThreads();
+  return precision == Precision::Double ? worldsThatFitOf<double>(s, backend, threads, have, fraction)
+                                        : worldsThatFitOf<float>(s, backend, threads, have, fraction);
 }
 
 // ---- runner -------------------------------------------------------------------------------------

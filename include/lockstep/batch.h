@@ -15,16 +15,21 @@
 // setStates() take index lists or masks in device memory; captureStep() records a step as a
 // CUDA graph; with setAutoReset(true) failed worlds restart on their own, each recording why.
 //
+// Threads: a Batch takes no lock; its calls must come from one thread at a time. Python's
+// lockstep.Batch holds a lock of its own around every call.
+//
 // The class is implemented by job, in host/batch/: batch.cpp (construction, state, the backend
 // table every run goes through, recorded steps), parameters.cpp (per-world parameters by name and
 // by element), inspection.cpp (force-element and contact quantities of one world), dlpack.cpp
-// (fields as raw views and DLPack tensors), device_memory.cpp (CUDA allocations, copies, streams),
-// compiled_model.cpp (the model in kernel form) and fields.cpp (the field registry by name).
+// (fields as raw views and DLPack tensors), device_memory.cpp (the memory a batch needs; CUDA
+// allocations, copies, streams), compiled_model.cpp (the model in kernel form) and fields.cpp (the
+// field registry by name).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -85,10 +90,50 @@ Backend resolveBackend(DeviceChoice choice);
 // A one-line description of a world's StatusFlag bits ("ok" when none is set).
 std::string describeStatus(std::int32_t status);
 
+// ---- memory (host/batch/device_memory.cpp) ----
+// Bytes a Batch<T> of `worlds` worlds allocates: every per-world field (LOCKSTEP_WORLD_FIELDS) for
+// every world, the parameters (LOCKSTEP_PARAM_FIELDS, one shared copy as long as no world overrides
+// them), the model arrays, and the scratch of WorkspaceLayout::of(sizes).total scalars per world on
+// the device (CUDA) or per thread on the host (CPU). The CUDA backend keeps a host copy of the
+// fields too. The allocator's own rounding is not included. Sums that exceed int64 saturate at
+// INT64_MAX (worlds near 2^62 need more than any machine has, and are refused, never wrapped around).
+struct BatchMemory {
+  std::int64_t hostBytes = 0;
+  std::int64_t deviceBytes = 0;  // 0 on the CPU backend
+};
+template <class T>
+BatchMemory batchMemoryOf(const Sizes& sizes, std::int64_t worlds, Backend backend, int cpuThreads);
+
+// Memory available now: MemAvailable of /proc/meminfo, and cudaMemGetInfo's free bytes (0 when no
+// CUDA device is usable; the device is queried only when asked for).
+struct MemoryAvailable {
+  std::int64_t hostBytes = 0;
+  std::int64_t deviceBytes = 0;
+};
+MemoryAvailable memoryAvailable(bool queryDevice);
+
+// Empty when `need` fits in `fraction` of what is available; otherwise why not, e.g.
+// "needs 12.3 GiB of device memory, 9.8 GiB free".
+std::string whyBatchDoesNotFit(const BatchMemory& need, const MemoryAvailable& have, double fraction = 0.9);
+
+// The most worlds whose Batch<T> fits in `fraction` of `have` (0 when not even one does).
+template <class T>
+std::int64_t worldsThatFitOf(const Sizes& sizes, Backend backend, int cpuThreads, const MemoryAvailable& have,
+                             double fraction = 0.9);
+
+// What a Batch throws when it would not fit in the memory available (Python: a MemoryError). It is
+// made only after the estimate has been checked, so that it fails before allocating.
+class BatchMemoryError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
 template <class T>
 class Batch {
  public:
-  // `cpu`: how the CPU backend runs this batch's calls (setCpuOptions).
+  // `cpu`: how the CPU backend runs this batch's calls (setCpuOptions). Throws BatchMemoryError,
+  // before allocating, when the batch (batchMemoryOf) does not fit in 90% of the memory available
+  // (memoryAvailable: host memory, and device memory on CUDA).
   Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backend backend = Backend::Cpu,
         const CpuOptions& cpu = {});
   ~Batch();
@@ -300,6 +345,8 @@ class Batch {
   // Copies a host array into a device staging buffer when needed; returns a backend pointer.
   const void* toBackend(const void* data, std::size_t bytes, MemorySpace space, int slot);
   void afterBackendWrite();
+  // Throws BatchMemoryError when this batch does not fit in the memory available.
+  void checkMemory() const;
   void checkWorld(std::int64_t w) const;
   void checkReadable() const;
   void touchHost();

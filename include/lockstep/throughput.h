@@ -34,30 +34,9 @@ namespace lockstep {
 enum class Precision { Float, Double };
 const char* precisionName(Precision p);  // "float", "double"
 
-// Bytes a Batch allocates: every per-world field (LOCKSTEP_WORLD_FIELDS) for every world, the
-// parameters (LOCKSTEP_PARAM_FIELDS, one shared copy as long as no world overrides them), the model
-// arrays, and the scratch of WorkspaceLayout::of(sizes).total scalars per world on the device (CUDA)
-// or per thread on the host (CPU). The CUDA backend keeps a host copy of the fields too. The
-// allocator's own rounding is not included. Sums that exceed int64 saturate at INT64_MAX (worlds
-// near 2^62 need more than any machine has, and are refused, never wrapped around).
-struct BatchMemory {
-  std::int64_t hostBytes = 0;
-  std::int64_t deviceBytes = 0;  // 0 on the CPU backend
-};
+// Bytes a Batch of `worlds` worlds of `model` allocates (batchMemoryOf, batch.h).
 BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t worlds, Backend backend,
                         int cpuThreads = 0);  // cpuThreads 0: defaultCpuThreads() (a Batch's default)
-
-// Memory available now: MemAvailable of /proc/meminfo, and cudaMemGetInfo's free bytes (0 when no
-// CUDA device is usable; the device is queried only when asked for).
-struct MemoryAvailable {
-  std::int64_t hostBytes = 0;
-  std::int64_t deviceBytes = 0;
-};
-MemoryAvailable memoryAvailable(bool queryDevice);
-
-// Empty when `need` fits in `fraction` of what is available; otherwise why not, e.g.
-// "needs 12.3 GiB of device memory, 9.8 GiB free".
-std::string whyBatchDoesNotFit(const BatchMemory& need, const MemoryAvailable& have, double fraction = 0.9);
 
 // The most worlds of `model` whose batch fits in `fraction` of `have` (0 when not even one does).
 std::int64_t worldsThatFit(const Model& model, Precision precision, Backend backend, int cpuThreads,

@@ -21,23 +21,30 @@ keeps its batch alive.
 
 Errors. The engine's messages reach Python unchanged: bad scene and URDF files raise
 ``lockstep.InputError`` (a ValueError) naming the file, the element and the reason, invalid model
-values ``lockstep.ModelError`` (a ValueError), other invalid arguments ValueError, world indices
-out of range IndexError, and misuse of the device copies RuntimeError.
+values ``lockstep.ModelError`` (a ValueError), a batch larger than the memory available
+``lockstep.BatchMemoryError`` (a MemoryError, raised before allocating, saying how many worlds
+fit), other invalid arguments ValueError, world indices out of range IndexError, and misuse of the
+device copies RuntimeError.
+
+Threads. A Batch runs one call at a time: calls from several threads wait for each other (with
+the GIL released while they wait and while the engine runs), and each runs whole. A field's
+view can be made and read while another thread steps the batch (it is not serialised).
 """
 from __future__ import annotations
 
 import json
+import operator
 import os
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
 
 from . import _ext
-from ._ext import InputError, ModelError, describe_status
+from ._ext import BatchMemoryError, InputError, ModelError, describe_status
 
 __all__ = [
     "load", "Model", "Batch", "Params", "run_study", "describe_status", "InputError", "ModelError",
-    "FIELDS", "FIELD_NAMES", "VectorEnv",
+    "BatchMemoryError", "FIELDS", "FIELD_NAMES", "VectorEnv",
 ]
 
 # The registry's per-world fields, in declaration order: dicts with name, prefix, doc, integer.
@@ -123,29 +130,34 @@ class Params(Mapping):
     """Per-world parameters by public name ("body.link1.mass", "gravity.z",
     "spring.spring.stiffness"; Model.parameter_names lists them). Reading gives one value per world
     (a copy); assigning takes one value for every world or an array of one per world, validated as
-    the model builder validates the element."""
+    the model builder validates the element. In a scene with sphere contacts, the initial state is
+    assembled again with the new values before the batch's next run (step, evaluate, assemble,
+    reset, set_state), as a new batch or a study would start: worlds still at their initial state
+    (time 0, not stepped) start from the new one, the others keep their state and return to the
+    new one on reset."""
 
     def __init__(self, batch: "Batch"):
-        self._batch = batch
+        # The engine's batch, not the Batch: no reference cycle, so that `del batch` frees it at once.
+        self._b = batch._b
 
     def __getitem__(self, name: str) -> np.ndarray:
-        return self._batch._b.parameter(name)
+        return self._b.parameter(name)
 
     def __setitem__(self, name: str, value) -> None:
         values = np.ascontiguousarray(np.asarray(value, dtype=np.float64).reshape(-1))
         if np.ndim(value) > 1:
             raise ValueError(f"parameter '{name}': expected a scalar or a 1-D array of one value per world, "
                              f"got shape {np.shape(value)}")
-        self._batch._b.set_parameter(name, values)
+        self._b.set_parameter(name, values)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._batch._b.parameter_names())
+        return iter(self._b.parameter_names())
 
     def __len__(self) -> int:
-        return len(self._batch._b.parameter_names())
+        return len(self._b.parameter_names())
 
     def __contains__(self, name) -> bool:
-        return name in self._batch._b.parameter_names()
+        return name in self._b.parameter_names()
 
 
 class Batch:
@@ -166,7 +178,7 @@ class Batch:
             raise ValueError(f'dtype must be "float32" or "float64", not {dtype!r}')
         cls, self.dtype = _DTYPES[dtype]
         self.model = model
-        self._b = cls(model._ext, int(worlds), device, int(threads))
+        self._b = cls(model._ext, _count("worlds", worlds), device, int(threads))
         self._dt, self._integrator = model.dt, model.integrator
         self.params = Params(self)
 
@@ -193,8 +205,14 @@ class Batch:
 
     def step(self, n: int = 1, dt: Optional[float] = None, integrator: Optional[str] = None) -> None:
         """Advances every healthy world by n steps of dt (default: the scene's simulation dt, 1e-3
-        when it gives none) with the scene's integrator unless "rk4" or "euler" is given."""
-        self._b.step(n, self._dt if dt is None else dt, self._integrator if integrator is None else integrator)
+        when it gives none) with the scene's integrator unless "rk4" or "euler" is given.
+
+        A long step runs as slices of whole steps of about a quarter of a second; between them
+        Ctrl-C raises KeyboardInterrupt, leaving every world after the steps done so far (its time
+        agrees with them). The results do not depend on the slices, except with auto-reset: a world
+        that failed rejoins at the next slice (then of a length set by the batch's size alone)."""
+        self._b.step(_count("n", n, 0), self._dt if dt is None else dt,
+                     self._integrator if integrator is None else integrator)
 
     def evaluate(self) -> None:
         """udot, constraint multipliers, energies and observations at the current state."""
@@ -236,7 +254,10 @@ class Batch:
 
     def describe_status(self, world: int) -> str:
         """A one-line description of world w's status bits ("ok" when none is set)."""
-        return self._b.describe_status(int(world))
+        w = operator.index(world)
+        if not 0 <= w < self.worlds:
+            raise IndexError(f"world {w} is outside the batch ({self.worlds} worlds)")
+        return self._b.describe_status(w)
 
     def set_auto_reset(self, on: bool) -> None:
         """Failed worlds go back to their initial state at the end of step(), their status bits saved
@@ -263,11 +284,11 @@ class Batch:
             idx = idx.reshape(1)
         if idx.ndim != 1 or not (np.issubdtype(idx.dtype, np.integer) or idx.size == 0):
             raise TypeError(f"indices must be a 1-D array of integers, not {idx.dtype} of shape {idx.shape}")
-        idx = np.ascontiguousarray(idx, dtype=np.int64)
-        bad = (idx < 0) | (idx >= self.worlds)
+        # Checked in their own type (a uint64 index above 2**63 would turn negative as int64).
+        bad = (idx < 0) | (idx >= self.worlds) if idx.size else np.zeros(0, dtype=bool)
         if bad.any():
             raise IndexError(f"world {int(idx[bad][0])} is outside the batch ({self.worlds} worlds)")
-        return idx
+        return np.ascontiguousarray(idx, dtype=np.int64)
 
     def _rows(self, what: str, values, count: int, width: int) -> np.ndarray:
         a = np.asarray(values, dtype=self.dtype)
@@ -276,6 +297,23 @@ class Batch:
         if a.shape != (count, width):
             raise ValueError(f"{what} must have shape ({count}, {width}) or ({width},), not {np.shape(values)}")
         return np.ascontiguousarray(a)
+
+
+def _count(what: str, value, least: int = 1) -> int:
+    """A whole number (an int, a NumPy integer, or a float with no fraction: 3e7) of at least `least`."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{what} must be a whole number, not {value!r}")
+    if isinstance(value, (float, np.floating)):
+        if not np.isfinite(value) or value != int(value):
+            raise ValueError(f"{what} must be a whole number, not {value!r}")
+        value = int(value)
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{what} must be a whole number, not {type(value).__name__}") from None
+    if n < least or n >= 2**63:
+        raise ValueError(f"{what} must be at least {least} and below 2**63, not {n}")
+    return n
 
 
 def _field_property(name: str, doc: str) -> property:
@@ -288,6 +326,8 @@ def _field_property(name: str, doc: str) -> property:
             raise TypeError(f"'{name}' is in device memory: write into it through DLPack "
                             f"(torch.from_dlpack(batch.{name})[...] = ...)")
         value = np.asarray(value)
+        if value.dtype.kind not in "biuf":  # None, strings, objects: NumPy would write NaN or fail late
+            raise TypeError(f"field '{name}' takes numbers, not {type(value.item()).__name__ if value.ndim == 0 else value.dtype}")
         try:
             view[...] = value
         except ValueError:

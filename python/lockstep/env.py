@@ -42,6 +42,11 @@ class VectorEnv(gym.vector.VectorEnv):
             model = load(model)
         if max_episode_steps < 1 or substeps < 1:
             raise ValueError("max_episode_steps and substeps must be at least 1")
+        if dt is not None and not (np.isfinite(dt) and dt > 0):
+            raise ValueError(f"dt must be a positive finite number of seconds, not {dt!r}")
+        if not (np.isfinite(reset_noise) and reset_noise >= 0):
+            raise ValueError(f"reset_noise must be a finite number >= 0 (the half-width of the noise on q), "
+                             f"not {reset_noise!r}")
         unknown = [n for n in observations if n not in Batch.__dict__ and n != "status"]
         if unknown or not observations:
             from . import FIELD_NAMES
@@ -96,13 +101,20 @@ class VectorEnv(gym.vector.VectorEnv):
         self.batch.evaluate()
         self._episode_steps[idx] = 0
 
+    def _check_open(self) -> None:
+        if self.batch is None:
+            raise gym.error.ClosedEnvironmentError("lockstep.VectorEnv: the environment is closed (close() was "
+                                                   "called); make a new one")
+
     def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
+        self._check_open()
         super().reset(seed=seed, options=options)
         self._reset_worlds(np.ones(self.num_envs, dtype=bool))
         self._autoreset[:] = False
         return self._observe(), {}
 
     def step(self, actions):
+        self._check_open()
         actions = np.asarray(actions, dtype=self.batch.dtype)
         if actions.shape != self.action_space.shape:
             raise ValueError(f"actions must have shape {self.action_space.shape}, not {actions.shape}")

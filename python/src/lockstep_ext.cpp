@@ -11,9 +11,13 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -66,26 +70,105 @@ Integrator parseIntegrator(const std::string& name) {
   throw std::invalid_argument("integrator must be \"rk4\" or \"euler\", not \"" + name + "\"");
 }
 
+// A batch as Python drives it. Every call takes the batch's lock first (waiting for it with the
+// GIL released), so that calls from several Python threads run one after the other, each whole.
 template <class T>
 struct PyBatch {
   std::shared_ptr<const Scene> scene;
-  std::unique_ptr<Batch<T>> batch;
+  std::shared_ptr<Batch<T>> batch;  // shared with the views of its fields
+  std::mutex mutex;
+  // The scene's state of every world before assembly (host layout of q, u and status), and whether
+  // a parameter changed since the initial state was assembled from it (scenes with sphere contacts).
+  std::vector<T> sceneQ, sceneU;
+  std::vector<std::int32_t> sceneStatus;
+  bool initialStateStale = false;
+  bool autoReset = false;
 
   PyBatch(const PyModel& model, std::int64_t worlds, const std::string& device, int threads) : scene(model.scene) {
     if (worlds < 1) throw std::invalid_argument("worlds must be at least 1, not " + std::to_string(worlds));
-    batch = std::make_unique<Batch<T>>(scene->model, worlds, resolveBackend(parseDevice(device)), CpuOptions{threads});
+    batch = std::make_shared<Batch<T>>(scene->model, worlds, resolveBackend(parseDevice(device)), CpuOptions{threads});
     // As `lockstep simulate` starts a run: the scene's state and per-world values, projected onto
     // the sphere contacts when it has any; resets return to that state.
     applyScene(*scene, *batch);
+    if (assembles()) {
+      const BatchView<T> h = batch->hostView();
+      const std::size_t W = std::size_t(worlds);
+      sceneQ.assign(h.q, h.q + W * batch->sizes().nq);
+      sceneU.assign(h.u, h.u + W * batch->sizes().nu);
+      sceneStatus.assign(h.status, h.status + W);
+    }
     batch->upload();
-    if (!scene->model->contacts().empty()) {
+    start();
+  }
+
+  bool onDevice() const { return batch->backend() == Backend::Cuda; }
+  bool assembles() const { return !scene->model->contacts().empty(); }
+
+  // Holds the batch for one call; waits with the GIL released when another thread has it.
+  std::unique_lock<std::mutex> hold() {
+    std::unique_lock<std::mutex> lock(mutex, std::try_to_lock);
+    if (!lock.owns_lock()) {
+      nb::gil_scoped_release release;
+      lock.lock();
+    }
+    return lock;
+  }
+
+  // The end of the start of a run (the batch's state already uploaded): assembly onto the sphere
+  // contacts, which becomes the initial state, then the outputs of that state.
+  void start() {
+    if (assembles()) {
       batch->assemble();
       batch->captureInitialState();
     }
     batch->evaluate();
+    batch->synchronize();
   }
 
-  bool onDevice() const { return batch->backend() == Backend::Cuda; }
+  // Before every run: when a parameter changed since the initial state was assembled, the initial
+  // state is assembled again from the scene's state with the current parameters, as a new batch
+  // (or a study) would start, and the worlds still at their initial state (time 0, z 0, q and u
+  // those of the initial state) start from the new one; the others keep their state.
+  void prepare() {
+    if (!initialStateStale) return;
+    initialStateStale = false;
+    if (onDevice()) batch->download();
+    const BatchView<T> h = batch->hostView();
+    const Sizes& s = batch->sizes();
+    const std::int64_t W = batch->numWorlds();
+    // Component i of world w of a field is at [i * W + w].
+    auto sameBits = [W](const T* a, const T* b, std::int64_t w, int count) {
+      for (int i = 0; i < count; ++i)
+        if (std::memcmp(a + std::size_t(i) * W + w, b + std::size_t(i) * W + w, sizeof(T)) != 0) return false;
+      return true;
+    };
+    std::vector<std::uint8_t> atInitial(W);
+    for (std::int64_t w = 0; w < W; ++w) {
+      bool at = h.time[w] == T(0) && sameBits(h.q, h.initialQ, w, s.nq) && sameBits(h.u, h.initialU, w, s.nu);
+      for (int i = 0; i < s.nz && at; ++i) at = h.z[std::size_t(i) * W + w] == T(0);
+      atInitial[w] = at;
+    }
+    const std::vector<T> q(h.q, h.q + std::size_t(W) * s.nq), u(h.u, h.u + std::size_t(W) * s.nu);
+    const std::vector<std::int32_t> status(h.status, h.status + W);
+    std::copy(sceneQ.begin(), sceneQ.end(), h.q);
+    std::copy(sceneU.begin(), sceneU.end(), h.u);
+    std::copy(sceneStatus.begin(), sceneStatus.end(), h.status);
+    batch->upload();
+    batch->assemble();
+    batch->captureInitialState();
+    batch->synchronize();
+    if (onDevice()) batch->download();
+    // The worlds at their initial state keep the new one; the others get their own state back.
+    for (std::int64_t w = 0; w < W; ++w) {
+      if (atInitial[w]) continue;
+      for (int i = 0; i < s.nq; ++i) h.q[std::size_t(i) * W + w] = q[std::size_t(i) * W + w];
+      for (int i = 0; i < s.nu; ++i) h.u[std::size_t(i) * W + w] = u[std::size_t(i) * W + w];
+      h.status[w] = status[w];
+    }
+    batch->upload();
+    batch->evaluate();
+    batch->synchronize();
+  }
 
   // A host-side change on the CUDA backend: bring the host copy up to date first, send it after.
   template <class F>
@@ -97,9 +180,15 @@ struct PyBatch {
 
   // A per-world field as an array that views the batch's memory: shape [worlds, components]
   // (or [worlds] for the fields of one value per world), strides [1, worlds] elements. NumPy on the CPU
-  // backend; a DLPack-speaking array on the CUDA backend. `self` owns it: the batch lives as long
-  // as any view of it.
-  nb::object field(nb::handle self, const std::string& name, bool host) {
+  // backend; a DLPack-speaking array on the CUDA backend. The engine's batch lives as long as any
+  // view of it. The view holds it through a capsule of its own, not through this Python object:
+  // NumPy leaves the arrays that a DLPack capsule still holds at interpreter exit alive on purpose,
+  // and that must not keep a nanobind instance alive past the module (nanobind reports it as leaked).
+  // Made without the batch's lock (the fields never move), so that another thread can look at
+  // them while one steps.
+  nb::object field(const std::string& name, bool host) {
+    nb::capsule self(new std::shared_ptr<Batch<T>>(batch),
+                     [](void* p) noexcept { delete static_cast<std::shared_ptr<Batch<T>>*>(p); });
     const FieldView v = batch->field(name, host ? MemorySpace::Host : MemorySpace::Backend);
     const std::size_t shape[2] = {std::size_t(v.worlds), std::size_t(v.components)};
     const std::int64_t strides[2] = {v.worldStride, v.componentStride};
@@ -127,18 +216,53 @@ struct PyBatch {
     return d;
   }
 
-  void step(int n, double dt, const std::string& integrator) {
+  // A step() runs as calls of Batch::step of whole steps (slices); between them Python's signal
+  // handlers run, so that Ctrl-C stops a long step() within about a second, after whole steps.
+  // The first slice is about 256K body-steps (2^24 on a GPU); the next ones are sized to take about
+  // a quarter of a second each (at most twice the last), few enough that the work a call does
+  // besides its steps (gathering the worlds into packs, observing them) stays small. A world's bits
+  // do not depend on the slices, except with auto-reset: a world that failed rejoins at the next
+  // call, so then the slices keep the first size, which depends on the batch alone.
+  std::int64_t firstSlice() const {
+    const double bodySteps = onDevice() ? double(1 << 24) : double(1 << 18);
+    const double perStep = double(batch->numWorlds()) * double(std::max(1, batch->sizes().nb));
+    return std::max<std::int64_t>(1, std::int64_t(bodySteps / perStep));
+  }
+
+  std::int64_t nextSlice(std::int64_t last, double seconds) const {
+    if (autoReset) return last;
+    constexpr double kSliceSeconds = 0.25;
+    const double wanted = seconds > 0 ? double(last) * kSliceSeconds / seconds : 2.0 * double(last);
+    return std::max<std::int64_t>(1, std::int64_t(std::min(wanted, 2.0 * double(last))));
+  }
+
+  void step(std::int64_t n, double dt, const std::string& integrator) {
     if (n < 0) throw std::invalid_argument("n must be >= 0, not " + std::to_string(n));
     const Integrator i = parseIntegrator(integrator);
-    nb::gil_scoped_release release;
-    batch->step(dt, n, i);
-    batch->synchronize();
+    auto lock = hold();
+    prepare();
+    std::int64_t slice = firstSlice();
+    for (std::int64_t done = 0; done < n;) {
+      const int k = int(std::min({slice, n - done, std::int64_t(std::numeric_limits<int>::max())}));
+      const auto t0 = std::chrono::steady_clock::now();
+      {
+        nb::gil_scoped_release release;
+        batch->step(dt, k, i);
+        batch->synchronize();
+      }
+      done += k;
+      if (done == n) break;
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      slice = nextSlice(k, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
   }
 
   // For bench/python_overhead.py: the wall time of k calls of step(dt, 1) made from C++, the
   // same calls a C++ program would make, to compare with k calls from Python.
   double timeStepCalls(int k, double dt, const std::string& integrator) {
     const Integrator i = parseIntegrator(integrator);
+    auto lock = hold();
+    prepare();
     nb::gil_scoped_release release;
     const auto t0 = std::chrono::steady_clock::now();
     for (int n = 0; n < k; ++n) batch->step(dt, 1, i);
@@ -147,18 +271,24 @@ struct PyBatch {
   }
 
   void evaluate() {
+    auto lock = hold();
+    prepare();
     nb::gil_scoped_release release;
     batch->evaluate();
     batch->synchronize();
   }
 
   void assemble(int maxIterations) {
+    auto lock = hold();
+    prepare();
     nb::gil_scoped_release release;
     batch->assemble(maxIterations);
     batch->synchronize();
   }
 
   void resetAll() {
+    auto lock = hold();
+    prepare();
     std::vector<std::int64_t> all(batch->numWorlds());
     for (std::int64_t w = 0; w < batch->numWorlds(); ++w) all[w] = w;
     batch->resetWorlds(all.data(), std::int64_t(all.size()), MemorySpace::Host);
@@ -166,6 +296,8 @@ struct PyBatch {
   }
 
   void resetIndices(nb::ndarray<const std::int64_t, nb::ndim<1>, nb::device::cpu, nb::c_contig> worlds) {
+    auto lock = hold();
+    prepare();
     batch->resetWorlds(worlds.data(), std::int64_t(worlds.shape(0)), MemorySpace::Host);
     batch->synchronize();
   }
@@ -174,6 +306,8 @@ struct PyBatch {
     if (std::int64_t(mask.shape(0)) != batch->numWorlds())
       throw std::invalid_argument("mask has " + std::to_string(mask.shape(0)) + " entries; the batch has " +
                                   std::to_string(batch->numWorlds()) + " worlds");
+    auto lock = hold();
+    prepare();
     batch->resetWorldsMask(mask.data(), MemorySpace::Host);
     batch->synchronize();
   }
@@ -189,11 +323,14 @@ struct PyBatch {
     if (std::int64_t(u.shape(0)) != count || std::int64_t(u.shape(1)) != s.nu)
       throw std::invalid_argument("u must have shape (" + std::to_string(count) + ", " + std::to_string(s.nu) +
                                   "), not (" + std::to_string(u.shape(0)) + ", " + std::to_string(u.shape(1)) + ")");
+    auto lock = hold();
+    prepare();
     batch->setStates(worlds.data(), count, q.data(), u.data(), MemorySpace::Host);
     batch->synchronize();
   }
 
   nb::ndarray<nb::numpy, double> parameter(const std::string& name) {
+    auto lock = hold();
     if (onDevice()) batch->download();
     const std::int64_t W = batch->numWorlds();
     auto* values = new double[W];
@@ -203,6 +340,7 @@ struct PyBatch {
   }
 
   void setParameter(const std::string& name, nb::ndarray<const double, nb::ndim<1>, nb::device::cpu> values) {
+    auto lock = hold();
     const std::int64_t W = batch->numWorlds();
     const std::optional<FieldComponent> found = findPublicName(batch->model(), parameterFields(), name);
     if (!found) {
@@ -216,14 +354,23 @@ struct PyBatch {
     changeHost([&] {
       for (std::int64_t w = 0; w < W; ++w) batch->setParameter(w, *found, view(values.shape(0) == 1 ? 0 : w));
     });
+    initialStateStale = initialStateStale || assembles();
   }
 
   std::string describe(std::int64_t w) {
     if (w < 0 || w >= batch->numWorlds())
       throw std::out_of_range("world " + std::to_string(w) + " is outside the batch (" +
                               std::to_string(batch->numWorlds()) + " worlds)");
+    auto lock = hold();
     if (onDevice()) batch->download();
     return describeStatus(batch->status(w));
+  }
+
+  // Any other call on the batch, under its lock.
+  template <class F>
+  auto locked(F&& f) {
+    auto lock = hold();
+    return f(*batch);
   }
 };
 
@@ -237,9 +384,7 @@ void bindBatch(nb::module_& m, const char* name) {
       .def_prop_ro("backend", [](const B& b) { return std::string(backendName(b.batch->backend())); })
       .def_prop_ro("on_device", &B::onDevice)
       .def_static("field_names", [] { return Batch<T>::fieldNames(); })
-      .def("field", [](nb::handle self, const std::string& name, bool host) {
-             return nb::cast<B&>(self).field(self, name, host);
-           }, "name"_a, "host"_a = false)
+      .def("field", &B::field, "name"_a, "host"_a = false)
       .def("step", &B::step, "n"_a, "dt"_a, "integrator"_a)
       .def("time_step_calls", &B::timeStepCalls, "k"_a, "dt"_a, "integrator"_a)
       .def("evaluate", &B::evaluate)
@@ -252,10 +397,15 @@ void bindBatch(nb::module_& m, const char* name) {
       .def("parameter", &B::parameter, "name"_a)
       .def("set_parameter", &B::setParameter, "name"_a, "values"_a)
       .def("describe_status", &B::describe, "world"_a)
-      .def("set_auto_reset", [](B& b, bool on) { b.batch->setAutoReset(on); }, "on"_a)
-      .def("upload", [](B& b) { b.batch->upload(); })
-      .def("download", [](B& b) { b.batch->download(); })
-      .def("synchronize", [](B& b) { b.batch->synchronize(); });
+      .def("set_auto_reset", [](B& b, bool on) {
+             b.locked([&](Batch<T>& x) {
+               x.setAutoReset(on);
+               b.autoReset = on;
+             });
+           }, "on"_a)
+      .def("upload", [](B& b) { b.locked([](Batch<T>& x) { x.upload(); }); })
+      .def("download", [](B& b) { b.locked([](Batch<T>& x) { x.download(); }); })
+      .def("synchronize", [](B& b) { b.locked([](Batch<T>& x) { x.synchronize(); }); });
 }
 
 // ---- studies ----------------------------------------------------------------------------------
@@ -351,6 +501,7 @@ NB_MODULE(_ext, m) {
   // logic_error), each with the C++ message unchanged.
   nb::exception<InputError>(m, "InputError", PyExc_ValueError);
   nb::exception<ModelError>(m, "ModelError", PyExc_ValueError);
+  nb::exception<BatchMemoryError>(m, "BatchMemoryError", PyExc_MemoryError);
 
   nb::class_<PyModel>(m, "Model")
       .def_prop_ro("name", [](const PyModel& p) { return p.scene->name; })
