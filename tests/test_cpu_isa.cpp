@@ -164,8 +164,8 @@ TEST(CpuIsa, TwoBatchesKeepTheirOwnOptions) {
 }
 
 // How many threads a batch's calls run on, fed what calls took (no timing: the choice alone). A
-// busy machine (two threads three times slower than one) keeps the calls on one thread, trying two
-// again every kRetryEvery calls; when the load goes, the next retry brings two threads back.
+// busy machine (two threads three times slower than one) keeps the calls on one thread, retrying
+// two ever more rarely; when the load goes, the next retry brings two threads back.
 TEST(CpuThreads, ChoiceKeepsToOneThreadWhereSeveralWereSlower) {
   ThreadChoice c;
   EXPECT_EQ(c.threads(1), 1);  // too little work for two: never timed
@@ -182,9 +182,12 @@ TEST(CpuThreads, ChoiceKeepsToOneThreadWhereSeveralWereSlower) {
     }
     return two;
   };
-  EXPECT_EQ(run(4 * ThreadChoice::kRetryEvery, 1e-9, 3e-9), 4);  // busy: only the retries on two
-  run(ThreadChoice::kRetryEvery, 1e-9, 0.5e-9);                    // idle again: the retry sees it
-  EXPECT_EQ(run(4 * ThreadChoice::kRetryEvery, 1e-9, 0.5e-9), 4 * ThreadChoice::kRetryEvery - 4);
+  // Busy: two threads only for the retries, at calls 32, 96, 224, 480 and 992 (intervals doubling).
+  EXPECT_EQ(run(1000, 1e-9, 3e-9), 5);
+  // Idle again: the retry at call 2016 (interval 1024) sees it, and two threads run from then on
+  // (calls 2017 to 2144), but for the retries of one thread at 2048 and 2112 (intervals 32, 64).
+  EXPECT_EQ(run(1014, 1e-9, 0.5e-9), 1);
+  EXPECT_EQ(run(128, 1e-9, 0.5e-9), 128 - 2);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdint>
 
 namespace lockstep {
@@ -31,34 +32,46 @@ void forItemsOnThreads(int threads, std::int64_t items, std::int64_t chunk, F bo
 // ran faster lately. A region ends when its slowest thread does; on a machine busy with other work a
 // thread descheduled while it holds a pack holds up the whole call, for milliseconds, and several
 // threads can then be slower than one (measured: bench/README.md, "Threads under load"). Each way's
-// seconds per unit of work are kept as a moving average; the faster runs, and the other runs again
-// every kRetryEvery calls so that a change of load is seen. Which threads run which worlds changes
-// no bits, so neither does the choice.
+// seconds per unit of work are kept as a moving average; the faster runs, and the other is retried
+// after kRetryFirst calls, then after twice as many each time the retry loses (at most kRetryMost:
+// a retry on a busy machine can cost several calls' time), and after kRetryFirst again once it
+// wins, so that a change of load is seen. Which threads run which worlds changes no bits, so
+// neither does the choice.
 class ThreadChoice {
  public:
-  static constexpr std::int64_t kRetryEvery = 32;
+  static constexpr std::int64_t kRetryFirst = 32, kRetryMost = 1024;
 
   // The threads of the next call that has work for `most` (1 or `most`).
   int threads(int most) {
     if (most <= 1) return 1;
     ++calls_;
-    retry_ = perWork_[1] == 0 || perWork_[0] == 0 || calls_ % kRetryEvery == 0;
+    first_ = perWork_[0] == 0 || perWork_[1] == 0;
     if (perWork_[1] == 0) return most;  // each way once first
     if (perWork_[0] == 0) return 1;
-    const bool oneIsFaster = perWork_[0] < perWork_[1];
-    return oneIsFaster != (calls_ % kRetryEvery == 0) ? 1 : most;
+    oneWasFaster_ = perWork_[0] < perWork_[1];
+    retry_ = calls_ >= nextRetry_;
+    return oneWasFaster_ != retry_ ? 1 : most;
   }
   // What the call on `threads` threads took, in seconds per unit of work: the way's new figure
   // after a retry (its old one is stale), else averaged into it.
   void record(int threads, double secondsPerWork) {
     double& d = perWork_[threads > 1 ? 1 : 0];
-    d = retry_ ? secondsPerWork : 0.5 * (d + secondsPerWork);
+    if (first_) {
+      d = secondsPerWork;
+    } else if (retry_) {
+      d = secondsPerWork;
+      const bool lost = (perWork_[0] < perWork_[1]) == oneWasFaster_;
+      interval_ = lost ? std::min(2 * interval_, kRetryMost) : kRetryFirst;
+      nextRetry_ = calls_ + interval_;
+    } else {
+      d = 0.5 * (d + secondsPerWork);
+    }
   }
 
  private:
   double perWork_[2] = {0, 0};  // one thread, several; 0: not run yet
-  std::int64_t calls_ = 0;
-  bool retry_ = false;  // the last call ran the way not preferred (or one not run yet)
+  std::int64_t calls_ = 0, interval_ = kRetryFirst, nextRetry_ = kRetryFirst;
+  bool first_ = false, retry_ = false, oneWasFaster_ = false;
 };
 
 }  // namespace lockstep
