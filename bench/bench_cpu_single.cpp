@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "bench_scenes.h"
-#include "lockstep/integrator.h"
-#include "lockstep/cpu_isa.h"
+#include "lockstep/physics/integrator.h"
+#include "lockstep/backends/cpu_isa.h"
 
 namespace lockstep::bench {
 namespace {

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <string>
 
-#include "lockstep/device.h"
+#include "lockstep/backends/device.h"
 
 namespace lockstep::bench {
 void registerStepBenchmarks();

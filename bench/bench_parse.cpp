@@ -8,7 +8,7 @@
 
 #include <string>
 
-#include "lockstep/scene.h"
+#include "lockstep/io/scene.h"
 
 namespace {
 

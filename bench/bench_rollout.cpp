@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "bench_scenes.h"
-#include "lockstep/device.h"
+#include "lockstep/backends/device.h"
 
 namespace lockstep::bench {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <stdexcept>
 
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/scene.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/io/scene.h"
 
 namespace lockstep::bench {
 

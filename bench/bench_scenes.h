@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/throughput.h"
+#include "lockstep/study/throughput.h"
 
 namespace lockstep::bench {
 

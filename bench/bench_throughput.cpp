@@ -21,7 +21,7 @@
 #include <string>
 
 #include "bench_scenes.h"
-#include "lockstep/device.h"
+#include "lockstep/backends/device.h"
 
 namespace lockstep::bench {
 namespace {

@@ -23,7 +23,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "lockstep/layout.h"
+#include "lockstep/physics/layout.h"
 
 // ---- the counting scalar -------------------------------------------------------------------------
 
@@ -264,7 +264,7 @@ struct Strided<opcount::F> {
 }  // namespace lockstep
 
 #include "bench_scenes.h"
-#include "lockstep/world.h"
+#include "lockstep/physics/world.h"
 
 namespace lockstep::opcount {
 namespace {

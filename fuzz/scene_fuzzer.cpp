@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "lockstep/scene.h"
+#include "lockstep/io/scene.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "lockstep/study_file.h"
+#include "lockstep/io/study_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "lockstep/urdf.h"
+#include "lockstep/io/urdf.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   lockstep::UrdfOptions options;

@@ -6,8 +6,8 @@
 
 #include <type_traits>
 
-#include "lockstep/backend.h"
-#include "lockstep/device.h"
+#include "lockstep/backends/backend.h"
+#include "lockstep/backends/device.h"
 
 namespace lockstep {
 

@@ -2,7 +2,7 @@
 """Writes the generated reference scenes of docs/scenes.md into this directory:
 chain-7.json, chain-32.json, chain-7-seed.json, free-bushing-grid-4.json, free-bushing-grid-16.json.
 
-They mirror makeChain, makeChain7Seed and makeFreeBushingGrid of include/lockstep/builtin_scenes.h
+They mirror makeChain, makeChain7Seed and makeFreeBushingGrid of include/lockstep/engine/builtin_scenes.h
 (the tests check that they build the same models). The robot scenes are written by hand.
 Run: python3 scenes/generate.py
 """

@@ -1,7 +1,7 @@
 #include <string>
 
 #include "gpu_spatial_suite.h"
-#include "lockstep/device.h"
+#include "lockstep/backends/device.h"
 
 namespace lockstep::test {
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "lockstep/inertia.h"
+#include "lockstep/physics/inertia.h"
 
 namespace lockstep::test {
 

@@ -4,7 +4,7 @@
 // so that no code compiled for AVX2 can stand in for the caller's (tests/test_lanes_fused.cpp calls
 // it only where the processor has AVX2 and FMA).
 #include "lanes_fused.h"
-#include "lockstep/lanes.h"
+#include "lockstep/backends/lanes.h"
 
 #if !LOCKSTEP_LANES_FUSED || LOCKSTEP_LANE_BYTES != 32
 #error "lanes_fused_avx2.cpp must be compiled with the AVX2 copy's flags"

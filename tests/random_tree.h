@@ -5,7 +5,7 @@
 #include <memory>
 #include <vector>
 
-#include "lockstep/model.h"
+#include "lockstep/engine/model.h"
 #include "test_util.h"
 
 namespace lockstep::test {

@@ -1,7 +1,7 @@
 #include "reference_dynamics.h"
 
 #include "dual.h"
-#include "lockstep/inertia.h"
+#include "lockstep/physics/inertia.h"
 
 namespace lockstep::test {
 

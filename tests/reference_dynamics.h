@@ -11,7 +11,7 @@
 #include <Eigen/Dense>
 #include <vector>
 
-#include "lockstep/model.h"
+#include "lockstep/engine/model.h"
 
 namespace lockstep::test {
 

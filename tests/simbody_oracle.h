@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "lockstep/model.h"
+#include "lockstep/engine/model.h"
 
 namespace lockstep::test {
 

@@ -10,8 +10,8 @@
 #include <limits>
 #include <string>
 
-#include "lockstep/batch.h"
-#include "lockstep/study.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/study/study.h"
 #include "random_tree.h"
 #include "test_util.h"
 

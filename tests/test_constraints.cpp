@@ -2,9 +2,9 @@
 // closed-form cases, drift control, energy, enable/disable, per-world parameters.
 #include <cmath>
 
-#include "lockstep/backend.h"
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
+#include "lockstep/backends/backend.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
 #include "test_util.h"
 
 namespace lockstep::test {

@@ -13,9 +13,9 @@
 #include <thread>
 #include <vector>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/cpu_isa.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/backends/cpu_isa.h"
 #include "../host/backends/thread_loop.h"  // the backend's ThreadChoice
 
 namespace lockstep::test {

@@ -2,8 +2,8 @@
 // value, energy conservation, batch consistency, failure isolation, parameters, validation.
 #include <cmath>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
 #include "random_tree.h"
 #include "reference_dynamics.h"
 

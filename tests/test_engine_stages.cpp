@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cmath>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
 #include "random_tree.h"
 
 namespace lockstep::test {

@@ -3,9 +3,9 @@
 
 #include <set>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/fields.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/engine/fields.h"
 
 namespace lockstep {
 namespace {

@@ -3,8 +3,8 @@
 // per-world parameters, failure flags, validation.
 #include <cmath>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
 #include "test_util.h"
 
 namespace lockstep::test {

@@ -1,9 +1,9 @@
 // The CUDA backend against the CPU backend: same per-world code, so results agree to rounding
 // (the device fuses multiply-adds): 1e-12 relative in double over one evaluation and 100 RK4
 // steps of a moderately conditioned tree.
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/device.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/backends/device.h"
 #include "random_tree.h"
 
 #include <array>

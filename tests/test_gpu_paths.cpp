@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/device.h"
-#include "lockstep/study.h"
-#include "lockstep/throughput.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/backends/device.h"
+#include "lockstep/study/study.h"
+#include "lockstep/study/throughput.h"
 #include "test_util.h"
 
 namespace lockstep::test {

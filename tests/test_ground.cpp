@@ -5,10 +5,10 @@
 // Simbody itself is compared in test_simbody.cpp.
 #include <cmath>
 
-#include "lockstep/batch.h"
-#include "lockstep/device.h"
-#include "lockstep/fields.h"
-#include "lockstep/force_elements.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/backends/device.h"
+#include "lockstep/engine/fields.h"
+#include "lockstep/physics/force_elements.h"
 #include "test_util.h"
 
 namespace lockstep::test {

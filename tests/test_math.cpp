@@ -1,7 +1,7 @@
 // Rotations, angle sets, quaternions and the N matrices of docs/conventions.md.
 #include <cmath>
 
-#include "lockstep/lanes.h"
+#include "lockstep/backends/lanes.h"
 #include "test_util.h"
 
 namespace lockstep::test {

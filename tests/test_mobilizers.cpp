@@ -1,6 +1,6 @@
 // Each mobilizer's X_FM, H_FM, HdotU_FM and qdot against finite differences of its pose along a
 // motion q(t) with qdot = N(q) u(t).
-#include "lockstep/model.h"
+#include "lockstep/engine/model.h"
 #include "test_util.h"
 
 namespace lockstep::test {

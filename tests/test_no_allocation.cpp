@@ -10,9 +10,9 @@
 #include <new>
 #include <vector>
 
-#include "lockstep/backend.h"
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
+#include "lockstep/backends/backend.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
 
 namespace {
 

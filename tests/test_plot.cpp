@@ -2,8 +2,8 @@
 #include <fstream>
 #include <iterator>
 
-#include "lockstep/png_plots.h"
-#include "lockstep/study.h"
+#include "lockstep/report/png_plots.h"
+#include "lockstep/study/study.h"
 #include "test_util.h"
 
 namespace lockstep::test {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/device.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/backends/device.h"
 #include "test_util.h"
 
 namespace lockstep::test {

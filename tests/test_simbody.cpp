@@ -3,8 +3,8 @@
 #include <cmath>
 #include <cstdio>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
 #include "random_tree.h"
 #include "simbody_oracle.h"
 

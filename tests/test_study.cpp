@@ -3,9 +3,9 @@
 #include <cmath>
 #include <cstring>
 
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/device.h"
-#include "lockstep/study.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/backends/device.h"
+#include "lockstep/study/study.h"
 #include "test_util.h"
 
 namespace lockstep::test {

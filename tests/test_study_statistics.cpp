@@ -6,8 +6,8 @@
 #include <omp.h>
 #include <vector>
 
-#include "lockstep/study.h"
-#include "lockstep/study_statistics.h"
+#include "lockstep/study/study.h"
+#include "lockstep/study/study_statistics.h"
 #include "test_util.h"
 
 namespace lockstep::test {

@@ -6,10 +6,10 @@
 #include <algorithm>
 #include <sstream>
 
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/device.h"
-#include "lockstep/throughput.h"
-#include "lockstep/workspace.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/backends/device.h"
+#include "lockstep/study/throughput.h"
+#include "lockstep/physics/workspace.h"
 
 namespace lockstep::test {
 namespace {

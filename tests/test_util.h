@@ -10,8 +10,8 @@
 #include <string>
 #include <utility>
 
-#include "lockstep/batch.h"
-#include "lockstep/model.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/model.h"
 
 namespace lockstep::test {
 

@@ -20,8 +20,8 @@
 
 #include "cpu_pack_copies.h"
 #include "thread_loop.h"
-#include "lockstep/backend.h"
-#include "lockstep/cpu_isa.h"
+#include "lockstep/backends/backend.h"
+#include "lockstep/backends/cpu_isa.h"
 
 namespace lockstep {
 

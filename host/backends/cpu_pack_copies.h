@@ -8,8 +8,8 @@
 // names, and each copy's file defines nothing else with external linkage.
 #pragma once
 
-#include "lockstep/backend.h"
-#include "lockstep/cpu_isa.h"
+#include "lockstep/backends/backend.h"
+#include "lockstep/backends/cpu_isa.h"
 
 namespace lockstep {
 
@@ -19,7 +19,7 @@ struct CpuPackFunctions {
   // The backend operations on this copy's packs. Their cache is the batch's (ctx.cpuCache->packs,
   // made for this copy: CpuBackendCache::forCopy before the call); without one they make their own.
   BackendOps<T> ops;
-  // cpuRepeatPackEvaluation (lockstep/cpu_isa.h).
+  // cpuRepeatPackEvaluation (lockstep/backends/cpu_isa.h).
   int (*repeatEvaluation)(const BackendContext<T>& ctx, std::int64_t repetitions);
   void* (*makeCache)();
   void (*freeCache)(void* cache);

@@ -1,4 +1,4 @@
-#include "lockstep/device.h"
+#include "lockstep/backends/device.h"
 
 #include <cuda_runtime.h>
 

@@ -11,7 +11,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "lockstep/lanes.h"
+#include "lockstep/backends/lanes.h"
 
 // Packs pass by value between inlined functions (see lanes.h).
 #pragma GCC diagnostic push

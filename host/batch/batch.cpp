@@ -1,12 +1,12 @@
 // A Batch: construction, the host copy of the per-world state, and the backend table through which
 // every run (step, evaluate, assemble, resets, given states) reaches the CPU or the CUDA backend.
-#include "lockstep/batch.h"
+#include "lockstep/engine/batch.h"
 
 #include <cmath>
 #include <stdexcept>
 
 #include "device_memory.h"
-#include "lockstep/cpu_isa.h"
+#include "lockstep/backends/cpu_isa.h"
 
 namespace lockstep {
 
@@ -55,6 +55,7 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
       compiled_(*model_),
       params_(*model_, compiled_.sizes, nWorlds_),
       constraintTolerance_(sizeof(T) == 4 ? 1e-5 : 1e-10) {
+  setCpuOptions(cpu);  // first: the memory check counts the CPU backend's per-thread workspaces
   checkMemory();
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
   name##_.assign(static_cast<std::size_t>(fieldCount(sizes_, per, parts)) * nWorlds_, type(0));
@@ -64,7 +65,6 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
     const WorldView<T> x = hostView().world(w);
     for (int i = 0; i < sizes_.nq; ++i) x.q[i] = x.initialQ[i] = T(model_->defaultQ()[i]);
   }
-  setCpuOptions(cpu);
   if (backend_ == Backend::Cuda) device_ = std::make_unique<Device>(compiled_, nWorlds_);
 }
 

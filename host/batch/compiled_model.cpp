@@ -1,6 +1,6 @@
-#include "lockstep/compiled_model.h"
+#include "lockstep/engine/compiled_model.h"
 
-#include "lockstep/fields.h"
+#include "lockstep/engine/fields.h"
 
 namespace lockstep {
 

@@ -116,7 +116,7 @@ std::int64_t worldsThatFitOf(const Sizes& s, Backend backend, int cpuThreads, co
 
 template <class T>
 void Batch<T>::checkMemory() const {
-  const int threads = backend_ == Backend::Cuda ? 0 : cpuThreads();
+  const int threads = backend_ == Backend::Cuda ? 0 : cpuRun_.threads;
   const BatchMemory need = batchMemoryOf<T>(sizes_, nWorlds_, backend_, threads);
   const MemoryAvailable have = memoryAvailable(backend_ == Backend::Cuda);
   const std::string why = whyBatchDoesNotFit(need, have);

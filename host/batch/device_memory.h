@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "lockstep/batch.h"
-#include "lockstep/device.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/backends/device.h"
 
 namespace lockstep {
 

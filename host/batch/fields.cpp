@@ -1,4 +1,4 @@
-#include "lockstep/fields.h"
+#include "lockstep/engine/fields.h"
 
 #include <sstream>
 #include <type_traits>

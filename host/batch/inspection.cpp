@@ -4,7 +4,7 @@
 #include <cmath>
 #include <stdexcept>
 
-#include "lockstep/batch.h"
+#include "lockstep/engine/batch.h"
 
 namespace lockstep {
 

@@ -5,8 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
-#include "lockstep/batch.h"
-#include "lockstep/fields.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/fields.h"
 
 namespace lockstep {
 

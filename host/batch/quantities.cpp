@@ -1,5 +1,5 @@
 // Recordable quantities: the registry's per-world fields, and the one table of derived quantities.
-#include "lockstep/quantities.h"
+#include "lockstep/engine/quantities.h"
 
 #include <stdexcept>
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "commands.h"
-#include "lockstep/cpu_isa.h"
+#include "lockstep/backends/cpu_isa.h"
 
 #ifndef LOCKSTEP_VERSION
 #define LOCKSTEP_VERSION "unknown"

@@ -6,10 +6,10 @@
 #include <thread>
 
 #include "commands.h"
-#include "lockstep/device.h"
-#include "lockstep/scene.h"
-#include "lockstep/throughput.h"
-#include "lockstep/cpu_isa.h"
+#include "lockstep/backends/device.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/study/throughput.h"
+#include "lockstep/backends/cpu_isa.h"
 #include "options.h"
 #include "ranks.h"
 

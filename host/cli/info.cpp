@@ -3,8 +3,8 @@
 #include <memory>
 
 #include "commands.h"
-#include "lockstep/scene.h"
-#include "lockstep/scene_description.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/io/scene_description.h"
 
 namespace lockstep::cli {
 

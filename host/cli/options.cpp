@@ -13,7 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "lockstep/backend.h"
+#include "lockstep/backends/backend.h"
 
 namespace lockstep::cli {
 

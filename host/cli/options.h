@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/throughput.h"
+#include "lockstep/study/throughput.h"
 
 namespace lockstep::cli {
 

@@ -12,7 +12,7 @@
 #include <stdexcept>
 
 #include "commands.h"
-#include "lockstep/png_plots.h"
+#include "lockstep/report/png_plots.h"
 
 namespace lockstep::cli {
 

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/communicator.h"
+#include "lockstep/study/communicator.h"
 
 namespace lockstep::cli {
 

@@ -1,5 +1,5 @@
 // Writing a simulation's recorded frames to a file: CSV (long format) or NumPy .npz, with the
-// quantities of include/lockstep/quantities.h as named arrays and columns.
+// quantities of include/lockstep/engine/quantities.h as named arrays and columns.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/batch.h"
-#include "lockstep/quantities.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/quantities.h"
 
 namespace lockstep::cli {
 

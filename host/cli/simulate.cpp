@@ -10,9 +10,9 @@
 #include <optional>
 
 #include "commands.h"
-#include "lockstep/device.h"
+#include "lockstep/backends/device.h"
 #include "options.h"
-#include "lockstep/scene.h"
+#include "lockstep/io/scene.h"
 #include "progress.h"
 #include "recording.h"
 

@@ -15,10 +15,10 @@
 #include <thread>
 
 #include "commands.h"
-#include "lockstep/device.h"
-#include "lockstep/png_plots.h"
-#include "lockstep/study.h"
-#include "lockstep/study_file.h"
+#include "lockstep/backends/device.h"
+#include "lockstep/report/png_plots.h"
+#include "lockstep/study/study.h"
+#include "lockstep/io/study_file.h"
 #include "options.h"
 #include "ranks.h"
 #include "recording.h"

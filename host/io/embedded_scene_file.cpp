@@ -1,7 +1,7 @@
 // The default scene of the command line, compiled in from scenes/chain-7-seed.json (the build
 // generates lockstep/builtin_scene_json.h from that file; see cmake/LockstepFrontend.cmake).
 #include "lockstep/builtin_scene_json.h"
-#include "lockstep/scene.h"
+#include "lockstep/io/scene.h"
 
 namespace lockstep {
 

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/input_error.h"
-#include "lockstep/model.h"
+#include "lockstep/io/input_error.h"
+#include "lockstep/engine/model.h"
 
 namespace lockstep::io {
 

@@ -1,8 +1,8 @@
 // Putting a scene's initial state and per-world overrides into a Batch (scene.h).
 #include <string>
 
-#include "lockstep/scene.h"
-#include "lockstep/study.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/study/study.h"
 
 namespace lockstep {
 

@@ -1,5 +1,5 @@
 // What a scene's model is made of, as text (`lockstep info SCENE`, Python's Model.info).
-#include "lockstep/scene_description.h"
+#include "lockstep/io/scene_description.h"
 
 #include <algorithm>
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <cstring>
 #include <sstream>
 
-#include "lockstep/fields.h"
-#include "lockstep/quantities.h"
+#include "lockstep/engine/fields.h"
+#include "lockstep/engine/quantities.h"
 
 namespace lockstep {
 

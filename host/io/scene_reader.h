@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "json_node.h"
-#include "lockstep/scene.h"
-#include "lockstep/urdf.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/io/urdf.h"
 
 namespace lockstep::io {
 

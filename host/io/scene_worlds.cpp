@@ -6,7 +6,7 @@
 #include <limits>
 
 #include "scene_reader.h"
-#include "lockstep/quantities.h"
+#include "lockstep/engine/quantities.h"
 
 namespace lockstep::io {
 
@@ -64,7 +64,7 @@ void SceneReader::readSimulation(const JsonNode& n) {
   if (auto x = n.find("dt")) s.dt = x->positive();
   if (auto x = n.find("steps")) s.steps = static_cast<int>(x->integer(0, INT_MAX));
   if (auto x = n.find("worlds")) s.worlds = x->integer(1, std::int64_t(1) << 40);
-  if (auto x = n.find("record")) {  // names of recordable quantities (include/lockstep/quantities.h)
+  if (auto x = n.find("record")) {  // names of recordable quantities (include/lockstep/engine/quantities.h)
     if (x->elements().empty())
       x->fail("must name at least one quantity (leave \"record\" out for the default set)");
     for (const JsonNode& name : x->elements()) {

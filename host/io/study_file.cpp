@@ -1,4 +1,4 @@
-#include "lockstep/study_file.h"
+#include "lockstep/io/study_file.h"
 
 #include <algorithm>
 #include <filesystem>

@@ -6,7 +6,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "lockstep/study_file.h"
+#include "lockstep/io/study_file.h"
 
 namespace lockstep {
 

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <stdexcept>
 
-#include "lockstep/input_error.h"
+#include "lockstep/io/input_error.h"
 
 namespace lockstep::io {
 

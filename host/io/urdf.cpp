@@ -1,6 +1,6 @@
 // URDF import (urdf.h): urdfdom parses the XML; this file maps links and joints onto bodies and
 // mobilizers, welds fixed joints and checks every number.
-#include "lockstep/urdf.h"
+#include "lockstep/io/urdf.h"
 
 #include <Eigen/Dense>
 #include <console_bridge/console.h>

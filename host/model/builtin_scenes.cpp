@@ -1,8 +1,8 @@
-#include "lockstep/builtin_scenes.h"
+#include "lockstep/engine/builtin_scenes.h"
 
 #include <cmath>
 
-#include "lockstep/inertia.h"
+#include "lockstep/physics/inertia.h"
 
 namespace lockstep {
 

@@ -1,4 +1,4 @@
-#include "lockstep/model.h"
+#include "lockstep/engine/model.h"
 
 #include <Eigen/Dense>
 
@@ -9,7 +9,7 @@
 #include <map>
 #include <sstream>
 
-#include "lockstep/force_elements.h"
+#include "lockstep/physics/force_elements.h"
 
 namespace lockstep {
 

@@ -1,7 +1,7 @@
-#include "lockstep/png_plots.h"
+#include "lockstep/report/png_plots.h"
 
-#include "lockstep/study.h"
-#include "lockstep/study_statistics.h"
+#include "lockstep/study/study.h"
+#include "lockstep/study/study_statistics.h"
 
 #include <plplot/plplot.h>
 

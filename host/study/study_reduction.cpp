@@ -9,8 +9,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "lockstep/study.h"
-#include "lockstep/study_statistics.h"
+#include "lockstep/study/study.h"
+#include "lockstep/study/study_statistics.h"
 
 namespace lockstep {
 

@@ -6,8 +6,8 @@
 #include <chrono>
 #include <exception>
 
-#include "lockstep/study.h"
-#include "lockstep/study_statistics.h"
+#include "lockstep/study/study.h"
+#include "lockstep/study/study_statistics.h"
 
 namespace lockstep {
 

@@ -1,4 +1,4 @@
-#include "lockstep/study_statistics.h"
+#include "lockstep/study/study_statistics.h"
 
 #include <algorithm>
 #include <cfloat>

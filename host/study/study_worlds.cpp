@@ -1,9 +1,9 @@
 // The worlds of a study: the names of its inputs and outputs (the field registry), its
 // counter-based draws, its checks (validateStudy), and a piece of worlds run in chunks
 // (runStudyWorlds).
-#include "lockstep/study.h"
+#include "lockstep/study/study.h"
 
-#include "lockstep/fields.h"
+#include "lockstep/engine/fields.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "lockstep/study_statistics.h"
+#include "lockstep/study/study_statistics.h"
 
 namespace lockstep {
 

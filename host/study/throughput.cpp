@@ -1,6 +1,6 @@
-#include "lockstep/throughput.h"
+#include "lockstep/study/throughput.h"
 
-#include "lockstep/fields.h"
+#include "lockstep/engine/fields.h"
 
 #include <cuda_runtime.h>
 
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "lockstep/device.h"
+#include "lockstep/backends/device.h"
 
 namespace lockstep {
 
@@ -31,7 +31,7 @@ BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t wo
 std::int64_t worldsThatFit(const Model& model, Precision precision, Backend backend, int cpuThreadCount,
                            const MemoryAvailable& have, double fraction) {
   const Sizes s = sizesOf(model);
-  const int threads = cpuThreadCount > 0 ? cpuThreadCount : lockstep::cpuThreads();
+  const int threads = cpuThreadCount > 0 ? cpuThreadCount : defaultCpuThreads();
   return precision == Precision::Double ? worldsThatFitOf<double>(s, backend, threads, have, fraction)
                                         : worldsThatFitOf<float>(s, backend, threads, have, fraction);
 }

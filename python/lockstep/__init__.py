@@ -8,7 +8,7 @@
     batch.evaluate()              # udot and energies (step() refreshes q, u and the observations)
     print(batch.q.shape, batch.energy[:, 0].mean())
 
-Per-world fields. Every field of the engine's registry (include/lockstep/views.h; names in
+Per-world fields. Every field of the engine's registry (include/lockstep/physics/views.h; names in
 ``lockstep.FIELD_NAMES``) is a property of Batch returning a view of the batch's memory, not a
 copy: element (world w, component c) of a field with C components is at offset w + c * worlds, so
 the array has shape (worlds, C) and strides (elem, worlds * elem); the fields of one value per

@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/batch.h"
-#include "lockstep/fields.h"
-#include "lockstep/input_error.h"
-#include "lockstep/scene.h"
-#include "lockstep/scene_description.h"
-#include "lockstep/study.h"
-#include "lockstep/study_file.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/fields.h"
+#include "lockstep/io/input_error.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/io/scene_description.h"
+#include "lockstep/study/study.h"
+#include "lockstep/io/study_file.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;

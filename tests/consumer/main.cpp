@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/scene.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/io/scene.h"
 
 using namespace lockstep;
 

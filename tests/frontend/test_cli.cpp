@@ -12,8 +12,8 @@
 #include <sstream>
 
 #include "bad_inputs.h"
-#include "lockstep/device.h"
-#include "lockstep/scene.h"
+#include "lockstep/backends/device.h"
+#include "lockstep/io/scene.h"
 #include "cli_runner.h"
 #include "npz_reader.h"
 
@@ -260,7 +260,7 @@ TEST_F(Cli, BenchPrintsTheThroughputTable) {
 
 // ---- options, sizes, outputs, initial states and reports (issue 16; issue 12's small things) ----
 
-#include "lockstep/throughput.h"
+#include "lockstep/study/throughput.h"
 
 namespace lockstep::test {
 namespace {

@@ -14,8 +14,8 @@
 #include <sstream>
 #include <string>
 
-#include "lockstep/scene.h"
-#include "lockstep/urdf.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/io/urdf.h"
 #include "test_util.h"
 
 namespace lockstep::test {

@@ -16,8 +16,8 @@
 #include <set>
 #include <sstream>
 
-#include "lockstep/quantities.h"
-#include "lockstep/scene.h"
+#include "lockstep/engine/quantities.h"
+#include "lockstep/io/scene.h"
 #include "cli_runner.h"
 #include "npz_reader.h"
 

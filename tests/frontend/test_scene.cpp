@@ -10,10 +10,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "lockstep/batch.h"
-#include "lockstep/builtin_scenes.h"
-#include "lockstep/scene.h"
-#include "lockstep/urdf.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/io/urdf.h"
 #include "bad_inputs.h"
 #include "test_util.h"
 

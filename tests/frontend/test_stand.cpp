@@ -9,10 +9,10 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "lockstep/batch.h"
-#include "lockstep/scene.h"
-#include "lockstep/study.h"
-#include "lockstep/study_file.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/study/study.h"
+#include "lockstep/io/study_file.h"
 
 namespace lockstep::test {
 namespace {

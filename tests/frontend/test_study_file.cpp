@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "lockstep/study_file.h"
+#include "lockstep/io/study_file.h"
 
 namespace lockstep::test {
 namespace {

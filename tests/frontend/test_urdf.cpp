@@ -10,8 +10,8 @@
 #include <regex>
 #include <sstream>
 
-#include "lockstep/batch.h"
-#include "lockstep/urdf.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/io/urdf.h"
 #include "test_util.h"
 
 namespace lockstep::test {

@@ -5,9 +5,9 @@
 #include <cmath>
 #include <cstdio>
 
-#include "lockstep/batch.h"
-#include "lockstep/scene.h"
-#include "lockstep/urdf.h"
+#include "lockstep/engine/batch.h"
+#include "lockstep/io/scene.h"
+#include "lockstep/io/urdf.h"
 #include "simbody_oracle.h"
 #include "test_util.h"
 

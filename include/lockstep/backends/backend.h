@@ -1,0 +1,100 @@
+// Lockstep backends: the operations through which a Batch runs the per-world physics, declared
+// once (LOCKSTEP_BACKEND_OPERATIONS), and the table of them that each backend fills: the CPU
+// (threads over SIMD packs of worlds, or one world at a time; host/backends/cpu_backend.cpp) and
+// CUDA (one thread per world; kernels/batch_kernels.cu). Both take the same context and run the
+// same per-world functions (world.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "lockstep/physics/world.h"
+
+namespace lockstep {
+
+// What the CPU backend keeps across calls, so that a step allocates nothing: the model broadcast
+// into packs and each thread's pack of worlds (host/backends/lane_worlds.h). Made on first use,
+// remade when the batch's storage or parameter layout changes (a parameter becoming per-world
+// changes the gather). A Batch owns one (makeCpuBackendCache) and passes it in its context; opaque
+// outside the backend.
+template <class T>
+struct CpuBackendCache;
+template <class T>
+struct CpuBackendCacheDeleter {
+  void operator()(CpuBackendCache<T>* cache) const;
+};
+template <class T>
+using CpuBackendCacheHandle = std::unique_ptr<CpuBackendCache<T>, CpuBackendCacheDeleter<T>>;
+template <class T>
+CpuBackendCacheHandle<T> makeCpuBackendCache();
+
+// How the CPU backend runs a batch's calls: an option of each Batch (Batch::setCpuOptions), so
+// that batches in one process may differ. CUDA batches ignore it.
+struct CpuOptions {
+  int threads = 0;    // OpenMP threads; 0: all cores (omp_get_max_threads())
+  bool lanes = true;  // worlds a SIMD pack at a time (lanes.h), or one at a time on the scalar code (for comparisons)
+  std::string isa;    // the packs' instruction set (cpu_isa.h); "" or "auto": LOCKSTEP_CPU_ISA if set, else the best
+
+  CpuOptions(int threads_ = 0, bool lanes_ = true, std::string isa_ = "")
+      : threads(threads_), lanes(lanes_), isa(std::move(isa_)) {}
+};
+
+// The threads of CpuOptions::threads 0: all cores (omp_get_max_threads()).
+int defaultCpuThreads();
+
+// One instruction set's copy of the CPU backend's pack code (host/backends/cpu_pack_copies.h).
+struct CpuPackCopy;
+
+// CpuOptions as the CPU backend runs them (resolveCpuOptions, cpu_isa.h).
+struct CpuRun {
+  int threads = 1;
+  bool lanes = true;
+  const CpuPackCopy* copy = nullptr;  // null: the default ("auto")
+};
+
+template <class T>
+struct BackendContext {
+  ModelView<T> model;    // pointers in the backend's memory
+  BatchView<T> batch;    // likewise
+  WorkspaceLayout layout;
+  T* scratch;            // CPU: one workspace per thread (cpu.threads of them); CUDA: one per world, strided across worlds
+  void* stream;          // CUDA: the cudaStream_t to launch on; CPU: unused
+  CpuBackendCache<T>* cpuCache = nullptr;  // CPU: kept by the batch across calls; null: made per call
+  CpuRun cpu{};                            // CPU: the batch's options
+};
+
+// The backend operations, each declared once: X(name, parameters). Every list of them (the table
+// below, each backend's entries) is generated from this one. Indices, masks and states passed to
+// resets live in the backend's memory (device pointers for CUDA); given states are row-major:
+// q[count][nq], u[count][nu].
+#define LOCKSTEP_BACKEND_OPERATIONS(X)                                                                    \
+  X(advance, (const BackendContext<T>& ctx, const StepSettings<T>& settings))                             \
+  X(evaluate, (const BackendContext<T>& ctx))                                                             \
+  X(assemble, (const BackendContext<T>& ctx, T tol, int maxIterations))                                   \
+  X(resetIndices, (const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count))        \
+  X(resetMask, (const BackendContext<T>& ctx, const std::uint8_t* mask))                                  \
+  X(setStates, (const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q, \
+                const T* u))
+
+// One backend's entry points: a Batch runs everything through the table of its backend.
+template <class T>
+struct BackendOps {
+#define LOCKSTEP_X(name, parameters) void(*name) parameters;
+  LOCKSTEP_BACKEND_OPERATIONS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+};
+
+// The initializer of a table from the functions advance<T>, evaluate<T>, ... found where it is
+// expanded (each backend's own, with T in scope): `static const BackendOps<T> ops LOCKSTEP_BACKEND_TABLE;`.
+#define LOCKSTEP_BACKEND_ENTRY(name, parameters) &name<T>,
+#define LOCKSTEP_BACKEND_TABLE \
+  { LOCKSTEP_BACKEND_OPERATIONS(LOCKSTEP_BACKEND_ENTRY) }
+
+template <class T>
+const BackendOps<T>& cpuBackend();
+template <class T>
+const BackendOps<T>& cudaBackend();
+
+}  // namespace lockstep

@@ -1,0 +1,312 @@
+// Lockstep Model: the immutable description of one mechanism, shared by every world of a batch.
+//
+// A Model holds the topology (bodies, mobilizers, force elements, constraints) and the default
+// value of every parameter. Per-world values that override the defaults (Monte Carlo studies,
+// domain randomization) live in the batch's data, never here. Models are made by ModelBuilder,
+// which validates everything and reports the first problem with the element, field and reason.
+#pragma once
+
+#include <array>
+#include <limits>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "lockstep/physics/views.h"
+
+namespace lockstep {
+
+using Vec3d = Vec3<double>;
+using Transformd = Transform<double>;
+using Rotationd = Rotation<double>;
+using SymMat33d = SymMat33<double>;
+using SpatialVecd = SpatialVec<double>;
+
+// Thrown for invalid model input: the message names the element, the field and the reason.
+class ModelError : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+// Mass properties of a rigid body in its own frame B: mass, center of mass p_BC, and the inertia
+// about the center of mass in B's axes (xx, yy, zz, xy, xz, yz).
+struct MassProperties {
+  double mass = 0;
+  Vec3d com = Vec3d::zero();
+  SymMat33d inertia = SymMat33d::zero();
+};
+
+// What a user gives to add one body.
+struct BodyDesc {
+  std::string name;
+  std::string parent = "ground";  // "ground" or the name of another body
+  MobilizerType mobilizer = MobilizerType::Pin;
+  std::string jointName;          // defaults to the body's name
+  Transformd X_PF = Transformd::identity();  // F on the parent
+  Transformd X_BM = Transformd::identity();  // M on this body
+  MassProperties mass;
+  std::vector<double> damping;    // viscous damping per generalized speed (empty: none); >= 0
+  std::vector<double> effortLimit;  // |tau| bound per generalized speed (empty: unbounded); > 0
+};
+
+// A body as stored in a built Model, in topological order (parents before children).
+struct Body {
+  std::string name;
+  std::string jointName;
+  MobilizerType mobilizer;
+  int parent;  // index of the parent body, -1 for Ground
+  Transformd X_PF, X_BM;
+  MassProperties mass;
+  int qOffset, uOffset;  // first coordinate and first speed of this body's mobilizer
+  int nq, nu;
+};
+
+// LinearBushing (simbody-LinearBushing.txt): frame F on body1 to frame M on body2, six
+// stiffnesses and six dampings, rotational (about the body-fixed XYZ angle axes) first.
+struct LinearBushingDesc {
+  std::string name;
+  std::string body1 = "ground", body2 = "ground";  // either may be Ground, not both the same body
+  Transformd X_B1F = Transformd::identity();
+  Transformd X_B2M = Transformd::identity();
+  std::array<double, 6> stiffness{};  // >= 0
+  std::array<double, 6> damping{};    // >= 0
+};
+
+// LinearSpringDamper (drake-LinearSpringDamper.txt): point P on body A to point Q on body B.
+struct SpringDamperDesc {
+  std::string name;
+  std::string bodyA = "ground", bodyB = "ground";
+  Vec3d p_AP = Vec3d::zero(), p_BQ = Vec3d::zero();
+  double freeLength = 1;  // > 0
+  double stiffness = 0;   // >= 0
+  double damping = 0;     // >= 0
+};
+
+// SphereOnSphereContact (simbody-SphereOnSphereContact.txt): a bilateral constraint keeping a
+// sphere on body F touching a sphere on body B, optionally without slip (rolling).
+struct SphereContactDesc {
+  std::string name;
+  std::string bodyF = "ground", bodyB = "ground";
+  Vec3d centerOnF = Vec3d::zero(), centerOnB = Vec3d::zero();
+  double radiusOnF = 1, radiusOnB = 1;  // > 0
+  bool enforceRolling = false;
+  bool enabledByDefault = true;
+};
+
+// Simbody 3.7's SmoothSphereHalfSpaceForce parameters (defaults as Simbody's): the plane-strain
+// modulus E (Hertz force (4/3) k^(3/2) sqrt(R) x^(3/2) with k = E^(2/3) / 2, so (4/3) E/(2 sqrt 2)
+// sqrt(R) x^(3/2)), the Hunt-Crossley dissipation c, the static, dynamic and viscous friction
+// coefficients, the transition velocity vt, the smoothing constants cf, bd and bv.
+struct GroundMaterial {
+  double stiffness = 1;              // E (N/m^2); >= 0
+  double dissipation = 0;            // c (s/m); >= 0
+  double staticFriction = 0;         // us; >= 0
+  double dynamicFriction = 0;        // ud; >= 0
+  double viscousFriction = 0;        // uv (s/m); >= 0
+  double transitionVelocity = 0.01;  // vt (m/s); > 0
+  double cf = 1e-5;                  // keeps sqrt(x^2 + cf) and the slip speed away from 0; > 0
+  double bd = 300;                   // steepness of the Hertz force's tanh; >= 0
+  double bv = 50;                    // steepness of the Hunt-Crossley force's tanh; >= 0
+};
+
+// Ground contact: Simbody 3.7's SmoothSphereHalfSpaceForce between a sphere fixed on a body and a
+// half-space fixed on Ground. The half-space is the side of the plane through planePoint opposite
+// to planeNormal (planeNormal points out of the ground, into free space); it need not be unit
+// (a built Model holds it unit, scaled without overflow, as the per-world parameters may not).
+struct GroundContactDesc {
+  std::string name;
+  std::string body;                  // the sphere's body (not Ground)
+  Vec3d center = Vec3d::zero();      // sphere center on the body, in B
+  double radius = 0.01;              // > 0
+  Vec3d planeNormal = {{0, 0, 1}};   // |n| > 0
+  Vec3d planePoint = Vec3d::zero();  // in G
+  GroundMaterial material;
+};
+
+// A joint stop (Simbody's Force::MobilityLinearStop) on one coordinate whose qdot is its speed u
+// (every mobilizer but Ball and Free): no force within [lower, upper]; beyond a bound, with
+// x = q - bound, f = min(0, -k x (1 + d qdot)) above and max(0, -k x (1 - d qdot)) below.
+struct JointStopDesc {
+  std::string coordinate;  // a name of Model::qNames(): "joint" or "joint.axis"
+  double lower = -std::numeric_limits<double>::infinity();  // <= upper; -inf: no lower stop
+  double upper = std::numeric_limits<double>::infinity();   // +inf: no upper stop
+  double stiffness = 0;    // k >= 0
+  double dissipation = 0;  // d >= 0 (s/m or s/rad)
+};
+
+// How an actuator drives its generalized speed. Every speed takes the user's action tau; a PD
+// actuator adds kp (target position - q) + kd (target velocity - u) (Position) or kd (target
+// velocity - u) (Velocity), as Simbody's MobilityLinearSpring (q0 = target) plus MobilityLinearDamper
+// would; the sum is then clamped to the effort limit.
+enum class ActuatorMode : std::int8_t { Torque = 0, Position = 1, Velocity = 2 };
+const char* actuatorModeName(ActuatorMode mode);
+ActuatorMode parseActuatorMode(const std::string& s);  // "torque", "position", "velocity"
+
+struct ActuatorDesc {
+  std::string coordinate;  // a name of Model::qNames() (of a coordinate whose qdot is u)
+  ActuatorMode mode = ActuatorMode::Position;
+  double kp = 0, kd = 0;  // >= 0
+};
+
+// The same, as stored in a built Model: bodies resolved to indices (-1 for Ground).
+struct LinearBushing {
+  LinearBushingDesc desc;
+  int body1, body2;
+};
+struct SpringDamper {
+  SpringDamperDesc desc;
+  int bodyA, bodyB;
+};
+struct SphereContact {
+  SphereContactDesc desc;
+  int bodyF, bodyB;
+};
+struct GroundContact {
+  GroundContactDesc desc;
+  int body;
+};
+struct JointStop {
+  JointStopDesc desc;
+  int q, u;  // the coordinate and its speed
+};
+struct Actuator {
+  ActuatorDesc desc;
+  int q, u;
+};
+
+const char* mobilizerName(MobilizerType t);
+// Parses "pin", "Pin", "free", ...; throws ModelError naming the accepted values otherwise.
+MobilizerType parseMobilizerType(const std::string& s);
+
+class Model {
+ public:
+  int numBodies() const { return static_cast<int>(bodies_.size()); }
+  int nq() const { return nq_; }
+  int nu() const { return nu_; }
+  int nz() const { return nz_; }
+  const Body& body(int b) const { return bodies_.at(b); }
+  const std::vector<Body>& bodies() const { return bodies_; }
+  // Index of the body with this name, -1 for "ground", throws ModelError when there is none.
+  int bodyIndex(const std::string& name) const;
+  const Vec3d& gravity() const { return gravity_; }
+  const std::vector<double>& damping() const { return damping_; }          // [nu]
+  const std::vector<double>& effortLimit() const { return effortLimit_; }  // [nu], +inf if unbounded
+  const std::vector<double>& defaultQ() const { return defaultQ_; }        // [nq]
+  const std::vector<double>& defaultU() const { return defaultU_; }        // [nu]
+  // Column names for output: "<joint>" for one-coordinate mobilizers, "<joint>.<axis>" otherwise
+  // (axes: qw qx qy qz x y z for quaternions and translations, rx ry rz for angles).
+  const std::vector<std::string>& qNames() const { return qNames_; }
+  const std::vector<std::string>& uNames() const { return uNames_; }
+  const std::vector<std::string>& zNames() const { return zNames_; }
+  double totalMass() const;
+  // The largest trace of a body's central inertia: the scale of round-off in inertia checks
+  // (validateMassProperties).
+  double largestInertia() const;
+
+  const std::vector<LinearBushing>& bushings() const { return bushings_; }
+  const std::vector<SpringDamper>& springs() const { return springs_; }
+  const std::vector<SphereContact>& contacts() const { return contacts_; }
+  const std::vector<GroundContact>& groundContacts() const { return groundContacts_; }
+  // Auxiliary state of ground contact i: the energy it has taken out of the system (minus its work).
+  int groundContactZ(int i) const { return static_cast<int>(bushings_.size()) + 2 + i; }
+  // Number of constraint equations of the contacts: 3 for rolling, 1 otherwise.
+  int numConstraintEquations() const;
+  const std::vector<JointStop>& stops() const { return stops_; }
+  const std::vector<Actuator>& actuators() const { return actuators_; }
+  // The stop and the actuator on generalized speed u, nullptr where there is none.
+  const JointStop* stopOnSpeed(int u) const;
+  const Actuator* actuatorOnSpeed(int u) const;
+  // Index in z of minus the work done by the mobility forces (actions and PD actuators, within the
+  // effort limits): KE + PE + sum(z) stays constant.
+  int actuationState() const { return static_cast<int>(bushings_.size()) + 1; }
+
+ private:
+  friend class ModelBuilder;
+  std::vector<Body> bodies_;
+  Vec3d gravity_ = Vec3d::zero();
+  std::vector<double> damping_, effortLimit_, defaultQ_, defaultU_;
+  std::vector<std::string> qNames_, uNames_, zNames_;
+  std::vector<LinearBushing> bushings_;
+  std::vector<SpringDamper> springs_;
+  std::vector<SphereContact> contacts_;
+  std::vector<GroundContact> groundContacts_;
+  std::vector<JointStop> stops_;
+  std::vector<Actuator> actuators_;
+  int nq_ = 0, nu_ = 0, nz_ = 0;
+};
+
+class ModelBuilder {
+ public:
+  ModelBuilder& setGravity(const Vec3d& g);
+  // Adds a body on a mobilizer to its parent; bodies may be added in any order.
+  ModelBuilder& addBody(const BodyDesc& body);
+  ModelBuilder& addLinearBushing(const LinearBushingDesc& bushing);
+  ModelBuilder& addSpringDamper(const SpringDamperDesc& spring);
+  ModelBuilder& addSphereContact(const SphereContactDesc& contact);
+  ModelBuilder& addGroundContact(const GroundContactDesc& contact);
+  ModelBuilder& addJointStop(const JointStopDesc& stop);
+  ModelBuilder& addActuator(const ActuatorDesc& actuator);
+  // Validates and freezes the model. Throws ModelError on the first problem found.
+  std::shared_ptr<const Model> build() const;
+  // A builder holding everything of a built model (to extend or change it and build again).
+  static ModelBuilder fromModel(const Model& model);
+
+  const std::vector<BodyDesc>& bodies() const { return bodies_; }
+  const std::vector<LinearBushingDesc>& bushings() const { return bushings_; }
+  const std::vector<SpringDamperDesc>& springs() const { return springs_; }
+  const std::vector<SphereContactDesc>& contacts() const { return contacts_; }
+  const std::vector<GroundContactDesc>& groundContacts() const { return groundContacts_; }
+  const std::vector<JointStopDesc>& stops() const { return stops_; }
+  const std::vector<ActuatorDesc>& actuators() const { return actuators_; }
+
+ private:
+  Vec3d gravity_ = Vec3d::zero();
+  std::vector<BodyDesc> bodies_;
+  std::vector<LinearBushingDesc> bushings_;
+  std::vector<SpringDamperDesc> springs_;
+  std::vector<SphereContactDesc> contacts_;
+  std::vector<GroundContactDesc> groundContacts_;
+  std::vector<JointStopDesc> stops_;
+  std::vector<ActuatorDesc> actuators_;
+};
+
+// Refuses, naming the body and its mobilizer, a moving mobilizer whose body and every body outboard
+// of it have no mass and no inertia (no mass, for a mobilizer that translates: slider, cylinder,
+// planar, translation, free): its joint inertia is singular in every state, so every world would
+// be flagged. The scene and URDF readers call it on the models they build (such a body is refused
+// rather than welded: welding would change the coordinates the file asked for); a model built in
+// code may keep such a body, e.g. to give it mass per world (Batch::setMassProperties).
+void validateJointInertias(const Model& model);
+
+// Parameter checks of the force elements and constraints, shared with the per-world setters.
+void validateBushingParameters(const std::array<double, 6>& stiffness, const std::array<double, 6>& damping,
+                               const std::string& where);
+void validateSpringParameters(double freeLength, double stiffness, double damping, const std::string& where);
+void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& where);
+void validateGroundSphere(const Vec3d& center, double radius, const std::string& where);
+void validateGroundPlane(const Vec3d& normal, const Vec3d& point, const std::string& where);
+void validateGroundMaterial(const GroundMaterial& material, const std::string& where);
+// lower <= upper (either may be infinite, neither NaN), stiffness and dissipation >= 0.
+void validateStopParameters(double lower, double upper, double stiffness, double dissipation, const std::string& where);
+// mode 0, 1 or 2; kp, kd >= 0.
+void validateActuatorParameters(double mode, double kp, double kd, const std::string& where);
+
+// Checks of single parameters, shared by the builder and by per-world setters. Each throws
+// ModelError("<where>: <field>: <reason>").
+
+// How far an inertia's principal moments may miss positivity or the triangle inequality: by
+// kInertiaRelativeTolerance of the largest principal moment, or by kInertiaRoundoff of
+// `inertiaScale`, the trace of the largest inertia of the model (Model::largestInertia(); 0 when
+// unknown). The second accepts inertias that are round-off noise next to the model's bodies
+// (about 1e-20 kg m^2 in CAD exports, whatever their shape), as Simbody does; the builder and the
+// readers pass it. Real violations, relative or absolute, stay errors.
+constexpr double kInertiaRelativeTolerance = 1e-9;
+constexpr double kInertiaRoundoff = 100 * std::numeric_limits<double>::epsilon();
+// Mass >= 0, finite center of mass, and a valid central inertia (above).
+void validateMassProperties(const MassProperties& m, const std::string& where, double inertiaScale = 0);
+void validateTransform(const Transformd& X, const std::string& where, const std::string& field);
+void validateFinite(double x, const std::string& where, const std::string& field);
+void validateNonNegative(double x, const std::string& where, const std::string& field);
+
+}  // namespace lockstep

@@ -1,0 +1,73 @@
+// Lockstep ParameterStore: the host copy of a batch's per-world parameters (LOCKSTEP_PARAM_FIELDS).
+//
+// Every parameter starts shared: one copy of the model's value, read by every world (world stride 0).
+// The first time one world gets a value of its own, that parameter gets one copy per world
+// (component c of world w at [c * nWorlds + w]); the other parameters stay shared.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "lockstep/physics/views.h"
+
+namespace lockstep {
+
+class Model;
+
+// The per-world parameters, in registry order.
+enum class ParamId : int {
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) name,
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+};
+constexpr int kParamCount = 0
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) +1
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    ;
+
+// The model's value of one element's block of a parameter (component c of element e is block[c]).
+std::vector<double> modelParameterBlock(const Model& model, ParamId id, int element);
+// Checks one element's block as the model builder checks it; throws ModelError naming `where`.
+void validateParameterBlock(const Model& model, ParamId id, int element, const std::vector<double>& block,
+                            const std::string& where);
+
+template <class T>
+class ParameterStore {
+ public:
+  static constexpr std::int64_t kAllWorlds = -1;
+
+  ParameterStore(const Model& model, const Sizes& sizes, std::int64_t nWorlds);
+
+  // Component c of a parameter for world w.
+  T value(ParamId id, std::int64_t w, std::int64_t c) const { return view(id, data(id).data()).world(w)[c]; }
+  // Sets component c for world w (giving the parameter per-world storage) or for every world.
+  void set(ParamId id, std::int64_t w, std::int64_t c, double value);
+  bool perWorld(ParamId id) const { return entries_[int(id)].perWorld; }
+  const std::vector<T>& data(ParamId id) const { return entries_[int(id)].data; }
+  // The view of the parameter whose values (host or device copy of data(id)) start at `base`.
+  ParamArray<T> view(ParamId id, const T* base) const {
+    return perWorld(id) ? ParamArray<T>{base, 1, nWorlds_} : ParamArray<T>{base, 0, 1};
+  }
+
+ private:
+  struct Entry {
+    std::vector<T> data;  // count values (shared) or count * nWorlds values (per world)
+    std::int64_t count = 0;
+    bool perWorld = false;
+  };
+  // World w's components of a parameter in the host copy, writable: view()'s layout.
+  Strided<T> worldValues(ParamId id, std::int64_t w) {
+    const ParamArray<T> a = view(id, entries_[int(id)].data.data());
+    return {const_cast<T*>(a.data) + w * a.worldStride, a.compStride};
+  }
+
+  std::int64_t nWorlds_;
+  std::array<Entry, kParamCount> entries_;
+};
+
+extern template class ParameterStore<float>;
+extern template class ParameterStore<double>;
+
+}  // namespace lockstep

@@ -1,0 +1,44 @@
+// The forward pipeline of one world: from q, u, tau and the parameters to udot, in the order of the
+// stages (one header each):
+//   kinematics (X_GB, V_GB, H, c) -> forces (Fb, tauTotal, zdot) -> articulated-body sweep (udot,
+//   A_GB) -> constraints (multipliers; udot and A_GB corrected)
+// and the mobilizers' qdot = N(q) u. The integrator (computeStateDerivative) and the evaluation of
+// outputs (evaluateOutputs, world.h) both run this one pipeline.
+#pragma once
+
+#include "lockstep/physics/constraints.h"
+#include "lockstep/physics/forces.h"
+
+namespace lockstep {
+
+// Runs the pipeline at the world's current q, u: udot (nu), the dissipated powers zdot (nz) and,
+// with kConstraints, the multipliers lambda (nc). Returns the forces' summary (element potential
+// energy) with the StatusFlag bits of every stage (per lane, for a pack of worlds); the stages after
+// one that failed on every lane are skipped. kConstraints false compiles the constraint solve out,
+// for models without sphere contacts (the GPU kernel then needs far fewer registers and far less
+// stack, and the CPU backend runs such models on packs of worlds).
+template <class T, bool kConstraints = true>
+LOCKSTEP_HD ForceSummary<T> forwardDynamics(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                                            Strided<T> udot, Strided<T> zdot, Strided<T> lambda) {
+  computeKinematics<T>(model, w.params, w.q, w.u, ws);
+  ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, zdot);
+  if (!allLanes(failed(f.status)))
+    f.status = firstFailure(f.status, computeArticulatedAccelerations<T>(model, ws, udot));
+  if constexpr (kConstraints) {
+    if (!allLanes(failed(f.status)))
+      f.status = firstFailure(f.status, solveConstraints<T>(model, w.params, ws, udot, lambda));
+  }
+  return f;
+}
+
+// qdot = N(q) u for every mobilizer (nq entries).
+template <class T>
+LOCKSTEP_HD_INLINE void computeQdot(const ModelView<T>& model, Strided<const T> q, Strided<const T> u, Strided<T> qdot) {
+  for (int b = 0; b < model.sizes.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    Strided<T> qdotb = qdot + topo.qOffset;
+    mobilizerQdot<T>(topo.mobilizer, q + topo.qOffset, u + topo.uOffset, qdotb);
+  }
+}
+
+}  // namespace lockstep

@@ -1,0 +1,117 @@
+// Stage 4, integration: fixed-step semi-implicit Euler and classical RK4 over the state
+// y = [q; u; z] of one world, with quaternions normalized after every step. (The world-level
+// operations built on it, advance, reset, evaluate and observe, are in world.h.) A world whose step
+// fails (non-finite state, singular joint inertia, ...) is put back to its state at the start of
+// that step, flagged in its status, and not advanced again until it is reset.
+#pragma once
+
+#include "lockstep/physics/forward.h"
+
+namespace lockstep {
+
+enum class Integrator : std::int8_t { SemiImplicitEuler = 0, RK4 = 1 };
+
+// How a batch steps: fixed step dt for nSteps steps, and the drift control of the constraints.
+template <class T>
+struct StepSettings {
+  T dt;
+  int nSteps;
+  Integrator integrator;
+  T constraintTolerance;        // |position error| and |velocity error| kept below this
+  int maxProjectionIterations;  // Gauss-Newton iterations allowed for the position projection
+  bool observe;                 // write the observations after the steps
+  bool autoReset;               // put failed worlds back to their initial state, recording why
+};
+
+// Component i of the state y = [q; u; z] of a world.
+template <class T>
+LOCKSTEP_HD_INLINE T& stateRef(const WorldView<T>& w, const Sizes& s, int i) {
+  return i < s.nq ? w.q[i] : (i < s.nq + s.nu ? w.u[i - s.nq] : w.z[i - s.nq - s.nu]);
+}
+
+// ydot = f(t, y) for the world's current q, u, z into the workspace's ydot: the forward pipeline
+// (forward.h), then qdot. Returns StatusFlag bits (per lane, for a pack of worlds).
+template <class T, bool kConstraints = true>
+LOCKSTEP_HD StatusOf<T> computeStateDerivative(const ModelView<T>& model, const WorldView<T>& w,
+                                               const Workspace<T>& ws) {
+  const Sizes& s = model.sizes;
+  const Strided<T> ydot = ws.ydot();
+  const StatusOf<T> status =
+      forwardDynamics<T, kConstraints>(model, w, ws, ydot + s.nq, ydot + (s.nq + s.nu), ws.lambda()).status;
+  if (allLanes(failed(status))) return status;
+  computeQdot(model, Strided<const T>(w.q), Strided<const T>(w.u), ydot);
+  return status;
+}
+
+template <class T>
+LOCKSTEP_HD_INLINE void normalizeQuaternions(const ModelView<T>& model, const WorldView<T>& w) {
+  for (int b = 0; b < model.sizes.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    Strided<T> qb = w.q + topo.qOffset;
+    mobilizerNormalizeQ<T>(topo.mobilizer, qb);
+  }
+}
+
+// One step of size dt. Returns StatusFlag bits; on failure the state is as it was before the step.
+// On a pack of worlds each lane fails or advances on its own.
+template <class T, bool kConstraints = true>
+LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                          const StepSettings<T>& settings) {
+  const Sizes& s = model.sizes;
+  const T dt = settings.dt;
+  const Integrator integrator = settings.integrator;
+  const int ny = s.nq + s.nu + s.nz;
+  const Strided<T> y0 = ws.y0(), acc = ws.acc(), ydot = ws.ydot();
+  for (int i = 0; i < ny; ++i) y0[i] = stateRef(w, s, i);
+
+  StatusOf<T> status = StatusOf<T>(kStatusOk);
+  if (integrator == Integrator::SemiImplicitEuler) {
+    // u and z advance with the derivative at the start; q then advances with the new u.
+    status = computeStateDerivative<T, kConstraints>(model, w, ws);
+    if (!allLanes(failed(status))) {
+      for (int i = s.nq; i < ny; ++i) stateRef(w, s, i) = y0[i] + dt * ydot[i];
+      computeQdot(model, Strided<const T>(w.q), Strided<const T>(w.u), ydot);
+      for (int i = 0; i < s.nq; ++i) w.q[i] = y0[i] + dt * ydot[i];
+    }
+  } else {
+    // Classical RK4: y1 = y0 + dt/6 (k1 + 2 k2 + 2 k3 + k4).
+    const T half = T(0.5) * dt;
+    const T stageStep[3] = {half, half, dt};
+    const T weight[4] = {T(1), T(2), T(2), T(1)};
+    for (int k = 0; k < 4; ++k) {
+      status = firstFailure(status, computeStateDerivative<T, kConstraints>(model, w, ws));
+      if (allLanes(failed(status))) break;
+      for (int i = 0; i < ny; ++i) acc[i] = (k == 0 ? T(0) : acc[i]) + weight[k] * ydot[i];
+      if (k < 3) {
+        for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i] + stageStep[k] * ydot[i];
+      }
+    }
+    if (!allLanes(failed(status))) {
+      const T sixth = dt / T(6);
+      for (int i = 0; i < ny; ++i) stateRef(w, s, i) = y0[i] + sixth * acc[i];
+    }
+  }
+  if (!allLanes(failed(status))) {
+    const MaskOf<T> healthy = !failed(status);
+    normalizeQuaternions(model, w);
+    if constexpr (kConstraints) {
+      if (s.nc > 0)
+        status = firstFailure(status, projectConstraints<T>(model, w, ws, settings.constraintTolerance,
+                                                            settings.maxProjectionIterations, healthy));
+    }
+    MaskOf<T> nonFinite = MaskOf<T>(false);
+    for (int i = 0; i < ny; ++i) nonFinite = nonFinite | !isFiniteT(stateRef(w, s, i));
+    status |= flagIf(nonFinite & healthy, kStatusNonFinite);
+  }
+  if (anyLane(failed(status))) {
+    const MaskOf<T> back = failed(status);
+    for (int i = 0; i < ny; ++i) stateRef(w, s, i) = selectT(back, y0[i], stateRef(w, s, i));
+    if (allLanes(back)) return status;
+    w.time[0] += selectT(back, T(0), dt);
+    return status;
+  }
+  w.time[0] += dt;
+  return status;
+}
+
+}  // namespace lockstep

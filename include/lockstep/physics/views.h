@@ -1,0 +1,251 @@
+// Lockstep views: the plain structs that kernels and the CPU backend receive.
+//
+// ModelView<T>   the model's topology and constant frames, converted to T (shared by all worlds).
+// BatchView<T>   base pointers of every per-world field and parameter of a batch.
+// WorldView<T>   one world's Strided views into a BatchView (what the per-world physics sees).
+// (Workspace<T>, one world's scratch, and the element accessors are in workspace.h.)
+//
+// Every per-world field is declared exactly once, in the field registry below (LOCKSTEP_WORLD_FIELDS
+// and LOCKSTEP_PARAM_FIELDS); everything that lists fields is generated from it.
+#pragma once
+
+#include <cstdint>
+
+#include "lockstep/physics/mobilizer.h"
+
+namespace lockstep {
+
+// Constraint equations one world may carry (3 per rolling contact, 1 otherwise).
+constexpr int kMaxConstraintEquationsPerWorld = 64;
+
+// Counts that size every per-world array.
+struct Sizes {
+  std::int32_t nb = 0;  // mobilized bodies (Ground excluded)
+  std::int32_t nq = 0;  // generalized coordinates
+  std::int32_t nu = 0;  // generalized speeds
+  std::int32_t nz = 0;  // auxiliary states (dissipated energies)
+  std::int32_t nd = 0;  // entries of the per-body inverse joint inertias D^-1 (sum of nu_b^2)
+  std::int32_t nBushings = 0;
+  std::int32_t nSprings = 0;
+  std::int32_t nContacts = 0;
+  std::int32_t nc = 0;  // constraint equations of all contacts (3 rolling, 1 otherwise)
+  std::int32_t nGround = 0;  // ground contacts (spheres on bodies against half-spaces on Ground)
+  std::int32_t nStops = 0, nActuators = 0;  // joint stops and PD actuators the model declares (none:
+                                            // the per-speed stop and PD code is skipped)
+};
+
+// What the components of a per-world field are counted per: component c of a field is element
+// c / width, part c % width, where width is the number of its component names (1 when none).
+enum class Per : std::int8_t { World, Coordinate, Speed, Aux, Body, Bushing, Spring, Contact, Equation, Ground };
+LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
+  switch (per) {
+    case Per::World: return 1;
+    case Per::Coordinate: return s.nq;
+    case Per::Speed: return s.nu;
+    case Per::Aux: return s.nz;
+    case Per::Body: return s.nb;
+    case Per::Bushing: return s.nBushings;
+    case Per::Spring: return s.nSprings;
+    case Per::Contact: return s.nContacts;
+    case Per::Equation: return s.nc;
+    case Per::Ground: return s.nGround;
+  }
+  return 0;
+}
+// Words of a space-separated list of component names (1 for an empty list).
+constexpr int componentWidth(const char* names) {
+  int n = 0;
+  for (bool inWord = false; *names; ++names) {
+    const bool space = *names == ' ';
+    if (!space && !inWord) ++n;
+    inWord = !space;
+  }
+  return n > 0 ? n : 1;
+}
+LOCKSTEP_HD_INLINE constexpr std::int64_t fieldCount(const Sizes& s, Per per, const char* components) {
+  return perCount(per, s) * componentWidth(components);
+}
+
+// What a field is to a step: which of them a SIMD pack gathers, writes back, and when.
+enum class Role : std::int8_t {
+  State,        // advanced by the integrator: gathered and written back
+  Input,        // written by the user, read by a step: gathered
+  Evaluation,   // written by evaluate(): written back
+  Observation,  // written after every step, reset and evaluate(): written back
+  Reset,        // the state a reset returns to
+  Health,       // status bits and automatic-reset bookkeeping
+  Parameter,    // per-world parameters (shared until a world overrides them)
+};
+
+// THE FIELD REGISTRY. Every per-world quantity stored in a Batch is one line here; storage (host
+// and device), views, upload and download, the SIMD packs' gather and write-back, the per-world
+// parameter accessors and their public names, the study parameter and outcome names and the
+// recordable outputs are generated from these two lists (host/batch/fields.cpp lists them at run time).
+//   X(type, name, per, role, public prefix, component names, description)
+// A component's public name is  prefix[.element name][.component name]  (element names for
+// Per::World none; coordinates, speeds and auxiliary states by their model names; bodies and
+// elements by theirs). Adding a quantity is adding a line.
+#define LOCKSTEP_WORLD_FIELDS(X)                                                                                 \
+  X(T, q, Per::Coordinate, Role::State, "q", "", "generalized coordinates; written by the integrator")                  \
+  X(T, u, Per::Speed, Role::State, "u", "", "generalized speeds; written by the integrator")                           \
+  X(T, z, Per::Aux, Role::State, "z", "", "auxiliary states: dissipated energies; written by the integrator")          \
+  X(T, time, Per::World, Role::State, "time", "", "simulated time; written by the integrator")                        \
+  X(T, tau, Per::Speed, Role::Input, "tau", "", "applied mobility forces, the actions; written by the user")           \
+  X(T, bodyForce, Per::Body, Role::Input, "body_force", "mx my mz fx fy fz",                                          \
+    "applied spatial force at each body origin, in G; written by the user")                                            \
+  X(T, target, Per::Speed, Role::Input, "target", "position velocity",                                             \
+    "PD actuator setpoints: the coordinate's position target and the speed's velocity target; written by the user")    \
+  X(T, udot, Per::Speed, Role::Evaluation, "udot", "", "generalized accelerations; written by evaluate()")             \
+  X(T, energy, Per::World, Role::Evaluation, "energy", "kinetic potential",                                           \
+    "kinetic and potential energy (force elements included); written by evaluate()")                                   \
+  X(T, multipliers, Per::Equation, Role::Evaluation, "multiplier", "", "constraint multipliers; written by evaluate()") \
+  X(T, bodyPose, Per::Body, Role::Observation, "body", "x y z qw qx qy qz",                                           \
+    "observation: p_GB, then R_GB as a quaternion (w, x, y, z)")                                                       \
+  X(T, bodyVelocity, Per::Body, Role::Observation, "body", "wx wy wz vx vy vz", "observation: V_GB at Bo, in G")       \
+  X(T, bushingState, Per::Bushing, Role::Observation, "bushing", "q.0 q.1 q.2 q.3 q.4 q.5 f.0 f.1 f.2 f.3 f.4 f.5", \
+    "observation: the bushing's coordinates q, then its generalized forces f")                                         \
+  X(T, contactError, Per::Contact, Role::Observation, "contact", "error", "observation: signed separation")             \
+  X(T, groundState, Per::Ground, Role::Observation, "ground", "penetration slip_speed normal_force friction_force power", \
+    "observation: ground contact penetration, slip speed |v_t|, normal and friction force magnitudes on the sphere, "  \
+    "power the contact delivers to the body")                                                                          \
+  X(T, actuator, Per::Speed, Role::Observation, "actuator", "effort power",                                        \
+    "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
+  X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
+  X(T, initialQ, Per::Coordinate, Role::Reset, "initial_q", "", "the q a reset returns to")                            \
+  X(T, initialU, Per::Speed, Role::Reset, "initial_u", "", "the u a reset returns to")                                 \
+  X(std::int32_t, status, Per::World, Role::Health, "status", "", "StatusFlag bits; 0 while the world is healthy")     \
+  X(std::int32_t, lastFailure, Per::World, Role::Health, "last_failure", "",                                          \
+    "StatusFlag bits that caused the last automatic reset")                                                            \
+  X(std::int32_t, resetCount, Per::World, Role::Health, "reset_count", "", "automatic resets of the world so far")
+
+#define LOCKSTEP_PARAM_FIELDS(X)                                                                                 \
+  X(T, massProps, Per::Body, Role::Parameter, "body",                                                                  \
+    "mass com.x com.y com.z inertia.xx inertia.yy inertia.zz inertia.xy inertia.xz inertia.yz",                       \
+    "mass, center of mass p_BC, central inertia in B")                                                                 \
+  X(T, gravity, Per::World, Role::Parameter, "gravity", "x y z", "gravity, in G")                                      \
+  X(T, damping, Per::Speed, Role::Parameter, "damping", "", "viscous joint damping per generalized speed")             \
+  X(T, effortLimit, Per::Speed, Role::Parameter, "effort_limit", "",                                                 \
+    "bound on |action + PD| per generalized speed")                                                                   \
+  X(T, stopParams, Per::Speed, Role::Parameter, "stop", "lower upper stiffness dissipation",                         \
+    "joint stop (Simbody MobilityLinearStop) on the coordinate of a speed whose qdot is u; bounds +/-inf: none")      \
+  X(T, actuatorGains, Per::Speed, Role::Parameter, "actuator", "mode kp kd",                                         \
+    "actuator mode (0 torque, 1 position, 2 velocity) and PD gains per generalized speed")                            \
+  X(T, bushingFrames, Per::Bushing, Role::Parameter, "bushing",                                                        \
+    "X_B1F.r00 X_B1F.r01 X_B1F.r02 X_B1F.r10 X_B1F.r11 X_B1F.r12 X_B1F.r20 X_B1F.r21 X_B1F.r22 X_B1F.x X_B1F.y X_B1F.z " \
+    "X_B2M.r00 X_B2M.r01 X_B2M.r02 X_B2M.r10 X_B2M.r11 X_B2M.r12 X_B2M.r20 X_B2M.r21 X_B2M.r22 X_B2M.x X_B2M.y X_B2M.z", \
+    "frame F on body 1, then frame M on body 2 (R row-major, then p)")                                                  \
+  X(T, bushingStiffness, Per::Bushing, Role::Parameter, "bushing",                                                     \
+    "stiffness.0 stiffness.1 stiffness.2 stiffness.3 stiffness.4 stiffness.5", "stiffness k (rotational 0-2, translational 3-5)") \
+  X(T, bushingDamping, Per::Bushing, Role::Parameter, "bushing",                                                       \
+    "damping.0 damping.1 damping.2 damping.3 damping.4 damping.5", "damping c (rotational 0-2, translational 3-5)")  \
+  X(T, springParams, Per::Spring, Role::Parameter, "spring", "free_length stiffness damping",                         \
+    "free length, stiffness and damping of each spring-damper")                                                        \
+  X(T, springPoints, Per::Spring, Role::Parameter, "spring", "p_AP.x p_AP.y p_AP.z p_BQ.x p_BQ.y p_BQ.z",             \
+    "the spring's end points: p_AP on body A, then p_BQ on body B")                                                    \
+  X(T, sphereCenters, Per::Contact, Role::Parameter, "contact",                                                        \
+    "center_on_F.x center_on_F.y center_on_F.z center_on_B.x center_on_B.y center_on_B.z",                            \
+    "sphere centers on body F, then on body B")                                                                        \
+  X(T, sphereRadii, Per::Contact, Role::Parameter, "contact", "radius_on_F radius_on_B", "sphere radii on F and on B") \
+  X(T, contactEnabled, Per::Contact, Role::Parameter, "contact", "enabled", "1 where the contact is enabled, 0 where disabled") \
+  X(T, groundSphere, Per::Ground, Role::Parameter, "ground", "center.x center.y center.z radius",                       \
+    "ground contact sphere: center on its body (in B), radius")                                                        \
+  X(T, groundPlane, Per::Ground, Role::Parameter, "ground", "normal.x normal.y normal.z point.x point.y point.z",       \
+    "ground contact half-space on Ground: outward normal (any length > 0), a point of its surface")                   \
+  X(T, groundMaterial, Per::Ground, Role::Parameter, "ground",                                                         \
+    "stiffness dissipation static_friction dynamic_friction viscous_friction transition_velocity cf bd bv",            \
+    "SmoothSphereHalfSpaceForce parameters: E, c, us, ud, uv, vt, cf, bd, bv")
+
+// Why a world stopped advancing. A world with any bit set is skipped by step() until reset.
+enum StatusFlag : std::int32_t {
+  kStatusOk = 0,
+  kStatusNonFinite = 1 << 0,             // q, u or z became NaN or infinite
+  kStatusSingularMassMatrix = 1 << 1,    // a joint inertia D of the sweep is singular
+  kStatusSpringLengthZero = 1 << 2,      // a spring-damper's length became nearly zero
+  kStatusBushingSingular = 1 << 3,       // a bushing's middle angle reached +/-90 degrees
+  kStatusConstraintFailed = 1 << 4,      // the constraint solve or projection failed
+  kStatusInvalidInitialState = 1 << 5,   // an initial q or u is not finite in the batch's precision
+};
+
+// Topology of one body, as kernels read it.
+enum BodyFlag : std::int32_t {
+  kPFTranslationOnly = 1,  // X_PF has the identity rotation
+  kMBIdentity = 2,         // X_BM is the identity
+  kHasChildren = 4,        // some body's parent is this one
+  kFirstChildInward = 8,   // the highest-numbered child of its parent: the first of them an inward pass meets
+};
+struct BodyTopology {
+  MobilizerType mobilizer;
+  std::int32_t parent;   // -1: Ground
+  std::int32_t qOffset, uOffset, nq, nu;
+  std::int32_t dOffset;  // first entry of this body's D^-1 in the workspace
+  std::int32_t flags;    // BodyFlag bits
+};
+
+// The two bodies an element connects (-1: Ground), and its flags.
+struct ElementTopology {
+  std::int32_t bodyA, bodyB;
+  std::int32_t flags;     // contacts: kContactRolling when rolling is enforced
+  std::int32_t ancestor;  // contacts: the nearest common ancestor of the two bodies (-1: Ground)
+};
+enum ElementFlag : std::int32_t { kContactRolling = 1 };
+
+template <class T>
+struct ModelView {
+  Sizes sizes;
+  const BodyTopology* body;        // [nb]
+  const Transform<T>* X_PF;        // [nb]
+  const Transform<T>* X_MB;        // [nb] ~X_BM, the body frame in M
+  const ElementTopology* bushing;  // [nBushings]: body1, body2
+  const ElementTopology* spring;   // [nSprings]: bodyA, bodyB
+  const ElementTopology* contact;  // [nContacts]: bodyF, bodyB, rolling flag
+  const ElementTopology* ground;   // [nGround]: bodyA the sphere's body, bodyB -1 (Ground)
+};
+
+// A per-world parameter array: component c of world w at data[c * compStride + w * worldStride].
+template <class T>
+struct ParamArray {
+  const T* data;
+  std::int64_t worldStride;  // 0 while all worlds share the default
+  std::int64_t compStride;
+  LOCKSTEP_HD_INLINE Strided<const T> world(std::int64_t w) const { return {data + w * worldStride, compStride}; }
+};
+
+template <class T>
+struct WorldParams {
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) Strided<const type> name;
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+};
+
+template <class T>
+struct WorldView {
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) Strided<type> name;
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  WorldParams<T> params;
+};
+
+template <class T>
+struct BatchView {
+  std::int64_t nWorlds;
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) type* name;
+  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) ParamArray<type> name;
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+
+  // World w's views: component c of a field at base[c * nWorlds + w].
+  LOCKSTEP_HD_INLINE WorldView<T> world(std::int64_t w) const {
+    WorldView<T> v;
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.name = Strided<type>{name + w, nWorlds};
+    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.params.name = name.world(w);
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    return v;
+  }
+};
+
+}  // namespace lockstep
