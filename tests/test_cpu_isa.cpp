@@ -5,6 +5,7 @@
 // runs. Each batch has its own threads, packs and instruction set (CpuOptions): two batches with
 // different options give their own bits, also when they step at the same time.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
 #include <cstring>
@@ -131,6 +132,12 @@ TEST(CpuIsa, ChoosingOne) {
   EXPECT_EQ(automatic.cpuOptions().isa, defaultCpuIsa());  // unchanged by the refusal
   EXPECT_EQ(generic.cpuOptions().isa, "generic");          // and the other batch keeps its own
   EXPECT_THROW(Batch<double>(s.model, 3, Backend::Cpu, CpuOptions{-1}), std::invalid_argument);
+  // Far more threads than cores could not start: refused before any call (the command line caps
+  // its --threads at the cores instead).
+  const int tooMany = kMaxCpuThreadsPerCore * omp_get_num_procs() + 1;
+  EXPECT_THROW(Batch<double>(s.model, 3, Backend::Cpu, CpuOptions{tooMany}), std::invalid_argument);
+  EXPECT_THROW(generic.setCpuOptions(CpuOptions{100000}), std::invalid_argument);
+  EXPECT_EQ(generic.cpuOptions().isa, "generic");  // unchanged by the refusal
 }
 
 // Two batches in one process, each with its own threads, packs and instruction set: each reports

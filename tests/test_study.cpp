@@ -320,6 +320,28 @@ TEST(Study, DrawErrorsNameTheStudysWorld) {
   }
 }
 
+// A draw that overflows to infinity (a normal of sd 1e308) for an initial q is named with its
+// world and variation, as a value the model refuses is.
+TEST(Study, NonFiniteDrawsNameTheStudysWorld) {
+  const auto model = makeChain(3);
+  StudySpec spec;
+  spec.outputs = {"q.joint1"};
+  spec.vary = {{"q.joint2", Distribution::Normal, 0, 1e308}};
+  spec.steps = 1;
+  const Variation& v = spec.vary[0];
+  EXPECT_NO_THROW(validateStudy(model, spec));  // even where world 0's draw is not finite
+  std::int64_t bad = 0;
+  while (std::isfinite(sampleVariation(v, spec.seed, 0, bad))) ++bad;
+  try {
+    runStudyWorlds<double>(model, spec, Backend::Cpu, 0, bad + 1);
+    FAIL() << "an infinite initial q was accepted";
+  } catch (const ModelError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("variation 'q.joint2' drew "), std::string::npos) << m;
+    EXPECT_NE(m.find("inf for world " + std::to_string(bad) + ": "), std::string::npos) << m;
+  }
+}
+
 TEST(Study, BadSpecificationsAreRejectedWithReasons) {
   const auto model = makeChain(3);
   StudySpec spec;

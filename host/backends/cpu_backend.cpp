@@ -118,6 +118,13 @@ int defaultCpuThreads() { return omp_get_max_threads(); }
 CpuRun resolveCpuOptions(const CpuOptions& options) {
   if (options.threads < 0)
     throw std::invalid_argument("CPU threads: must be >= 0 (0: all cores), not " + std::to_string(options.threads));
+  // More threads than cores only add waiting; far more can fail to start (OpenMP then ends the
+  // process): at most kMaxCpuThreadsPerCore per core.
+  const int most = kMaxCpuThreadsPerCore * omp_get_num_procs();
+  if (options.threads > most)
+    throw std::invalid_argument("CPU threads: at most " + std::to_string(most) + " (" +
+                                std::to_string(kMaxCpuThreadsPerCore) + " per core of this machine), not " +
+                                std::to_string(options.threads));
   CpuRun run;
   run.threads = options.threads > 0 ? options.threads : defaultCpuThreads();
   run.lanes = options.lanes;

@@ -61,8 +61,9 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
   name##_.assign(static_cast<std::size_t>(fieldCount(sizes_, per, parts)) * nWorlds_, type(0));
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
+  const BatchView<T> h = hostView();
   for (std::int64_t w = 0; w < nWorlds_; ++w) {
-    const WorldView<T> x = hostView().world(w);
+    const WorldView<T> x = h.world(w);
     for (int i = 0; i < sizes_.nq; ++i) x.q[i] = x.initialQ[i] = T(model_->defaultQ()[i]);
   }
   if (backend_ == Backend::Cuda) device_ = std::make_unique<Device>(compiled_, nWorlds_);

@@ -192,7 +192,7 @@ std::u32string decodeUtf8(const std::string& s) {
 }
 
 // A staging file holding one .npy array while the frames arrive: in the output's folder (the file
-// system whose free space was checked, stagingBytes()), removed from it at once, so that nothing is
+// system whose free space was checked, checkRecordingFits()), removed from it at once, so that nothing is
 // left behind however the program ends.
 struct NpyStream {
   std::string name;  // member name in the archive, without ".npy"
@@ -225,19 +225,21 @@ class NpzRecording : public Recording {
     // Fail early, before the simulation runs, if the archive cannot be created.
     out_.create();
     const std::int64_t F = frames, W = worlds;
-    for (const RecordedArray& a : layout_.arrays) {
-      std::vector<std::int64_t> shape = {F, W};
-      if (a.componentAxis) shape.push_back(a.width(model));
-      add(a.name, a.integer ? "<i4" : "<f8", shape);
+    try {
+      for (const RecordedArray& a : layout_.arrays) {
+        std::vector<std::int64_t> shape = {F, W};
+        if (a.componentAxis) shape.push_back(a.width(model));
+        add(a.name, a.integer ? "<i4" : "<f8", shape);
+      }
+      for (const RecordedArray& a : layout_.arrays)
+        if (!a.namesMember.empty()) addNames(a.namesMember, a.names);
+    } catch (...) {
+      closeStreams();  // no destructor runs for a constructor that throws
+      throw;
     }
-    for (const RecordedArray& a : layout_.arrays)
-      if (!a.namesMember.empty()) addNames(a.namesMember, a.names);
   }
 
-  ~NpzRecording() override {
-    for (NpyStream& s : streams_)
-      if (s.file) std::fclose(s.file);
-  }
+  ~NpzRecording() override { closeStreams(); }
 
   void write(const Frame& f) override {
     for (std::size_t k = 0; k < layout_.arrays.size(); ++k) {
@@ -292,6 +294,12 @@ class NpzRecording : public Recording {
         fail(archive, zip_strerror(archive));
     }
     if (zip_close(archive) != 0) fail(archive, zip_strerror(archive));
+  }
+
+  void closeStreams() {
+    for (NpyStream& s : streams_)
+      if (s.file) std::fclose(s.file);
+    streams_.clear();
   }
 
   static constexpr zip_uint16_t kDosTime = 0;                            // 00:00:00
@@ -581,9 +589,14 @@ RecordingSize recordingSize(const std::string& path, const Model& model, const R
     return size;
   }
   // An .npz: each array's .npy header and data, and about 200 bytes of zip headers per member.
+  // The names member, where there is one, is <U{longest}: every name padded to the longest, 4
+  // bytes a character (counted here at a character per UTF-8 byte: never fewer).
   for (const RecordedArray& a : layout.arrays) {
     size.bytes += F * W * double(a.width(model)) * (a.integer ? 4 : 8) + 128 + 200;
-    for (const std::string& n : a.names) size.bytes += 4.0 * double(n.size()) + 4;
+    if (a.namesMember.empty()) continue;
+    std::size_t longest = 1;
+    for (const std::string& n : a.names) longest = std::max(longest, n.size());
+    size.bytes += 4.0 * double(a.names.size()) * double(longest) + 128 + 200;
   }
   // The arrays are staged beside the output while the frames arrive, then archived: both at once.
   size.peakBytes = 2 * size.bytes;

@@ -82,8 +82,8 @@ struct NpzMember {
 // arrays give the same bytes. Throws std::runtime_error when it cannot be written.
 void writeNpz(const std::string& path, const std::vector<NpzMember>& members);
 
-// What a recording will take on disk: its values, the file's bytes (.npz: exact but for the zip
-// headers; .csv: at a typical width per number) and the most it holds on the file system of its
+// What a recording will take on disk: its values, the file's bytes (.npz: the arrays exactly, the
+// names at most, about 200 bytes of zip headers per member; .csv: at a typical width per number) and the most it holds on the file system of its
 // folder while it is written (.npz: the arrays staged beside it plus the archive).
 struct RecordingSize {
   double values = 0, bytes = 0, peakBytes = 0;

@@ -139,7 +139,14 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
     batch.evaluate();
     batch.download();
   }
-  if (recording) recording->finish();
+  if (recording) {
+    if (const int signal = interruptSignal())
+      throw Interrupted(signal, "stopped after the last step; " + plan.out + " is not written");
+    recording->finish();
+    // A signal while the archive was written: the file is whole and kept; the run stops here.
+    if (const int signal = interruptSignal())
+      throw Interrupted(signal, plan.out + " is written; the summary is not printed");
+  }
 
   // Energy drift over the healthy worlds, and the worlds of the largest; flagged worlds grouped by
   // reason. Healthy worlds whose energy balance is not finite, or changed by more than the energy's

@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <thread>
 
 #include "commands.h"
@@ -22,6 +21,7 @@
 #include "options.h"
 #include "ranks.h"
 #include "recording.h"
+#include "../io/text_file.h"
 
 namespace lockstep::cli {
 
@@ -41,10 +41,6 @@ struct StudyOptions {
   std::string reduce = "gather";
   bool repairInertia = false;
 };
-
-const char* distributionName(Distribution d) {
-  return d == Distribution::Uniform ? "uniform" : d == Distribution::Normal ? "normal" : "lognormal";
-}
 
 // The environment variable that makes one rank fail on purpose (tests of the failure path).
 constexpr const char* kFailRankVariable = "LOCKSTEP_STUDY_FAIL_RANK";
@@ -114,14 +110,6 @@ class JobProgress {
 
 // ---- writing the results ------------------------------------------------------------------------
 
-// Writes text to path; throws naming the file when it cannot.
-void writeText(const std::string& path, const std::string& text) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
-  out << text;
-  if (!out) throw std::runtime_error("cannot write '" + path + "'");
-}
-
 // The per-world outcomes: "outputs" [worlds, outputs] with "output_names", "parameters" [worlds,
 // variations] (the drawn values) with "parameter_names", "status" [worlds].
 void writeOutcomes(const std::string& path, const StudySpec& spec, const StudyOutcomes& all) {
@@ -153,20 +141,21 @@ void writeOutcomes(const std::string& path, const StudySpec& spec, const StudyOu
   writeNpz(path, members);
 }
 
-// Writes every file under a temporary name first, then renames them all: a failure leaves none.
+// Writes every file under a temporary name first, then renames them all: a failure leaves no
+// partial file (and the original error is the one reported).
 void writeAll(const std::vector<std::pair<std::string, std::function<void(const std::string&)>>>& files) {
-  std::vector<std::string> written;
+  std::vector<std::string> partials;
   try {
     for (const auto& [path, write] : files) {
-      const std::string partial = path + ".partial";
-      written.push_back(partial);
-      write(partial);
+      partials.push_back(path + ".partial");
+      write(partials.back());
     }
+    for (std::size_t i = 0; i < files.size(); ++i) std::filesystem::rename(partials[i], files[i].first);
   } catch (...) {
-    for (const std::string& p : written) std::filesystem::remove(p);
+    std::error_code ignored;
+    for (const std::string& p : partials) std::filesystem::remove(p, ignored);
     throw;
   }
-  for (const auto& [path, write] : files) std::filesystem::rename(path + ".partial", path);
 }
 
 // ---- the run ------------------------------------------------------------------------------------
@@ -370,8 +359,8 @@ int runStudyCommand(const StudyOptions& o) {
   }
 
   std::vector<std::pair<std::string, std::function<void(const std::string&)>>> files = {
-      {o.out + ".csv", [&](const std::string& p) { writeText(p, studyCsv(spec, r)); }},
-      {o.out + ".json", [&](const std::string& p) { writeText(p, studyJson(f, backend, r, distributed)); }}};
+      {o.out + ".csv", [&](const std::string& p) { io::writeTextFile(p, studyCsv(spec, r)); }},
+      {o.out + ".json", [&](const std::string& p) { io::writeTextFile(p, studyJson(f, backend, r, distributed)); }}};
   if (healthy)
     files.push_back({o.out + ".png", [&](const std::string& p) {
                        writeHistogramPng(p, r.outputs.front(),

@@ -10,11 +10,11 @@
 
 namespace lockstep {
 
-namespace {
-
 const char* distributionName(Distribution d) {
   return d == Distribution::Uniform ? "uniform" : d == Distribution::Normal ? "normal" : "lognormal";
 }
+
+namespace {
 
 // A number for JSON, null when it is not finite (NaN: undefined, e.g. a constant outcome's rho).
 nlohmann::json number(double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(nullptr); }

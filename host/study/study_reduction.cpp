@@ -137,7 +137,10 @@ StudyResult reduceStudy(const StudySpec& spec, const StudyOutcomes& all) {
       for (std::size_t i = 0; i < spec.vary.size(); ++i) {
         undefined[i] = rows < 2                        ? "fewer than 2 healthy base rows"
                        : !parameterConstant[i].empty() ? parameterConstant[i]
-                       : !(s.variance > 0)             ? outputConstant[o]
+                       : !(s.variance > 0)             ? (!outputConstant[o].empty()
+                                                              ? outputConstant[o]
+                                                              : "output '" + spec.outputs[o] +
+                                                                    "' is constant over the healthy base rows")
                                                        : "";
         if (undefined[i].empty()) continue;
         s.first[i] = s.total[i] = s.firstLow[i] = s.firstHigh[i] = s.totalLow[i] = s.totalHigh[i] = kNaN;

@@ -79,8 +79,8 @@ bool sameInput(const StudyInput& a, const StudyInput& b) {
          a.component.component == b.component.component;
 }
 
-// A batch's message about its world `local` ("world 3 body 'link7': ..."), about the study's world
-// `global` instead: the part after the world, which the caller names.
+// A batch's message about its world `local` ("world 3 body 'link7': ...") without its leading
+// "world <local>": the caller names the study's world.
 std::string withoutLocalWorld(const std::string& message, std::int64_t local) {
   const std::string head = "world " + std::to_string(local);
   if (message.compare(0, head.size(), head) != 0) return message;
@@ -196,7 +196,9 @@ void validateStudy(const std::shared_ptr<const Model>& modelPtr, const StudySpec
     // Probe the name on a one-world batch: throws for unknown names.
     Batch<double> probe(modelPtr, 1);
     try {
-      setNamedParameter(probe, 0, v.parameter, sampleVariation(v, spec.seed, 0, 0));
+      // A non-finite draw is the run's to report, with its world; the probe checks the name.
+      const double x = sampleVariation(v, spec.seed, 0, 0);
+      setNamedParameter(probe, 0, v.parameter, std::isfinite(x) ? x : 0.0);
     } catch (const ModelError&) {
       // a valid name whose probe value is out of range: reported with the world at run time
     }
@@ -253,7 +255,7 @@ StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec
         const double x = studyDraw(spec, static_cast<int>(i), w0 + w);
         try {
           setInput(batch, w, inputs[i], x);
-        } catch (const ModelError& e) {
+        } catch (const std::invalid_argument& e) {  // a value the model refuses (ModelError), or a non-finite state
           std::ostringstream os;
           os << "study: variation '" << spec.vary[i].parameter << "' drew " << x << " for world " << w0 + w << ": "
              << withoutLocalWorld(e.what(), w) << " (bound the draws with min/max, or use a log-normal distribution for positive parameters)";

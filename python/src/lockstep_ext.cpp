@@ -17,7 +17,9 @@
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <atomic>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -70,8 +72,11 @@ Integrator parseIntegrator(const std::string& name) {
   throw std::invalid_argument("integrator must be \"rk4\" or \"euler\", not \"" + name + "\"");
 }
 
-// A batch as Python drives it. Every call takes the batch's lock first (waiting for it with the
-// GIL released), so that calls from several Python threads run one after the other, each whole.
+// A batch as Python drives it. Every call but the making of field views takes the batch's lock
+// first (waiting for it with the GIL released), so that calls from several Python threads run one
+// after the other, each whole; writes through a view are the caller's to keep apart from a step.
+// A call made again on the thread that holds the lock (a signal handler or a __del__ that Python
+// runs between two slices of a step) is refused rather than left to wait for itself.
 template <class T>
 struct PyBatch {
   std::shared_ptr<const Scene> scene;
@@ -81,7 +86,9 @@ struct PyBatch {
   // a parameter changed since the initial state was assembled from it (scenes with sphere contacts).
   std::vector<T> sceneQ, sceneU;
   std::vector<std::int32_t> sceneStatus;
+  std::vector<std::int32_t> startStatus;  // each world's status when the initial state was made
   bool initialStateStale = false;
+  std::atomic<std::thread::id> owner{};   // the thread in a call, while one is
   bool autoReset = false;
 
   PyBatch(const PyModel& model, std::int64_t worlds, const std::string& device, int threads) : scene(model.scene) {
@@ -99,19 +106,36 @@ struct PyBatch {
     }
     batch->upload();
     start();
+    if (assembles()) keepStartStatus();
+  }
+
+  void keepStartStatus() {
+    if (onDevice()) batch->download();
+    const BatchView<T> h = batch->hostView();
+    startStatus.assign(h.status, h.status + batch->numWorlds());
   }
 
   bool onDevice() const { return batch->backend() == Backend::Cuda; }
   bool assembles() const { return !scene->model->contacts().empty(); }
 
+  // The batch held for one call: its lock, and this thread as the owner until the call ends.
+  struct Held {
+    std::unique_lock<std::mutex> lock;
+    std::atomic<std::thread::id>* owner;
+    ~Held() { *owner = std::thread::id(); }  // before the lock is released
+  };
   // Holds the batch for one call; waits with the GIL released when another thread has it.
-  std::unique_lock<std::mutex> hold() {
+  Held hold() {
+    if (owner.load() == std::this_thread::get_id())
+      throw std::runtime_error("this batch is already in a call on this thread (a signal handler or __del__ "
+                               "called it while it ran): call it again once that call has returned");
     std::unique_lock<std::mutex> lock(mutex, std::try_to_lock);
     if (!lock.owns_lock()) {
       nb::gil_scoped_release release;
       lock.lock();
     }
-    return lock;
+    owner = std::this_thread::get_id();
+    return Held{std::move(lock), &owner};
   }
 
   // The end of the start of a run (the batch's state already uploaded): assembly onto the sphere
@@ -144,7 +168,9 @@ struct PyBatch {
     };
     std::vector<std::uint8_t> atInitial(W);
     for (std::int64_t w = 0; w < W; ++w) {
-      bool at = h.time[w] == T(0) && sameBits(h.q, h.initialQ, w, s.nq) && sameBits(h.u, h.initialU, w, s.nu);
+      // A world whose first step failed is back at its initial q and u, flagged: not at its start.
+      bool at = h.time[w] == T(0) && h.status[w] == startStatus[w] && sameBits(h.q, h.initialQ, w, s.nq) &&
+                sameBits(h.u, h.initialU, w, s.nu);
       for (int i = 0; i < s.nz && at; ++i) at = h.z[std::size_t(i) * W + w] == T(0);
       atInitial[w] = at;
     }
@@ -157,7 +183,7 @@ struct PyBatch {
     batch->assemble();
     batch->captureInitialState();
     batch->synchronize();
-    if (onDevice()) batch->download();
+    keepStartStatus();
     // The worlds at their initial state keep the new one; the others get their own state back.
     for (std::int64_t w = 0; w < W; ++w) {
       if (atInitial[w]) continue;
@@ -240,6 +266,7 @@ struct PyBatch {
     if (n < 0) throw std::invalid_argument("n must be >= 0, not " + std::to_string(n));
     const Integrator i = parseIntegrator(integrator);
     auto lock = hold();
+    batch->step(dt, 0, i);  // checks dt, also when n is 0, before anything runs
     prepare();
     std::int64_t slice = firstSlice();
     for (std::int64_t done = 0; done < n;) {

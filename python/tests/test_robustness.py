@@ -91,8 +91,41 @@ def test_ctrl_c_stops_a_long_step_after_whole_steps():
     assert lines[3] == "same states True", r.stdout
 
 
+class _Stop(Exception):
+    pass
+
+
+@pytest.mark.skipif(not hasattr(signal, "setitimer"), reason="needs signal.setitimer")
+def test_a_signal_handler_calling_the_stepping_batch_is_refused_not_deadlocked():
+    # Python runs signal handlers between the slices of a step, on the thread that holds the
+    # batch: a handler that calls the same batch must get an error, not wait for itself forever.
+    b = chain7(64)
+    seen = []
+
+    def handler(signum, frame):
+        try:
+            b.evaluate()
+        except RuntimeError as e:
+            seen.append(str(e))
+        raise _Stop()
+
+    previous = signal.signal(signal.SIGALRM, handler)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        with pytest.raises(_Stop):
+            b.step(10**9, dt=1e-3)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert len(seen) == 1 and "already in a call on this thread" in seen[0], seen
+    b.step(1, dt=1e-3)  # the batch is free again
+    assert np.all(b.time > 0)
+
+
 def test_step_takes_64_bit_counts():
     b = chain7(2)
+    with pytest.raises(ValueError, match="dt"):
+        b.step(0, dt=-1.0)  # checked even when there is nothing to step
     b.step(np.int64(3))
     b.step(3.0)
     assert b.time[0] == pytest.approx(6e-3)
@@ -204,6 +237,20 @@ def test_a_parameter_change_keeps_worlds_that_have_moved():
     b.evaluate()
     np.testing.assert_array_equal(b.q, moved)  # stepped worlds keep their state
     assert np.all(b.time == pytest.approx(0.01))
+
+
+def test_a_parameter_change_leaves_a_world_that_failed_flagged():
+    # A world whose first step failed is back at its initial q and u (time 0), flagged: a later
+    # parameter change must not take it for a world still at its start and clear the flag.
+    model = lockstep.load(scene("chain-7-seed.json"))
+    b = lockstep.Batch(model, 4, dtype="float64")
+    b.params["gravity.z"] = np.array([-1e300, -9.81, -9.81, -9.81])
+    b.step(1)
+    assert b.status[0] != 0 and np.all(b.status[1:] == 0), b.status
+    assert b.time[0] == 0
+    b.params["body.link7.mass"] = np.array([1.7, 1.7, 1.7, 1.7])
+    b.assemble()
+    assert b.status[0] != 0, "the failed world was un-flagged by the re-assembly"
 
 
 # ---- values that are not numbers -------------------------------------------------------------------

@@ -43,6 +43,8 @@ struct CpuOptions {
 
 // The threads of CpuOptions::threads 0: all cores (omp_get_max_threads()).
 int defaultCpuThreads();
+// CpuOptions::threads above this many per core are refused.
+constexpr int kMaxCpuThreadsPerCore = 8;
 
 // One instruction set's copy of the CPU backend's pack code (host/backends/cpu_pack_copies.h).
 struct CpuPackCopy;

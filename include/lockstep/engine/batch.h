@@ -16,7 +16,7 @@
 // CUDA graph; with setAutoReset(true) failed worlds restart on their own, each recording why.
 //
 // Threads: a Batch takes no lock; its calls must come from one thread at a time. Python's
-// lockstep.Batch holds a lock of its own around every call.
+// lockstep.Batch holds a lock of its own around every call but the making of field views.
 //
 // The class is implemented by job, in host/batch/: batch.cpp (construction, state, the backend
 // table every run goes through, recorded steps), parameters.cpp (per-world parameters by name and

@@ -32,5 +32,7 @@ StudyFile parseStudy(const std::string& json, const std::string& source, const s
 std::string studyJson(const StudyFile& f, Backend backend, const StudyResult& r, bool sketched);
 // One line per output: count, mean, stddev, min, max, standard error, 95% half-width, quantiles.
 std::string studyCsv(const StudySpec& spec, const StudyResult& r);
+// The distribution's name in study files: "uniform", "normal", "lognormal".
+const char* distributionName(Distribution d);
 
 }  // namespace lockstep

@@ -120,7 +120,7 @@ struct StudyOutcomes {
   void append(const StudyOutcomes& more);
 };
 
-// The value drawn for one world (before clipping to [min, max] is applied it is the raw draw).
+// The value drawn for one world, clipped to [min, max].
 double sampleVariation(const Variation& v, std::uint64_t seed, int variationIndex, std::int64_t world);
 
 // Sets a named parameter or initial-state value of world w (names above); validates it.
@@ -206,7 +206,8 @@ class MomentsAssembly {
 // (moments from the blocks, histograms, quantiles from the sketch; for studies too large to gather).
 enum class StudyReduction { Gather, OnRanks };
 
-// What a study leaves on rank 0 (the other ranks: result.worlds and result.flaggedWorlds).
+// What a study leaves on rank 0 (the other ranks: result.worlds and result.flaggedWorlds with
+// StudyReduction::OnRanks, nothing with Gather).
 struct StudyRun {
   StudyResult result;
   StudyOutcomes outcomes;  // every world's, when gathered
