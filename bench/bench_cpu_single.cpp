@@ -114,7 +114,7 @@ void oneStage(benchmark::State& state, const BenchScene& scene, Stage stage) {
         computeForces<T>(one.model, one.world, one.world.u, ws, zdot);
         break;
       case Stage::Factor:
-        factorArticulatedInertias<T>(one.model, ws);
+        factorArticulatedInertias<T>(one.model, one.world.params, ws);
         break;
       case Stage::Solve:
         solveArticulated<T>(one.model, ws, ws.Fb(), ws.tauTotal(), true, udot, ws.A_GB());

@@ -393,7 +393,7 @@ void countScene(const bench::BenchScene& scene) {
   rows.push_back({"kinematics", count([&] { computeKinematics<F>(w.model, world.params, world.q, world.u, ws); })});
   rows.push_back({"forces", count([&] { computeForces<F>(w.model, world, world.u, ws, ydot + (s.nq + s.nu)); })});
   rows.push_back(
-      {"sweep: factor (IA, U, D^-1)", count([&] { factorArticulatedInertias<F>(w.model, ws); })});
+      {"sweep: factor (IA, U, D^-1)", count([&] { factorArticulatedInertias<F>(w.model, world.params, ws); })});
   rows.push_back({"sweep: solve (pA, udot, A)", count([&] {
                     solveArticulated<F>(w.model, ws, ws.Fb(), ws.tauTotal(), true, ydot + s.nq,
                                         ws.A_GB());

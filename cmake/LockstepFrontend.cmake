@@ -6,6 +6,8 @@ find_package(CLI11 REQUIRED)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(URDFDOM REQUIRED IMPORTED_TARGET urdfdom)
 pkg_check_modules(LIBZIP REQUIRED IMPORTED_TARGET libzip)
+# MuJoCo's compiler reads MJCF (Debian's libmujoco-dev); the conversion is Lockstep's (host/io/mjcf.cpp).
+find_package(mujoco REQUIRED)
 
 # ---- the default scene, compiled in so that `lockstep` alone needs no file -----------------------
 set(_lockstep_builtin_scene ${PROJECT_SOURCE_DIR}/scenes/chain-7-seed.json)
@@ -24,6 +26,7 @@ add_library(lockstep_io STATIC
   host/io/embedded_scene_file.cpp
   host/io/text_file.cpp
   host/io/urdf.cpp
+  host/io/mjcf.cpp
   host/io/study_file.cpp
   host/io/study_report.cpp
   host/io/scene_description.cpp
@@ -34,7 +37,7 @@ target_include_directories(lockstep_io PRIVATE ${PROJECT_BINARY_DIR}/generated)
 # nlohmann_json and Eigen are header-only: the installed library needs only urdfdom's libraries.
 target_link_libraries(lockstep_io
   PUBLIC lockstep
-  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> PkgConfig::URDFDOM $<BUILD_INTERFACE:Eigen3::Eigen>)
+  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> PkgConfig::URDFDOM mujoco::mujoco $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep_io PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
 # ---- the command line ----------------------------------------------------------------------------
@@ -79,6 +82,7 @@ if(LOCKSTEP_BUILD_TESTS)
   add_executable(lockstep_frontend_tests
     tests/frontend/test_scene.cpp
     tests/frontend/test_urdf.cpp
+    tests/frontend/test_mjcf.cpp
     tests/frontend/test_cli.cpp
     tests/frontend/npz_reader.cpp
     tests/frontend/test_study_file.cpp
@@ -88,7 +92,7 @@ if(LOCKSTEP_BUILD_TESTS)
   )
   target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io Eigen3::Eigen GTest::gtest GTest::gtest_main
-                        PkgConfig::LIBZIP)
+                        PkgConfig::LIBZIP mujoco::mujoco)
   target_compile_definitions(lockstep_frontend_tests PRIVATE
     LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     LOCKSTEP_CLI="$<TARGET_FILE:lockstep_cli>")

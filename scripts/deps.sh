@@ -12,6 +12,8 @@ packages=(
   nlohmann-json3-dev       # scene files
   libcli11-dev             # the command line
   liburdfdom-dev           # URDF import
+  libmujoco-dev            # MJCF import through MuJoCo's own compiler, and MuJoCo as the tests' oracle
+  libqhull-dev             # named by libmujoco-dev's CMake package (its include directories)
   libzip-dev               # .npz output of the command line
   libdlpack-dev            # DLPack tensors for zero-copy observations
   libplplot-dev plplot-driver-cairo  # histogram plots of studies (PNG)

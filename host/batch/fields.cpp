@@ -70,6 +70,10 @@ Sizes sizesOf(const Model& m) {
   s.nGround = static_cast<std::int32_t>(m.groundContacts().size());
   s.nStops = static_cast<std::int32_t>(m.stops().size());
   s.nActuators = static_cast<std::int32_t>(m.actuators().size());
+  for (int i = 0; i < m.nu(); ++i) {
+    s.nArmatures += m.armature()[i] != 0;
+    s.nJointSprings += m.jointStiffness()[i] != 0;
+  }
   return s;
 }
 

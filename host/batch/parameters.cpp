@@ -1,6 +1,7 @@
 // Per-world parameters: the model's values as the shared defaults, one element's block of values
 // at a time (validated as the model builder validates that element), by public name for studies
 // and scenes, and the typed accessors of the C++ API, all over the one ParameterStore.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -73,6 +74,15 @@ std::vector<double> modelParameterBlock(const Model& m, ParamId id, int e) {
     case ParamId::gravity: appendVec3(v, m.gravity()); break;
     case ParamId::damping: v = {m.damping()[e]}; break;
     case ParamId::effortLimit: v = {m.effortLimit()[e]}; break;
+    case ParamId::armature: v = {m.armature()[e]}; break;
+    case ParamId::jointSpring: v = {m.jointStiffness()[e], m.springReference()[e]}; break;
+    case ParamId::actuatorControl: {
+      const Actuator* a = m.actuatorOnSpeed(e);
+      const double inf = std::numeric_limits<double>::infinity();
+      v = a ? std::vector<double>{a->desc.gear, a->desc.controlLower, a->desc.controlUpper}
+            : std::vector<double>{1.0, -inf, inf};
+      break;
+    }
     case ParamId::stopParams: {
       const JointStop* stop = m.stopOnSpeed(e);
       const double inf = std::numeric_limits<double>::infinity();
@@ -140,6 +150,28 @@ void validateParameterBlock(const Model& m, ParamId id, int e, const std::vector
     case ParamId::damping: validateNonNegative(v[0], where, "damping"); break;
     case ParamId::effortLimit:
       if (!(v[0] > 0)) throw ModelError(where + ": effort limit: must be > 0 (infinity: unbounded)");
+      break;
+    case ParamId::armature:
+      validateNonNegative(v[0], where, "armature");
+      if (v[0] != 0 && std::none_of(m.armature().begin(), m.armature().end(), [](double a) { return a != 0; }))
+        throw ModelError(where + ": armature: the model has none, so its code is compiled out of its steps; give "
+                         "some speed an armature in the model to set it per world");
+      break;
+    case ParamId::jointSpring:
+      validateNonNegative(v[0], where, "stiffness");
+      validateFinite(v[1], where, "reference");
+      if (v[0] != 0 && !speedHasCoordinate(m, e))
+        throw ModelError(where + ": stiffness: its mobilizer's qdot is not u; joint springs need a coordinate whose "
+                         "qdot is its speed");
+      if (v[0] != 0 &&
+          std::none_of(m.jointStiffness().begin(), m.jointStiffness().end(), [](double k) { return k != 0; }))
+        throw ModelError(where + ": stiffness: the model has no joint spring, so its code is compiled out of its "
+                         "steps; give some coordinate a stiffness in the model to set it per world");
+      break;
+    case ParamId::actuatorControl:
+      validateActuatorControl(v[0], v[1], v[2], where);
+      if ((v[0] != 1 || v[1] > -INFINITY || v[2] < INFINITY) && m.actuators().empty() && m.stops().empty())
+        throw ModelError(where + ": gear: " + kNoSpeedForces);
       break;
     case ParamId::stopParams:
       validateStopParameters(v[0], v[1], v[2], v[3], where);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <set>
 
 #include "scene_reader.h"
 #include "text_file.h"
@@ -49,11 +50,87 @@ Scene SceneReader::readUrdfFile(const std::string& path) {
   return std::move(scene_);
 }
 
+Scene SceneReader::readMjcfFile(const std::string& path) {
+  scene_.source = source_;
+  addMjcf(importMjcfFile(path), nullptr);
+  scene_.name = mjcf_->modelName.empty() ? stemOf(path) : mjcf_->modelName;
+  try {
+    scene_.model = builder_.build();
+    validateJointInertias(*scene_.model);
+  } catch (const ModelError& e) {
+    throw InputError(source_ + ": " + e.what());
+  }
+  scene_.q0 = mjcf_->q0;
+  scene_.u0 = scene_.model->defaultU();
+  scene_.simulation.dt = mjcf_->timestep;
+  return std::move(scene_);
+}
+
+void SceneReader::readMjcf(const JsonNode& node) {
+  node.expectObject({"path", "contact", "stops", "corner_radius_fraction", "geoms"});
+  if (rootHasUrdf_) node.fail("a scene takes one robot: \"urdf\" or \"mjcf\", not both");
+  const JsonNode pathNode = node.at("path");
+  std::string path = pathNode.string();
+  if (path.empty()) pathNode.fail("must not be empty");
+  if (path[0] != '/') path = baseDirectory_ + "/" + path;
+  MjcfOptions options;
+  if (auto c = node.find("contact")) {
+    c->expectObject({"stiffness", "dissipation", "transition_velocity"});
+    if (auto v = c->find("stiffness")) options.contactStiffness = v->nonNegative();
+    if (auto v = c->find("dissipation")) options.contactDissipation = v->nonNegative();
+    if (auto v = c->find("transition_velocity")) options.transitionVelocity = v->positive();
+  }
+  if (auto c = node.find("stops")) {
+    c->expectObject({"stiffness", "dissipation"});
+    if (auto v = c->find("stiffness")) options.stopStiffness = v->nonNegative();
+    if (auto v = c->find("dissipation")) options.stopDissipation = v->nonNegative();
+  }
+  if (auto v = node.find("corner_radius_fraction")) {
+    options.cornerRadiusFraction = v->positive();
+    if (options.cornerRadiusFraction >= 1) v->fail("must be < 1 (a fraction of the smallest half-size)");
+  }
+  if (auto g = node.find("geoms")) {
+    for (const auto& [name, e] : g->members()) {
+      e.expectObject({"stiffness", "dissipation", "friction"});
+      MjcfOptions::GeomMaterial m;
+      if (auto v = e.find("stiffness")) m.stiffness = v->nonNegative();
+      if (auto v = e.find("dissipation")) m.dissipation = v->nonNegative();
+      if (auto v = e.find("friction")) m.friction = v->nonNegative();
+      options.geoms[name] = m;
+    }
+  }
+  MjcfImport mjcf;
+  try {
+    mjcf = importMjcfFile(path, options);
+  } catch (const InputError& e) {
+    pathNode.fail(e.what());
+  }
+  if (auto g = node.find("geoms")) {
+    std::set<std::string> known;
+    for (const GroundContactDesc& d : mjcf.builder.groundContacts()) known.insert(d.name.substr(0, d.name.find_first_of(".@")));
+    for (const auto& [name, e] : g->members())
+      if (!known.count(name)) e.fail("no geom named " + inQuotes(name) + " touches the ground in " + path);
+  }
+  addMjcf(mjcf, &pathNode);
+}
+
+void SceneReader::addMjcf(const MjcfImport& mjcf, const JsonNode* node) {
+  builder_ = mjcf.builder;
+  for (const BodyDesc& b : mjcf.builder.bodies()) {
+    if (node) defineName(b.name, {b.name, Transformd::identity(), true}, *node);
+    else frames_[b.name] = {b.name, Transformd::identity(), true};
+  }
+  for (const SiteDesc& site : mjcf.builder.sites())
+    if (!frames_.count(site.name)) frames_[site.name] = {site.body, site.X_BS, false};
+  scene_.warnings.insert(scene_.warnings.end(), mjcf.warnings.begin(), mjcf.warnings.end());
+  mjcf_ = mjcf;
+}
+
 Scene SceneReader::read(const std::string& text) {
   const nlohmann::json document = io::parseDocument(text, source_);
   const JsonNode root(document, "", source_);
   // "study" belongs to the study reader (study_file.h); a scene file may carry one.
-  root.expectObject({"name", "description", "gravity", "urdf", "bodies", "linear_bushings", "spring_dampers",
+  root.expectObject({"name", "description", "gravity", "urdf", "mjcf", "bodies", "linear_bushings", "spring_dampers",
                      "sphere_contacts", "limits", "actuators", "ground", "initial_state", "simulation", "per_world",
                      "study"});
   scene_.source = source_;
@@ -62,6 +139,8 @@ Scene SceneReader::read(const std::string& text) {
   frames_["ground"] = {"ground", Transformd::identity(), true};
 
   if (auto urdf = root.find("urdf")) readUrdf(*urdf);
+  rootHasUrdf_ = root.has("urdf");
+  if (auto mjcf = root.find("mjcf")) readMjcf(*mjcf);
   if (auto g = root.find("gravity")) builder_.setGravity(g->vec3());
   if (auto bodies = root.find("bodies")) readBodies(*bodies);
   if (auto e = root.find("linear_bushings"))
@@ -83,8 +162,9 @@ Scene SceneReader::read(const std::string& text) {
   for (const Body& b : model.bodies()) joints_[b.jointName] = &b;
   resolveTargets();
 
-  scene_.q0 = model.defaultQ();
+  scene_.q0 = mjcf_ ? mjcf_->q0 : model.defaultQ();
   scene_.u0 = model.defaultU();
+  if (mjcf_) scene_.simulation.dt = mjcf_->timestep;
   if (auto s = root.find("initial_state")) readState(*s, scene_.q0, scene_.u0);
   if (auto s = root.find("simulation")) readSimulation(*s);
   if (auto p = root.find("per_world"))
@@ -356,6 +436,8 @@ Scene parseScene(const std::string& json, const std::string& source, const std::
 Scene loadSceneFile(const std::string& path, const SceneOptions& options) {
   if (path.size() > 5 && path.compare(path.size() - 5, 5, ".urdf") == 0)
     return io::SceneReader(path, io::directoryOf(path), options).readUrdfFile(path);
+  if (isMjcfPath(path) && !options.urdfRoot)
+    return io::SceneReader(path, io::directoryOf(path), options).readMjcfFile(path);
   if (options.urdfRoot)
     throw InputError(path + ": a root joint (--root) applies to a .urdf file read on its own; a scene file sets "
                      "\"root_joint\" in its \"urdf\" entry");

@@ -16,6 +16,7 @@
 
 #include "json_node.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/mjcf.h"
 #include "lockstep/io/urdf.h"
 
 namespace lockstep::io {
@@ -45,6 +46,10 @@ class SceneReader {
   // and simulation settings.
   Scene readUrdfFile(const std::string& path);
 
+  // An MJCF file on its own: its robot, ground contacts, stops and actuators with MjcfOptions'
+  // defaults, MuJoCo's qpos0 as the initial state and opt.timestep as the time step.
+  Scene readMjcfFile(const std::string& path);
+
   // A scene file: the model, its stops and actuators, then the state, settings and per-world values.
   Scene read(const std::string& text);
 
@@ -73,6 +78,12 @@ class SceneReader {
   }
 
   void readUrdf(const JsonNode& node);
+
+  // "mjcf": {"path", "contact": {"stiffness", "dissipation", "transition_velocity"}, "stops":
+  // {"stiffness", "dissipation"}, "corner_radius_fraction", "geoms": {name: {"stiffness",
+  // "dissipation", "friction"}}}: the robot with its elements, its names as frames.
+  void readMjcf(const JsonNode& node);
+  void addMjcf(const MjcfImport& mjcf, const JsonNode* node);
 
   // Adds an imported robot's bodies and link names; `node` is where a name clash is reported.
   void addRobot(const UrdfImport& urdf, const JsonNode& node);
@@ -186,6 +197,8 @@ class SceneReader {
   // welded into a body), in the order of Model::bushings(), springs() and contacts().
   std::vector<std::pair<Transformd, Transformd>> bushingEnds_, springEnds_, contactEnds_;
   std::vector<UrdfCollisionSphere> urdfCollisionSpheres_;
+  std::optional<MjcfImport> mjcf_;  // the MJCF robot, when the scene has one
+  bool rootHasUrdf_ = false;
 };
 
 }  // namespace lockstep::io

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include "lockstep/physics/force_elements.h"
@@ -229,6 +230,17 @@ void validateActuatorParameters(double mode, double kp, double kd, const std::st
   validateNonNegative(kd, where, "kd");
 }
 
+void validateActuatorControl(double gear, double controlLower, double controlUpper, const std::string& where) {
+  validateFinite(gear, where, "gear");
+  if (std::isnan(controlLower)) throw ModelError(where + ": control lower: must be a number (-infinity: unbounded)");
+  if (std::isnan(controlUpper)) throw ModelError(where + ": control upper: must be a number (infinity: unbounded)");
+  if (controlLower > controlUpper) {
+    std::ostringstream os;
+    os << where << ": control lower: must be <= control upper (got " << controlLower << " > " << controlUpper << ")";
+    throw ModelError(os.str());
+  }
+}
+
 namespace {
 const char* const kActuatorModeNames[3] = {"torque", "position", "velocity"};
 }  // namespace
@@ -346,6 +358,16 @@ ModelBuilder& ModelBuilder::addActuator(const ActuatorDesc& actuator) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::addSite(const SiteDesc& site) {
+  sites_.push_back(site);
+  return *this;
+}
+
+ModelBuilder& ModelBuilder::addSensor(const SensorDesc& sensor) {
+  sensors_.push_back(sensor);
+  return *this;
+}
+
 ModelBuilder ModelBuilder::fromModel(const Model& m) {
   ModelBuilder mb;
   mb.setGravity(m.gravity());
@@ -360,6 +382,9 @@ ModelBuilder ModelBuilder::fromModel(const Model& m) {
     d.mass = b.mass;
     d.damping.assign(m.damping().begin() + b.uOffset, m.damping().begin() + b.uOffset + b.nu);
     d.effortLimit.assign(m.effortLimit().begin() + b.uOffset, m.effortLimit().begin() + b.uOffset + b.nu);
+    d.armature.assign(m.armature().begin() + b.uOffset, m.armature().begin() + b.uOffset + b.nu);
+    d.stiffness.assign(m.jointStiffness().begin() + b.uOffset, m.jointStiffness().begin() + b.uOffset + b.nu);
+    d.springReference.assign(m.springReference().begin() + b.uOffset, m.springReference().begin() + b.uOffset + b.nu);
     mb.addBody(d);
   }
   for (const LinearBushing& e : m.bushings()) mb.addLinearBushing(e.desc);
@@ -368,6 +393,8 @@ ModelBuilder ModelBuilder::fromModel(const Model& m) {
   for (const GroundContact& e : m.groundContacts()) mb.addGroundContact(e.desc);
   for (const JointStop& e : m.stops()) mb.addJointStop(e.desc);
   for (const Actuator& e : m.actuators()) mb.addActuator(e.desc);
+  for (const Site& e : m.sites()) mb.addSite(e.desc);
+  for (const SensorDesc& e : m.sensors()) mb.addSensor(e);
   return mb;
 }
 
@@ -441,7 +468,24 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     if (!d.effortLimit.empty() && static_cast<int>(d.effortLimit.size()) != b.nu)
       throw ModelError(where + ": effort limit: expected " + std::to_string(b.nu) + " values, got " +
                        std::to_string(d.effortLimit.size()));
+    for (const auto& [values, field] : {std::pair<const std::vector<double>*, const char*>{&d.armature, "armature"},
+                                        {&d.stiffness, "stiffness"}, {&d.springReference, "spring reference"}})
+      if (!values->empty() && static_cast<int>(values->size()) != b.nu)
+        throw ModelError(where + ": " + field + ": expected " + std::to_string(b.nu) + " values, got " +
+                         std::to_string(values->size()));
     for (int k = 0; k < b.nu; ++k) {
+      const double a = d.armature.empty() ? 0.0 : d.armature[k];
+      validateNonNegative(a, where, "armature");
+      m.armature_.push_back(a);
+      const double ks = d.stiffness.empty() ? 0.0 : d.stiffness[k];
+      const double q0 = d.springReference.empty() ? 0.0 : d.springReference[k];
+      validateNonNegative(ks, where, "stiffness");
+      validateFinite(q0, where, "spring reference");
+      if (ks != 0 && !mobilizerQdotIsU(d.mobilizer))
+        throw ModelError(where + ": stiffness: a " + std::string(mobilizerName(d.mobilizer)) +
+                         " mobilizer's qdot is not u; joint springs need coordinates whose qdot is their speed");
+      m.jointStiffness_.push_back(ks);
+      m.springReference_.push_back(q0);
       const double c = d.damping.empty() ? 0.0 : d.damping[k];
       validateNonNegative(c, where, "damping");
       m.damping_.push_back(c);
@@ -555,8 +599,20 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     coordinateOf(d.coordinate, where, &e.q, &e.u);
     if (actuated[e.u]++) throw ModelError(where + ": coordinate: has two actuators");
     validateActuatorParameters(static_cast<int>(d.mode), d.kp, d.kd, where);
+    validateActuatorControl(d.gear, d.controlLower, d.controlUpper, where);
     m.actuators_.push_back(e);
   }
+
+  std::set<std::string> siteNames;
+  for (const SiteDesc& d : sites_) {
+    const std::string where = "site " + quoted(d.name);
+    if (d.name.empty()) throw ModelError("site: name: must not be empty");
+    if (!siteNames.insert(d.name).second) throw ModelError(where + ": name: defined twice");
+    if (d.body != "ground" && !newIndex.count(d.body)) throw ModelError(where + ": body: no body named " + quoted(d.body));
+    validateTransform(d.X_BS, where, "X_BS");
+    m.sites_.push_back({d, d.body == "ground" ? -1 : newIndex.at(d.body)});
+  }
+  m.sensors_ = sensors_;
 
   if (m.numConstraintEquations() > kMaxConstraintEquationsPerWorld)
     throw ModelError("model: sphere contacts: " + std::to_string(m.numConstraintEquations()) +

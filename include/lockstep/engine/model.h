@@ -48,6 +48,10 @@ struct BodyDesc {
   MassProperties mass;
   std::vector<double> damping;    // viscous damping per generalized speed (empty: none); >= 0
   std::vector<double> effortLimit;  // |tau| bound per generalized speed (empty: unbounded); > 0
+  std::vector<double> armature;   // rotor inertia added to the joint inertia per speed (empty: none); >= 0
+  // A linear spring -stiffness (q - springReference) per coordinate whose qdot is its speed (empty:
+  // none; Ball and Free take none); stiffness >= 0.
+  std::vector<double> stiffness, springReference;
 };
 
 // A body as stored in a built Model, in topological order (parents before children).
@@ -147,6 +151,28 @@ struct ActuatorDesc {
   std::string coordinate;  // a name of Model::qNames() (of a coordinate whose qdot is u)
   ActuatorMode mode = ActuatorMode::Position;
   double kp = 0, kd = 0;  // >= 0
+  // The action on the speed taken as a control (MJCF's motor): clamped to [controlLower,
+  // controlUpper], times the gear. The defaults leave the action a mobility force.
+  double gear = 1;  // finite
+  double controlLower = -std::numeric_limits<double>::infinity();  // <= controlUpper
+  double controlUpper = std::numeric_limits<double>::infinity();
+};
+
+// A site: a named frame S fixed on a body (MJCF's <site>), for observations and sensors.
+struct SiteDesc {
+  std::string name;
+  std::string body;                          // a body, or "ground"
+  Transformd X_BS = Transformd::identity();  // S on the body
+};
+
+// A sensor definition kept by name (MJCF's <sensor>): what it measures ("jointpos", "framepos",
+// "gyro", ...), of which object ("joint", "site", "body") and its name. Lockstep keeps the
+// definitions; the tasks compute them.
+struct SensorDesc {
+  std::string name;
+  std::string type;
+  std::string objectType;
+  std::string object;
 };
 
 // The same, as stored in a built Model: bodies resolved to indices (-1 for Ground).
@@ -174,6 +200,10 @@ struct Actuator {
   ActuatorDesc desc;
   int q, u;
 };
+struct Site {
+  SiteDesc desc;
+  int body;
+};
 
 const char* mobilizerName(MobilizerType t);
 // Parses "pin", "Pin", "free", ...; throws ModelError naming the accepted values otherwise.
@@ -192,6 +222,9 @@ class Model {
   const Vec3d& gravity() const { return gravity_; }
   const std::vector<double>& damping() const { return damping_; }          // [nu]
   const std::vector<double>& effortLimit() const { return effortLimit_; }  // [nu], +inf if unbounded
+  const std::vector<double>& armature() const { return armature_; }        // [nu]
+  const std::vector<double>& jointStiffness() const { return jointStiffness_; }    // [nu]
+  const std::vector<double>& springReference() const { return springReference_; }  // [nu]
   const std::vector<double>& defaultQ() const { return defaultQ_; }        // [nq]
   const std::vector<double>& defaultU() const { return defaultU_; }        // [nu]
   // Column names for output: "<joint>" for one-coordinate mobilizers, "<joint>.<axis>" otherwise
@@ -214,6 +247,8 @@ class Model {
   int numConstraintEquations() const;
   const std::vector<JointStop>& stops() const { return stops_; }
   const std::vector<Actuator>& actuators() const { return actuators_; }
+  const std::vector<Site>& sites() const { return sites_; }
+  const std::vector<SensorDesc>& sensors() const { return sensors_; }
   // The stop and the actuator on generalized speed u, nullptr where there is none.
   const JointStop* stopOnSpeed(int u) const;
   const Actuator* actuatorOnSpeed(int u) const;
@@ -225,7 +260,7 @@ class Model {
   friend class ModelBuilder;
   std::vector<Body> bodies_;
   Vec3d gravity_ = Vec3d::zero();
-  std::vector<double> damping_, effortLimit_, defaultQ_, defaultU_;
+  std::vector<double> damping_, effortLimit_, armature_, jointStiffness_, springReference_, defaultQ_, defaultU_;
   std::vector<std::string> qNames_, uNames_, zNames_;
   std::vector<LinearBushing> bushings_;
   std::vector<SpringDamper> springs_;
@@ -233,6 +268,8 @@ class Model {
   std::vector<GroundContact> groundContacts_;
   std::vector<JointStop> stops_;
   std::vector<Actuator> actuators_;
+  std::vector<Site> sites_;
+  std::vector<SensorDesc> sensors_;
   int nq_ = 0, nu_ = 0, nz_ = 0;
 };
 
@@ -247,6 +284,8 @@ class ModelBuilder {
   ModelBuilder& addGroundContact(const GroundContactDesc& contact);
   ModelBuilder& addJointStop(const JointStopDesc& stop);
   ModelBuilder& addActuator(const ActuatorDesc& actuator);
+  ModelBuilder& addSite(const SiteDesc& site);
+  ModelBuilder& addSensor(const SensorDesc& sensor);
   // Validates and freezes the model. Throws ModelError on the first problem found.
   std::shared_ptr<const Model> build() const;
   // A builder holding everything of a built model (to extend or change it and build again).
@@ -259,6 +298,8 @@ class ModelBuilder {
   const std::vector<GroundContactDesc>& groundContacts() const { return groundContacts_; }
   const std::vector<JointStopDesc>& stops() const { return stops_; }
   const std::vector<ActuatorDesc>& actuators() const { return actuators_; }
+  const std::vector<SiteDesc>& sites() const { return sites_; }
+  const std::vector<SensorDesc>& sensors() const { return sensors_; }
 
  private:
   Vec3d gravity_ = Vec3d::zero();
@@ -269,6 +310,8 @@ class ModelBuilder {
   std::vector<GroundContactDesc> groundContacts_;
   std::vector<JointStopDesc> stops_;
   std::vector<ActuatorDesc> actuators_;
+  std::vector<SiteDesc> sites_;
+  std::vector<SensorDesc> sensors_;
 };
 
 // Refuses, naming the body and its mobilizer, a moving mobilizer whose body and every body outboard
@@ -291,6 +334,8 @@ void validateGroundMaterial(const GroundMaterial& material, const std::string& w
 void validateStopParameters(double lower, double upper, double stiffness, double dissipation, const std::string& where);
 // mode 0, 1 or 2; kp, kd >= 0.
 void validateActuatorParameters(double mode, double kp, double kd, const std::string& where);
+// A finite gear; controlLower <= controlUpper (either may be infinite, neither NaN).
+void validateActuatorControl(double gear, double controlLower, double controlUpper, const std::string& where);
 
 // Checks of single parameters, shared by the builder and by per-world setters. Each throws
 // ModelError("<where>: <field>: <reason>").

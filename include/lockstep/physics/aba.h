@@ -33,11 +33,15 @@ LOCKSTEP_HD_INLINE void subtractOuter(ArticulatedInertia<T>& P, const SpatialVec
 }
 
 // The configuration-dependent half of pass 2: articulated inertias, U, D^-1. After
-// computeKinematics. Leaves Ia_i (after the joint's projection) in the IA slots. Returns StatusFlag
-// bits (kStatusSingularMassMatrix when some D_i is singular).
+// computeKinematics. D_i = ~H_i U_i + diag(armature_i): a rotor's inertia adds to its own speed's
+// diagonal of the mass matrix, and so to D (MJCF's armature). Leaves Ia_i (after the joint's
+// projection) in the IA slots. Returns StatusFlag bits (kStatusSingularMassMatrix when some D_i is
+// singular).
 template <class T>
-LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, const Workspace<T>& ws) {
+LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, const WorldParams<T>& params,
+                                                  const Workspace<T>& ws) {
   const int nb = model.sizes.nb;
+  const bool armature = model.sizes.nArmatures > 0;
   StatusOf<T> status = StatusOf<T>(kStatusOk);
   for (int b = nb - 1; b >= 0; --b) {
     const BodyTopology topo = model.body[b];
@@ -49,7 +53,7 @@ LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, con
       const SpatialVec<T> H = loadSpatialVec<T>(ws.H(topo.uOffset));
       const SpatialVec<T> U = Ia * H;
       storeSpatialVec(ws.U(topo.uOffset), U);
-      const T D = dot(H, U);
+      const T D = armature ? dot(H, U) + T(params.armature[topo.uOffset]) : dot(H, U);
       const MaskOf<T> finite = isFiniteT(D);
       const MaskOf<T> positive = D > T(0);
       if (!allLanes(positive & finite)) {
@@ -67,6 +71,7 @@ LOCKSTEP_HD StatusOf<T> factorArticulatedInertias(const ModelView<T>& model, con
         U[j] = Ia * loadSpatialVec<T>(ws.H(topo.uOffset + j));
         storeSpatialVec(ws.U(topo.uOffset + j), U[j]);
         for (int i = 0; i <= j; ++i) D[i * n + j] = D[j * n + i] = dot(loadSpatialVec<T>(ws.H(topo.uOffset + i)), U[j]);
+        if (armature) D[j * n + j] += params.armature[topo.uOffset + j];
       }
       const MaskOf<T> ok = invertSymmetricPositiveDefinite(D, n, Dinv);
       if (!allLanes(ok)) {
@@ -185,9 +190,9 @@ LOCKSTEP_HD void solveArticulated(const ModelView<T>& model, const Workspace<T>&
 // Unconstrained forward dynamics after computeKinematics and computeForces: udot and the body
 // accelerations A_GB (workspace). Returns StatusFlag bits.
 template <class T>
-LOCKSTEP_HD StatusOf<T> computeArticulatedAccelerations(const ModelView<T>& model, const Workspace<T>& ws,
-                                                        Strided<T> udot) {
-  const StatusOf<T> status = factorArticulatedInertias(model, ws);
+LOCKSTEP_HD StatusOf<T> computeArticulatedAccelerations(const ModelView<T>& model, const WorldParams<T>& params,
+                                                        const Workspace<T>& ws, Strided<T> udot) {
+  const StatusOf<T> status = factorArticulatedInertias(model, params, ws);
   if (allLanes(failed(status))) return status;
   solveArticulated<T>(model, ws, ws.Fb(), ws.tauTotal(), true, udot, ws.A_GB());
   return status;

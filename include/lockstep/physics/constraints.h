@@ -403,7 +403,7 @@ LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const Worl
       status |= flagIf(going, kStatusConstraintFailed);
       break;
     }
-    status = firstFailure(status, statusIf(going, factorArticulatedInertias(model, ws)));
+    status = firstFailure(status, statusIf(going, factorArticulatedInertias(model, w.params, ws)));
     going = going & !failed(status);
     if (!anyLane(going)) break;
     const T scale = buildConstraintMatrix(model, w.params, ws, EquationSet::Holonomic);
@@ -441,7 +441,7 @@ LOCKSTEP_HD StatusOf<T> projectConstraints(const ModelView<T>& model, const Worl
   const MaskOf<T> project =
       lanes & (constraintErrors(model, w.params, ws, EquationSet::All, rhs) > tol) & !failed(status);
   if (anyLane(project)) {
-    status = firstFailure(status, statusIf(project, factorArticulatedInertias(model, ws)));
+    status = firstFailure(status, statusIf(project, factorArticulatedInertias(model, w.params, ws)));
     const MaskOf<T> ok = project & !failed(status);
     if (!anyLane(ok)) return status;
     const T scale = buildConstraintMatrix(model, w.params, ws, EquationSet::All);

@@ -227,18 +227,33 @@ LOCKSTEP_HD_INLINE JointStopQuantities<T> evaluateJointStop(T q, T u, T lower, T
   return r;
 }
 
-// The mobility force an actuator applies on speed i: the user's action tau plus, by mode (0 torque,
+// The mobility force an actuator applies on speed i: the user's action tau taken as a control
+// (clamped to [controlLower, controlUpper], times the gear: MJCF's motor), plus, by mode (0 torque,
 // 1 position, 2 velocity), kp (target position - q) + kd (target velocity - u) (Simbody's
 // MobilityLinearSpring with q0 at the target, plus a MobilityLinearDamper about the target
-// velocity), clamped to [-limit, limit]. q is the speed's coordinate (0 where it has none; only
-// torque mode is allowed there).
+// velocity), clamped to [-limit, limit]. A gear of 1 and an unbounded control range leave tau as it
+// is, bit for bit. q is the speed's coordinate (0 where it has none; only torque mode is allowed there).
 template <class T>
 LOCKSTEP_HD_INLINE T actuatorEffort(T tau, T q, T u, T targetPosition, T targetVelocity, T mode, T kp, T kd,
-                                    T limit) {
+                                    T gear, T controlLower, T controlUpper, T limit) {
+  const T control = selectT(tau > controlUpper, controlUpper, selectT(tau < controlLower, controlLower, tau));
   const T kpOn = selectT(mode == T(1), kp, T(0));
   const T kdOn = selectT(mode == T(0), T(0), kd);
-  const T effort = tau + kpOn * (targetPosition - q) + kdOn * (targetVelocity - u);
+  const T effort = gear * control + kpOn * (targetPosition - q) + kdOn * (targetVelocity - u);
   return selectT(effort > limit, limit, selectT(effort < -limit, -limit, effort));
+}
+
+// A linear spring on a coordinate whose rate is its speed (MJCF's joint stiffness about springref):
+// f = -k (q - reference), potential energy k (q - reference)^2 / 2.
+template <class T>
+struct JointSpringQuantities {
+  T force;
+  T potentialEnergy;
+};
+template <class T>
+LOCKSTEP_HD_INLINE JointSpringQuantities<T> evaluateJointSpring(T q, T stiffness, T reference) {
+  const T x = q - reference;
+  return {-stiffness * x, T(0.5) * stiffness * x * x};
 }
 
 }  // namespace lockstep

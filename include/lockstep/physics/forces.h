@@ -1,7 +1,7 @@
 // Stage 2, forces: every applied force of one world, accumulated by source into the total body
 // forces Fb (at each Bo, in G) and total mobility forces tauTotal of the workspace, in a fixed
 // order (so results are reproducible): the user's mobility forces plus the PD actuators (together
-// clamped to the effort limits) and body forces, gravity, viscous joint damping, joint stops, linear bushings,
+// clamped to the effort limits) and body forces, gravity, viscous joint damping, joint springs, joint stops, linear bushings,
 // linear spring-dampers, ground contacts. Each source also reports its potential energy and the
 // power it dissipates; the dissipated powers are the derivatives of the auxiliary states z: one
 // per bushing, one for joint damping, joint stops and spring-dampers, one for minus the power of
@@ -89,8 +89,9 @@ LOCKSTEP_HD_INLINE SpeedForces<T> evaluateSpeedForces(const Sizes& s, const Worl
     return {selectT(tau > limit, limit, selectT(tau < -limit, -limit, tau)), {T(0), T(0), T(0)}};
   }
   const Strided<const T> target = targetAt(w, i), gains = actuatorGainsAt(w.params, i);
-  const Strided<const T> stop = stopParamsAt(w.params, i);
-  return {actuatorEffort(T(w.tau[i]), q, u, T(target[0]), T(target[1]), gains[0], gains[1], gains[2], limit),
+  const Strided<const T> stop = stopParamsAt(w.params, i), control = actuatorControlAt(w.params, i);
+  return {actuatorEffort(T(w.tau[i]), q, u, T(target[0]), T(target[1]), gains[0], gains[1], gains[2], control[0],
+                         control[1], control[2], limit),
           evaluateJointStop(q, u, stop[0], stop[1], stop[2], stop[3])};
 }
 
@@ -119,11 +120,18 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
     const BodyTopology topo = model.body[b];
     for (int k = 0; k < topo.nu; ++k) {
       const int i = topo.uOffset + k;
-      const SpeedForces<T> f = evaluateSpeedForces(s, w, i, coordinateOfSpeed<T>(topo, w.q, k), T(u[i]));
+      const T q = coordinateOfSpeed<T>(topo, w.q, k);
+      const SpeedForces<T> f = evaluateSpeedForces(s, w, i, q, T(u[i]));
       const T c = w.params.damping[i];
       tauTotal[i] = f.effort - c * u[i];
       otherDissipation += c * u[i] * u[i];
       actuatorPower += f.effort * u[i];
+      if (s.nJointSprings > 0) {
+        const Strided<const T> spring = jointSpringAt(w.params, i);
+        const JointSpringQuantities<T> js = evaluateJointSpring(q, spring[0], spring[1]);
+        tauTotal[i] += js.force;
+        out.elementPotential += js.potentialEnergy;
+      }
       if (s.nStops == 0 && s.nActuators == 0) continue;
       tauTotal[i] += f.stop.force;
       otherDissipation += f.stop.powerDissipation;
@@ -167,10 +175,11 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
   return out;
 }
 
-// Kinetic energy and gravitational potential energy of one world, after computeKinematics.
+// Kinetic energy (the rotors' armature u^2 / 2 included) and gravitational potential energy of one
+// world, after computeKinematics.
 template <class T>
 LOCKSTEP_HD void computeEnergy(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
-                               T* kinetic, T* gravitational) {
+                               Strided<const T> u, T* kinetic, T* gravitational) {
   const Vec3<T> g = loadVec3<T>(params.gravity);
   T ke = T(0), pe = T(0);
   for (int b = 0; b < model.sizes.nb; ++b) {
@@ -178,6 +187,8 @@ LOCKSTEP_HD void computeEnergy(const ModelView<T>& model, const WorldParams<T>& 
     ke += I.kineticEnergy(bodyVelocity(ws, b));
     pe -= I.m * dot(g, bodyOrigin(ws, b) + I.c);
   }
+  if (model.sizes.nArmatures > 0)
+    for (int i = 0; i < model.sizes.nu; ++i) ke += T(0.5) * params.armature[i] * u[i] * u[i];
   *kinetic = ke;
   *gravitational = pe;
 }

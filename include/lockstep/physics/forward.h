@@ -23,7 +23,7 @@ LOCKSTEP_HD ForceSummary<T> forwardDynamics(const ModelView<T>& model, const Wor
   computeKinematics<T>(model, w.params, w.q, w.u, ws);
   ForceSummary<T> f = computeForces<T>(model, w, w.u, ws, zdot);
   if (!allLanes(failed(f.status)))
-    f.status = firstFailure(f.status, computeArticulatedAccelerations<T>(model, ws, udot));
+    f.status = firstFailure(f.status, computeArticulatedAccelerations<T>(model, w.params, ws, udot));
   if constexpr (kConstraints) {
     if (!allLanes(failed(f.status)))
       f.status = firstFailure(f.status, solveConstraints<T>(model, w.params, ws, udot, lambda));

@@ -32,6 +32,8 @@ struct Sizes {
   std::int32_t nGround = 0;  // ground contacts (spheres on bodies against half-spaces on Ground)
   std::int32_t nStops = 0, nActuators = 0;  // joint stops and PD actuators the model declares (none:
                                             // the per-speed stop and PD code is skipped)
+  std::int32_t nArmatures = 0, nJointSprings = 0;  // speeds with armature, with a joint spring (none:
+                                                   // their code is skipped)
 };
 
 // What the components of a per-world field are counted per: component c of a field is element
@@ -124,12 +126,18 @@ enum class Role : std::int8_t {
     "mass, center of mass p_BC, central inertia in B")                                                                 \
   X(T, gravity, Per::World, Role::Parameter, "gravity", "x y z", "gravity, in G")                                      \
   X(T, damping, Per::Speed, Role::Parameter, "damping", "", "viscous joint damping per generalized speed")             \
+  X(T, armature, Per::Speed, Role::Parameter, "armature", "",                                                      \
+    "rotor inertia added to the joint inertia of each generalized speed (MJCF armature)")                             \
+  X(T, jointSpring, Per::Speed, Role::Parameter, "joint_spring", "stiffness reference",                            \
+    "linear spring -stiffness (q - reference) on the coordinate of a speed whose qdot is u (MJCF stiffness, springref)") \
   X(T, effortLimit, Per::Speed, Role::Parameter, "effort_limit", "",                                                 \
     "bound on |action + PD| per generalized speed")                                                                   \
   X(T, stopParams, Per::Speed, Role::Parameter, "stop", "lower upper stiffness dissipation",                         \
     "joint stop (Simbody MobilityLinearStop) on the coordinate of a speed whose qdot is u; bounds +/-inf: none")      \
   X(T, actuatorGains, Per::Speed, Role::Parameter, "actuator", "mode kp kd",                                         \
     "actuator mode (0 torque, 1 position, 2 velocity) and PD gains per generalized speed")                            \
+  X(T, actuatorControl, Per::Speed, Role::Parameter, "actuator", "gear control_lower control_upper",               \
+    "the action of an actuated speed as a control: clamped to [control_lower, control_upper], times the gear")       \
   X(T, bushingFrames, Per::Bushing, Role::Parameter, "bushing",                                                        \
     "X_B1F.r00 X_B1F.r01 X_B1F.r02 X_B1F.r10 X_B1F.r11 X_B1F.r12 X_B1F.r20 X_B1F.r21 X_B1F.r22 X_B1F.x X_B1F.y X_B1F.z " \
     "X_B2M.r00 X_B2M.r01 X_B2M.r02 X_B2M.r10 X_B2M.r11 X_B2M.r12 X_B2M.r20 X_B2M.r21 X_B2M.r22 X_B2M.x X_B2M.y X_B2M.z", \

@@ -182,7 +182,7 @@ LOCKSTEP_HD StatusOf<T> evaluateOutputs(const ModelView<T>& model, const WorldVi
     for (int i = 0; i < s.nu; ++i) w.udot[i] = selectT(bad, T(0) / T(0), T(w.udot[i]));
   }
   T ke, pe;
-  computeEnergy<T>(model, w.params, ws, &ke, &pe);
+  computeEnergy<T>(model, w.params, ws, Strided<const T>(w.u), &ke, &pe);
   w.energy[0] = ke;
   w.energy[1] = pe + f.elementPotential;
   observeWorld(model, w, ws, /*kinematicsCurrent=*/true);

@@ -1,0 +1,638 @@
+// MJCF import (mjcf.h): MuJoCo's compiler reads and compiles the XML; this file converts the
+// compiled mjModel into Lockstep bodies, mobilizers and force elements, and checks that nothing
+// the model says is silently lost.
+#include "lockstep/io/mjcf.h"
+
+#include "lockstep/io/urdf.h"  // reexpressMassProperties, combineMassProperties
+
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <sstream>
+
+namespace lockstep {
+
+namespace {
+
+struct MjModelDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+};
+using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
+
+std::string inQuotes(const std::string& s) { return "'" + s + "'"; }
+
+Vec3d vec3(const mjtNum* v) { return {{v[0], v[1], v[2]}}; }
+
+Rotationd rotationOfQuaternion(const mjtNum* q) {
+  const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  return Rotationd::fromQuaternion(q[0] / n, q[1] / n, q[2] / n, q[3] / n);
+}
+
+Transformd poseOf(const mjtNum* pos, const mjtNum* quat) { return {rotationOfQuaternion(quat), vec3(pos)}; }
+
+// The rotation R with R * from = to (unit vectors): the shortest one, or a half turn about an axis
+// perpendicular to `from` when to = -from.
+Rotationd rotationTaking(const Vec3d& from, const Vec3d& to) {
+  const Vec3d v = cross(from, to);
+  const double s = norm(v), c = dot(from, to);
+  if (s < 1e-15) {
+    if (c > 0) return Rotationd::identity();
+    const Vec3d other = std::abs(from[0]) < 0.9 ? Vec3d{{1, 0, 0}} : Vec3d{{0, 1, 0}};
+    const Vec3d axis = cross(from, other);
+    return Rotationd::aboutUnitVector(axis / norm(axis), M_PI);
+  }
+  return Rotationd::aboutUnitVector(v / s, std::atan2(s, c));
+}
+
+std::string nameOf(const mjModel* m, mjtObj type, int id, const std::string& fallback) {
+  const char* name = mj_id2name(m, type, id);
+  return name && *name ? std::string(name) : fallback;
+}
+
+const char* jointTypeName(int type) {
+  switch (type) {
+    case mjJNT_FREE: return "free";
+    case mjJNT_BALL: return "ball";
+    case mjJNT_SLIDE: return "slide";
+    case mjJNT_HINGE: return "hinge";
+  }
+  return "unknown";
+}
+
+const char* geomTypeName(int type) {
+  switch (type) {
+    case mjGEOM_PLANE: return "plane";
+    case mjGEOM_HFIELD: return "hfield";
+    case mjGEOM_SPHERE: return "sphere";
+    case mjGEOM_CAPSULE: return "capsule";
+    case mjGEOM_ELLIPSOID: return "ellipsoid";
+    case mjGEOM_CYLINDER: return "cylinder";
+    case mjGEOM_BOX: return "box";
+    case mjGEOM_MESH: return "mesh";
+  }
+  return "other";
+}
+
+const char* sensorTypeName(int type) {
+  switch (type) {
+    case mjSENS_TOUCH: return "touch";
+    case mjSENS_ACCELEROMETER: return "accelerometer";
+    case mjSENS_VELOCIMETER: return "velocimeter";
+    case mjSENS_GYRO: return "gyro";
+    case mjSENS_FORCE: return "force";
+    case mjSENS_TORQUE: return "torque";
+    case mjSENS_MAGNETOMETER: return "magnetometer";
+    case mjSENS_RANGEFINDER: return "rangefinder";
+    case mjSENS_JOINTPOS: return "jointpos";
+    case mjSENS_JOINTVEL: return "jointvel";
+    case mjSENS_TENDONPOS: return "tendonpos";
+    case mjSENS_TENDONVEL: return "tendonvel";
+    case mjSENS_ACTUATORPOS: return "actuatorpos";
+    case mjSENS_ACTUATORVEL: return "actuatorvel";
+    case mjSENS_ACTUATORFRC: return "actuatorfrc";
+    case mjSENS_BALLQUAT: return "ballquat";
+    case mjSENS_BALLANGVEL: return "ballangvel";
+    case mjSENS_FRAMEPOS: return "framepos";
+    case mjSENS_FRAMEQUAT: return "framequat";
+    case mjSENS_FRAMEXAXIS: return "framexaxis";
+    case mjSENS_FRAMEYAXIS: return "frameyaxis";
+    case mjSENS_FRAMEZAXIS: return "framezaxis";
+    case mjSENS_FRAMELINVEL: return "framelinvel";
+    case mjSENS_FRAMEANGVEL: return "frameangvel";
+    case mjSENS_FRAMELINACC: return "framelinacc";
+    case mjSENS_FRAMEANGACC: return "frameangacc";
+    case mjSENS_SUBTREECOM: return "subtreecom";
+    case mjSENS_SUBTREELINVEL: return "subtreelinvel";
+    case mjSENS_SUBTREEANGMOM: return "subtreeangmom";
+    case mjSENS_CLOCK: return "clock";
+  }
+  return "other";
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (std::size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
+  return s;
+}
+
+// MuJoCo's compiler reports through its global warning handler (and, for internal errors, its error
+// handler, which would end the process): both are routed into exceptions and a list while one
+// thread compiles.
+std::mutex gCompileMutex;
+thread_local std::vector<std::string>* gCompileWarnings = nullptr;
+void collectWarning(const char* text) {
+  if (gCompileWarnings) gCompileWarnings->push_back(text);
+}
+void throwError(const char* text) { throw InputError(std::string("MuJoCo: ") + text); }
+
+MjModelPtr compile(const std::string& path, std::vector<std::string>* warnings) {
+  {
+    std::ifstream probe(path);
+    if (!probe) throw InputError(path + ": cannot open the file: " + std::strerror(errno));
+  }
+  std::lock_guard<std::mutex> lock(gCompileMutex);
+  gCompileWarnings = warnings;
+  void (*previousWarning)(const char*) = mju_user_warning;
+  void (*previousError)(const char*) = mju_user_error;
+  mju_user_warning = collectWarning;
+  mju_user_error = throwError;
+  char error[1024] = "";
+  mjModel* m = nullptr;
+  try {
+    m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
+  } catch (...) {
+    mju_user_warning = previousWarning;
+    mju_user_error = previousError;
+    gCompileWarnings = nullptr;
+    throw;
+  }
+  mju_user_warning = previousWarning;
+  mju_user_error = previousError;
+  gCompileWarnings = nullptr;
+  if (!m) throw InputError(path + ": MuJoCo's compiler: " + (error[0] ? std::string(error) : "failed"));
+  if (error[0]) warnings->push_back(std::string("MuJoCo's compiler: ") + error);
+  return MjModelPtr(m);
+}
+
+// Converts one compiled model. Each MuJoCo body maps to a placement: the Lockstep body that
+// carries it ("ground" for static bodies) and its frame L on that body.
+class Converter {
+ public:
+  struct Placement {
+    std::string body;
+    Transformd X_BL;
+  };
+
+  Converter(const mjModel* m, const std::string& source, const MjcfOptions& options)
+      : m_(m), source_(source), options_(options) {}
+
+  MjcfImport run() {
+    refuseUnsupported();
+    out_.modelName = m_->names[0] ? std::string(m_->names) : "";
+    out_.timestep = m_->opt.timestep;
+    out_.mujocoNq = m_->nq;
+    out_.mujocoNv = m_->nv;
+    builder_.setGravity(vec3(m_->opt.gravity));
+    placeBodies();
+    addActuators();
+    for (const BodyDesc& d : bodies_) builder_.addBody(d);
+    addStops();
+    addGroundContacts();
+    addSitesAndSensors();
+    warnIgnored();
+    try {
+      out_.model = builder_.build();
+    } catch (const ModelError& e) {
+      throw InputError(source_ + ": " + e.what());
+    }
+    for (MjcfJoint& j : out_.joints) {
+      const Body& b = out_.model->body(out_.model->bodyIndex(bodyOfJoint_.at(j.name)));
+      j.qOffset = b.qOffset;
+      j.uOffset = b.uOffset;
+    }
+    for (MjcfActuator& a : out_.actuators) {
+      for (const MjcfJoint& j : out_.joints)
+        if (j.name == a.joint) a.u = j.uOffset;
+    }
+    out_.q0 = qFromMujoco(out_, m_->qpos0);
+    out_.builder = builder_;
+    return std::move(out_);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& element, const std::string& reason) const {
+    throw InputError(source_ + ": " + element + ": " + reason);
+  }
+
+  std::string bodyName(int b) const { return b == 0 ? "ground" : nameOf(m_, mjOBJ_BODY, b, "body" + std::to_string(b)); }
+  std::string jointName(int j) const {
+    return nameOf(m_, mjOBJ_JOINT, j, bodyName(m_->jnt_bodyid[j]) + ".joint" + std::to_string(j));
+  }
+  std::string geomName(int g) const {
+    return nameOf(m_, mjOBJ_GEOM, g, bodyName(m_->geom_bodyid[g]) + ".geom" + std::to_string(g));
+  }
+
+  void refuseUnsupported() {
+    if (m_->neq > 0)
+      fail("equality " + inQuotes(nameOf(m_, mjOBJ_EQUALITY, 0, "#0")),
+           "equality constraints have no Lockstep counterpart (remove them, or model the loop otherwise)");
+    if (m_->opt.density != 0 || m_->opt.viscosity != 0)
+      fail("option", "fluid forces (density, viscosity) have no Lockstep counterpart");
+    for (int t = 0; t < m_->ntendon; ++t) {
+      if (m_->tendon_stiffness[t] != 0 || m_->tendon_damping[t] != 0)
+        fail("tendon " + inQuotes(nameOf(m_, mjOBJ_TENDON, t, "#" + std::to_string(t))),
+             "tendon stiffness and damping have no Lockstep counterpart");
+      if (m_->tendon_limited[t]) ignored_["tendon limits"].push_back(nameOf(m_, mjOBJ_TENDON, t, "#" + std::to_string(t)));
+    }
+    for (int j = 0; j < m_->njnt; ++j)
+      for (int k = 0; k < dofsOf(m_->jnt_type[j]); ++k)
+        if (m_->dof_frictionloss[m_->jnt_dofadr[j] + k] > 0) {
+          ignored_["frictionloss"].push_back(jointName(j));
+          break;
+        }
+  }
+
+  static int dofsOf(int type) { return type == mjJNT_FREE ? 6 : type == mjJNT_BALL ? 3 : 1; }
+
+  // Per-dof values of joint j in Lockstep's speed order (a free joint's angular dofs first).
+  std::vector<double> perSpeed(const mjtNum* values, int j) const {
+    const int d = m_->jnt_dofadr[j];
+    if (m_->jnt_type[j] == mjJNT_FREE)
+      return {values[d + 3], values[d + 4], values[d + 5], values[d], values[d + 1], values[d + 2]};
+    return std::vector<double>(values + d, values + d + dofsOf(m_->jnt_type[j]));
+  }
+
+  void placeBodies() {
+    placement_.assign(m_->nbody, {"ground", Transformd::identity()});
+    for (int b = 1; b < m_->nbody; ++b) {
+      const int parent = m_->body_parentid[b];
+      const Transformd X_PL = placement_[parent].X_BL * poseOf(m_->body_pos + 3 * b, m_->body_quat + 4 * b);
+      const int nj = m_->body_jntnum[b];
+      const MassProperties mass = massOf(b);
+      if (nj == 0) {  // welded into its parent
+        placement_[b] = {placement_[parent].body, X_PL};
+        if (placement_[parent].body != "ground") {
+          BodyDesc& carrier = bodies_[bodyIndex_.at(placement_[parent].body)];
+          carrier.mass = combineMassProperties(carrier.mass, reexpressMassProperties(X_PL, mass));
+        }
+        continue;
+      }
+      std::string parentBody = placement_[parent].body;
+      Transformd X_PF0 = X_PL;  // the first joint's frames start at the body's pose in its parent
+      for (int k = 0; k < nj; ++k) {
+        const int j = m_->body_jntadr[b] + k;
+        const int type = m_->jnt_type[j];
+        const std::string joint = jointName(j);
+        BodyDesc d;
+        d.name = k == nj - 1 ? bodyName(b) : bodyName(b) + "." + joint;
+        d.parent = parentBody;
+        d.jointName = joint;
+        const Transformd anchor = Transformd::translation(vec3(m_->jnt_pos + 3 * j));
+        const Vec3d axis = vec3(m_->jnt_axis + 3 * j);
+        const double q0 = m_->qpos0[m_->jnt_qposadr[j]];
+        switch (type) {
+          case mjJNT_HINGE: {
+            const Transformd A{rotationTaking({{0, 0, 1}}, axis / norm(axis)), Vec3d::zero()};
+            d.mobilizer = MobilizerType::Pin;
+            d.X_BM = anchor * A;
+            d.X_PF = X_PF0 * d.X_BM * Transformd{Rotationd::aboutAxis(2, -q0), Vec3d::zero()};
+            break;
+          }
+          case mjJNT_SLIDE: {
+            const Transformd A{rotationTaking({{1, 0, 0}}, axis / norm(axis)), Vec3d::zero()};
+            d.mobilizer = MobilizerType::Slider;
+            d.X_BM = anchor * A;
+            d.X_PF = X_PF0 * d.X_BM * Transformd::translation({{-q0, 0, 0}});
+            break;
+          }
+          case mjJNT_BALL:
+            d.mobilizer = MobilizerType::Ball;
+            d.X_BM = anchor;
+            d.X_PF = X_PF0 * anchor;
+            break;
+          case mjJNT_FREE:
+            if (parentBody != "ground" || nj != 1)
+              fail("joint " + inQuotes(joint), "a free joint must be the only joint of a body on the world body");
+            d.mobilizer = MobilizerType::Free;  // MuJoCo's free joint ignores the body's pose: q gives it
+            d.X_PF = Transformd::identity();
+            d.X_BM = Transformd::identity();
+            break;
+          default: fail("joint " + inQuotes(joint), "unknown joint type " + std::to_string(type));
+        }
+        d.damping = perSpeed(m_->dof_damping, j);
+        d.armature = perSpeed(m_->dof_armature, j);
+        if (m_->jnt_stiffness[j] != 0) {
+          if (type == mjJNT_BALL || type == mjJNT_FREE)
+            fail("joint " + inQuotes(joint), std::string("stiffness on a ") + jointTypeName(type) +
+                                                 " joint has no Lockstep counterpart (hinges and slides only)");
+          d.stiffness = {m_->jnt_stiffness[j]};
+          d.springReference = {m_->qpos_spring[m_->jnt_qposadr[j]]};
+        }
+        if (k == nj - 1) d.mass = mass;
+        bodyIndex_[d.name] = static_cast<int>(bodies_.size());
+        bodyOfJoint_[joint] = d.name;
+        jointBodyDesc_[j] = static_cast<int>(bodies_.size());
+        bodies_.push_back(d);
+        out_.joints.push_back({joint, type, m_->jnt_qposadr[j], m_->jnt_dofadr[j], 0, 0});
+        parentBody = d.name;
+        X_PF0 = Transformd::identity();  // the next joint's frames are on this joint's body
+      }
+      placement_[b] = {bodyName(b), Transformd::identity()};
+    }
+  }
+
+  MassProperties massOf(int b) const {
+    MassProperties mp;
+    mp.mass = m_->body_mass[b];
+    mp.com = vec3(m_->body_ipos + 3 * b);
+    const Rotationd R = rotationOfQuaternion(m_->body_iquat + 4 * b);
+    const mjtNum* I = m_->body_inertia + 3 * b;
+    Mat33<double> Ic;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c) Ic.m[r][c] = 0;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < 3; ++k) Ic.m[r][c] += R.R.m[r][k] * I[k] * R.R.m[c][k];
+    mp.inertia = {Ic.m[0][0], Ic.m[1][1], Ic.m[2][2], Ic.m[0][1], Ic.m[0][2], Ic.m[1][2]};
+    return mp;
+  }
+
+  void addActuators() {
+    std::set<int> driven;
+    for (int i = 0; i < m_->nu; ++i) {
+      const std::string name = nameOf(m_, mjOBJ_ACTUATOR, i, "actuator" + std::to_string(i));
+      const std::string where = "actuator " + inQuotes(name);
+      if (m_->actuator_trntype[i] != mjTRN_JOINT)
+        fail(where, "only joint transmissions are supported (tendon, site and other transmissions are not)");
+      const int j = m_->actuator_trnid[2 * i];
+      const int type = m_->jnt_type[j];
+      if (type != mjJNT_HINGE && type != mjJNT_SLIDE)
+        fail(where, std::string("drives a ") + jointTypeName(type) + " joint; actuators drive hinges and slides");
+      if (!driven.insert(j).second) fail(where, "a second actuator on joint " + inQuotes(jointName(j)) + " (one per joint)");
+      if (m_->actuator_dyntype[i] != mjDYN_NONE)
+        fail(where, "actuator dynamics (dyntype) have no Lockstep counterpart (motor, position and velocity only)");
+      if (m_->actuator_gaintype[i] != mjGAIN_FIXED)
+        fail(where, "a gain that is not fixed has no Lockstep counterpart (motor, position and velocity only)");
+      const double gain = m_->actuator_gainprm[i * mjNGAIN];
+      const mjtNum* bias = m_->actuator_biasprm + i * mjNBIAS;
+      const double gear = m_->actuator_gear[6 * i];
+      ActuatorDesc a;
+      a.coordinate = jointName(j);
+      MjcfActuator info{name, "motor", jointName(j), 0, gear, false};
+      if (m_->actuator_biastype[i] == mjBIAS_NONE) {
+        a.mode = ActuatorMode::Torque;
+        a.gear = gear * gain;
+        if (m_->actuator_ctrllimited[i]) {
+          a.controlLower = m_->actuator_ctrlrange[2 * i];
+          a.controlUpper = m_->actuator_ctrlrange[2 * i + 1];
+        }
+      } else if (m_->actuator_biastype[i] == mjBIAS_AFFINE && bias[0] == 0 && gain != 0 && bias[1] == -gain) {
+        info.kind = "position";
+        info.drivesTarget = true;
+        a.mode = ActuatorMode::Position;
+        a.kp = gain * gear * gear;
+        a.kd = -bias[2] * gear * gear;
+      } else if (m_->actuator_biastype[i] == mjBIAS_AFFINE && bias[0] == 0 && bias[1] == 0 && gain != 0 &&
+                 bias[2] == -gain) {
+        info.kind = "velocity";
+        info.drivesTarget = true;
+        a.mode = ActuatorMode::Velocity;
+        a.kd = gain * gear * gear;
+      } else {
+        fail(where, "a general actuator other than a motor, position or velocity servo has no Lockstep counterpart");
+      }
+      if (info.drivesTarget && gear == 0) fail(where, "gear: must not be 0");
+      if (m_->actuator_forcelimited[i]) {
+        const double lo = m_->actuator_forcerange[2 * i], hi = m_->actuator_forcerange[2 * i + 1];
+        if (lo != -hi || !(hi > 0))
+          fail(where, "forcerange: Lockstep's effort limits are symmetric and positive (got [" + std::to_string(lo) +
+                          ", " + std::to_string(hi) + "])");
+        BodyDesc& d = bodies_[jointBodyDesc_.at(j)];
+        d.effortLimit = {std::abs(gear) * hi};
+      }
+      builder_.addActuator(a);
+      out_.actuators.push_back(info);
+    }
+  }
+
+  void addStops() {
+    for (int j = 0; j < m_->njnt; ++j) {
+      if (!m_->jnt_limited[j]) continue;
+      const int type = m_->jnt_type[j];
+      if (type != mjJNT_HINGE && type != mjJNT_SLIDE) {
+        ignored_["limits of ball joints"].push_back(jointName(j));
+        continue;
+      }
+      JointStopDesc s;
+      s.coordinate = jointName(j);
+      s.lower = m_->jnt_range[2 * j];
+      s.upper = m_->jnt_range[2 * j + 1];
+      s.stiffness = options_.stopStiffness;
+      s.dissipation = options_.stopDissipation;
+      builder_.addJointStop(s);
+    }
+  }
+
+  bool touches(int g, int plane) const {
+    return (m_->geom_contype[g] & m_->geom_conaffinity[plane]) || (m_->geom_contype[plane] & m_->geom_conaffinity[g]);
+  }
+
+  void addGroundContacts() {
+    std::vector<int> planes;
+    for (int g = 0; g < m_->ngeom; ++g) {
+      const bool onGround = placement_[m_->geom_bodyid[g]].body == "ground";
+      const int type = m_->geom_type[g];
+      if (type == mjGEOM_PLANE && onGround) planes.push_back(g);
+      else if (type == mjGEOM_PLANE) ignored_["planes on moving bodies"].push_back(geomName(g));
+      else if (onGround && (m_->geom_contype[g] || m_->geom_conaffinity[g]))
+        ignored_["static geoms other than planes"].push_back(geomName(g));
+    }
+    for (int g = 0; g < m_->ngeom; ++g) {
+      const Placement& p = placement_[m_->geom_bodyid[g]];
+      if (p.body == "ground") continue;
+      for (int plane : planes) {
+        if (!touches(g, plane)) continue;
+        const int type = m_->geom_type[g];
+        if (type != mjGEOM_SPHERE && type != mjGEOM_CAPSULE && type != mjGEOM_BOX && type != mjGEOM_CYLINDER) {
+          ignored_[std::string(geomTypeName(type)) + " geoms on the ground"].push_back(geomName(g));
+          break;
+        }
+        addShape(g, plane, planes.size() > 1, p);
+      }
+    }
+  }
+
+  // The spheres that stand for geom g against one plane.
+  void addShape(int g, int plane, bool namePlane, const Placement& p) {
+    const Transformd X_BG = p.X_BL * poseOf(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g);
+    const mjtNum* size = m_->geom_size + 3 * g;
+    const Transformd X_GP = poseOf(m_->geom_pos + 3 * plane, m_->geom_quat + 4 * plane);
+    const Transformd X_GPl = placement_[m_->geom_bodyid[plane]].X_BL * X_GP;
+    const std::string name = geomName(g) + (namePlane ? "@" + geomName(plane) : "");
+    GroundContactDesc d;
+    d.body = p.body;
+    d.planeNormal = X_GPl.R * Vec3d{{0, 0, 1}};
+    d.planePoint = X_GPl.p;
+    d.material.stiffness = options_.contactStiffness;
+    d.material.dissipation = options_.contactDissipation;
+    d.material.transitionVelocity = options_.transitionVelocity;
+    const double mu = std::max(m_->geom_friction[3 * g], m_->geom_friction[3 * plane]);
+    d.material.staticFriction = d.material.dynamicFriction = mu;
+    if (auto it = options_.geoms.find(geomName(g)); it != options_.geoms.end()) {
+      if (it->second.stiffness >= 0) d.material.stiffness = it->second.stiffness;
+      if (it->second.dissipation >= 0) d.material.dissipation = it->second.dissipation;
+      if (it->second.friction >= 0) d.material.staticFriction = d.material.dynamicFriction = it->second.friction;
+    }
+    auto sphere = [&](const std::string& suffix, const Vec3d& p_G, double radius) {
+      GroundContactDesc s = d;
+      s.name = name + suffix;
+      s.center = X_BG * p_G;
+      s.radius = radius;
+      builder_.addGroundContact(s);
+    };
+    switch (m_->geom_type[g]) {
+      case mjGEOM_SPHERE: sphere("", Vec3d::zero(), size[0]); break;
+      case mjGEOM_CAPSULE:
+        sphere(".0", {{0, 0, -size[1]}}, size[0]);
+        sphere(".1", {{0, 0, size[1]}}, size[0]);
+        break;
+      case mjGEOM_BOX: {
+        const double r = options_.cornerRadiusFraction * std::min({size[0], size[1], size[2]});
+        for (int c = 0; c < 8; ++c)
+          sphere(".corner" + std::to_string(c),
+                 {{(c & 1 ? 1 : -1) * (size[0] - r), (c & 2 ? 1 : -1) * (size[1] - r), (c & 4 ? 1 : -1) * (size[2] - r)}}, r);
+        break;
+      }
+      case mjGEOM_CYLINDER: {
+        const double r = options_.cornerRadiusFraction * std::min(size[0], size[1]);
+        for (int end = 0; end < 2; ++end)
+          for (int k = 0; k < 8; ++k) {
+            const double a = k * M_PI / 4;
+            sphere(".rim" + std::to_string(end * 8 + k),
+                   {{(size[0] - r) * std::cos(a), (size[0] - r) * std::sin(a), (end ? 1 : -1) * (size[1] - r)}}, r);
+          }
+        break;
+      }
+    }
+  }
+
+  void addSitesAndSensors() {
+    for (int s = 0; s < m_->nsite; ++s) {
+      const Placement& p = placement_[m_->site_bodyid[s]];
+      builder_.addSite({nameOf(m_, mjOBJ_SITE, s, "site" + std::to_string(s)), p.body,
+                        p.X_BL * poseOf(m_->site_pos + 3 * s, m_->site_quat + 4 * s)});
+    }
+    for (int s = 0; s < m_->nsensor; ++s) {
+      const int objType = m_->sensor_objtype[s], objId = m_->sensor_objid[s];
+      const char* typeName = mju_type2Str(objType);
+      builder_.addSensor({nameOf(m_, mjOBJ_SENSOR, s, "sensor" + std::to_string(s)), sensorTypeName(m_->sensor_type[s]),
+                          typeName ? typeName : "", objId >= 0 ? nameOf(m_, static_cast<mjtObj>(objType), objId, "") : ""});
+    }
+  }
+
+  void warnIgnored() {
+    for (const auto& [what, names] : ignored_)
+      out_.warnings.push_back(source_ + ": ignored (no Lockstep counterpart): " + what + ": " + joined(names));
+  }
+
+  const mjModel* m_;
+  std::string source_;
+  MjcfOptions options_;
+  MjcfImport out_;
+  ModelBuilder builder_;
+  std::vector<BodyDesc> bodies_;
+  std::map<std::string, int> bodyIndex_;
+  std::map<int, int> jointBodyDesc_;
+  std::map<std::string, std::string> bodyOfJoint_;
+  std::vector<Placement> placement_;
+  std::map<std::string, std::vector<std::string>> ignored_;
+};
+
+Rotationd rotationOfQ(const double* q) { return rotationOfQuaternion(q); }
+
+}  // namespace
+
+bool isMjcfPath(const std::string& path) {
+  return path.size() > 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
+}
+
+MjcfImport importMjcfFile(const std::string& path, const MjcfOptions& options) {
+  std::vector<std::string> compilerWarnings;
+  const MjModelPtr m = compile(path, &compilerWarnings);
+  MjcfImport out = Converter(m.get(), path, options).run();
+  for (const std::string& w : compilerWarnings) out.warnings.push_back(path + ": " + w);
+  return out;
+}
+
+std::vector<double> qFromMujoco(const MjcfImport& m, const double* qpos) {
+  std::vector<double> q(m.model->nq());
+  for (const MjcfJoint& j : m.joints) {
+    const double* p = qpos + j.qposAdr;
+    switch (j.type) {
+      case mjJNT_FREE:
+        for (int k = 0; k < 4; ++k) q[j.qOffset + k] = p[3 + k];
+        for (int k = 0; k < 3; ++k) q[j.qOffset + 4 + k] = p[k];
+        break;
+      case mjJNT_BALL:
+        for (int k = 0; k < 4; ++k) q[j.qOffset + k] = p[k];
+        break;
+      default: q[j.qOffset] = p[0];
+    }
+  }
+  return q;
+}
+
+std::vector<double> uFromMujoco(const MjcfImport& m, const double* qpos, const double* qvel) {
+  std::vector<double> u(m.model->nu());
+  for (const MjcfJoint& j : m.joints) {
+    const double* v = qvel + j.dofAdr;
+    switch (j.type) {
+      case mjJNT_FREE: {
+        const Vec3d w = rotationOfQ(qpos + j.qposAdr + 3) * Vec3d{{v[3], v[4], v[5]}};
+        for (int k = 0; k < 3; ++k) {
+          u[j.uOffset + k] = w[k];
+          u[j.uOffset + 3 + k] = v[k];
+        }
+        break;
+      }
+      case mjJNT_BALL: {
+        const Vec3d w = rotationOfQ(qpos + j.qposAdr) * Vec3d{{v[0], v[1], v[2]}};
+        for (int k = 0; k < 3; ++k) u[j.uOffset + k] = w[k];
+        break;
+      }
+      default: u[j.uOffset] = v[0];
+    }
+  }
+  return u;
+}
+
+std::vector<double> qToMujoco(const MjcfImport& m, const std::vector<double>& q) {
+  std::vector<double> qpos(m.mujocoNq);
+  for (const MjcfJoint& j : m.joints) {
+    double* p = qpos.data() + j.qposAdr;
+    switch (j.type) {
+      case mjJNT_FREE:
+        for (int k = 0; k < 4; ++k) p[3 + k] = q[j.qOffset + k];
+        for (int k = 0; k < 3; ++k) p[k] = q[j.qOffset + 4 + k];
+        break;
+      case mjJNT_BALL:
+        for (int k = 0; k < 4; ++k) p[k] = q[j.qOffset + k];
+        break;
+      default: p[0] = q[j.qOffset];
+    }
+  }
+  return qpos;
+}
+
+std::vector<double> uToMujoco(const MjcfImport& m, const std::vector<double>& q, const std::vector<double>& u) {
+  std::vector<double> qvel(m.mujocoNv);
+  for (const MjcfJoint& j : m.joints) {
+    double* v = qvel.data() + j.dofAdr;
+    switch (j.type) {
+      case mjJNT_FREE: {
+        const Vec3d w = rotationOfQ(q.data() + j.qOffset).invTimes({{u[j.uOffset], u[j.uOffset + 1], u[j.uOffset + 2]}});
+        for (int k = 0; k < 3; ++k) {
+          v[k] = u[j.uOffset + 3 + k];
+          v[3 + k] = w[k];
+        }
+        break;
+      }
+      case mjJNT_BALL: {
+        const Vec3d w = rotationOfQ(q.data() + j.qOffset).invTimes({{u[j.uOffset], u[j.uOffset + 1], u[j.uOffset + 2]}});
+        for (int k = 0; k < 3; ++k) v[k] = w[k];
+        break;
+      }
+      default: v[0] = u[j.uOffset];
+    }
+  }
+  return qvel;
+}
+
+}  // namespace lockstep
