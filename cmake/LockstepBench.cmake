@@ -26,6 +26,13 @@ add_executable(lockstep_bench_parse bench/bench_parse.cpp)
 target_link_libraries(lockstep_bench_parse PRIVATE lockstep_io benchmark::benchmark)
 target_compile_options(lockstep_bench_parse PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
+# MuJoCo's mj_step on the MJCF robots, the anchor of Lockstep's MJCF figures (bench/README.md).
+find_package(mujoco REQUIRED)
+add_executable(lockstep_bench_mujoco bench/bench_mujoco_step.cpp)
+target_link_libraries(lockstep_bench_mujoco PRIVATE mujoco::mujoco benchmark::benchmark)
+target_compile_definitions(lockstep_bench_mujoco PRIVATE LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+target_compile_options(lockstep_bench_mujoco PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+
 # Tests of the throughput measurement.
 if(LOCKSTEP_BUILD_TESTS)
   add_executable(lockstep_throughput_tests tests/test_throughput.cpp)

@@ -153,7 +153,8 @@ std::string describeScene(const Scene& scene) {
                 bodyName(m, e.bodyB).c_str(), format(e.desc.p_BQ).c_str(), e.desc.freeLength, e.desc.stiffness,
                 e.desc.damping);
   }
-  appendf(out, "ground contacts %zu\n", m.groundContacts().size());
+  appendf(out, "ground contacts %zu (spheres on bodies against half-spaces on Ground; contacts between moving "
+              "bodies are not modelled)\n", m.groundContacts().size());
   for (const GroundContact& c : m.groundContacts()) {
     const GroundMaterial& p = c.desc.material;
     appendf(out, "  ground contact '%s': %s sphere at %s radius %g; half-space normal %s through %s; E %g, c %g, "
@@ -179,8 +180,12 @@ std::string describeScene(const Scene& scene) {
       if (t.velocity != 0) std::snprintf(target + std::strlen(target), sizeof target - std::strlen(target),
                                          ", velocity target %g", t.velocity);
     }
-    appendf(out, "  actuator on %-16s %s, kp %g, kd %g, effort limit %g%s\n", e.desc.coordinate.c_str(),
-                actuatorModeName(e.desc.mode), e.desc.kp, e.desc.kd, m.effortLimit()[e.u], target);
+    char control[160] = "";
+    if (e.desc.gear != 1 || std::isfinite(e.desc.controlLower) || std::isfinite(e.desc.controlUpper))
+      std::snprintf(control, sizeof control, ", action a control in [%g, %g] times gear %g", e.desc.controlLower,
+                    e.desc.controlUpper, e.desc.gear);
+    appendf(out, "  actuator on %-16s %s, kp %g, kd %g, effort limit %g%s%s\n", e.desc.coordinate.c_str(),
+                actuatorModeName(e.desc.mode), e.desc.kp, e.desc.kd, m.effortLimit()[e.u], control, target);
   }
   appendf(out, "constraints   %zu (%d equations)\n", m.contacts().size(), m.numConstraintEquations());
   for (const SphereContact& c : m.contacts()) {
@@ -190,19 +195,38 @@ std::string describeScene(const Scene& scene) {
                 c.desc.enforceRolling ? "rolling" : "no rolling", c.desc.enabledByDefault ? "enabled" : "disabled");
   }
 
+  if (!m.sites().empty()) {
+    appendf(out, "sites         %zu\n", m.sites().size());
+    for (const Site& site : m.sites())
+      appendf(out, "  site '%s' on %s at %s\n", site.desc.name.c_str(), bodyName(m, site.body).c_str(),
+                  format(site.desc.X_BS.p).c_str());
+  }
+  if (!m.sensors().empty()) {
+    appendf(out, "sensors       %zu (definitions kept, not computed by the engine)\n", m.sensors().size());
+    for (const SensorDesc& sensor : m.sensors())
+      appendf(out, "  sensor '%s': %s of %s '%s'\n", sensor.name.c_str(), sensor.type.c_str(), sensor.objectType.c_str(),
+                  sensor.object.c_str());
+  }
+
   appendf(out, "parameters\n");
   for (int b = 0; b < m.numBodies(); ++b) {
     const Body& body = m.body(b);
-    std::vector<double> damping, limits;
+    std::vector<double> damping, limits, armature, stiffness, reference;
     for (int k = 0; k < body.nu; ++k) {
       damping.push_back(m.damping()[body.uOffset + k]);
       limits.push_back(m.effortLimit()[body.uOffset + k]);
+      armature.push_back(m.armature()[body.uOffset + k]);
+      stiffness.push_back(m.jointStiffness()[body.uOffset + k]);
+      reference.push_back(m.springReference()[body.uOffset + k]);
     }
-    const bool damped = std::any_of(damping.begin(), damping.end(), [](double c) { return c != 0; });
+    auto nonzero = [](const std::vector<double>& v) { return std::any_of(v.begin(), v.end(), [](double x) { return x != 0; }); };
     const bool limited = std::any_of(limits.begin(), limits.end(), [](double e) { return std::isfinite(e); });
-    if (damped || limited) {
-      appendf(out, "  joint %-20s damping %s, effort limit %s\n", body.jointName.c_str(), format(damping).c_str(),
-                  format(limits).c_str());
+    if (nonzero(damping) || limited || nonzero(armature) || nonzero(stiffness)) {
+      std::string extra;
+      if (nonzero(armature)) extra += ", armature " + format(armature);
+      if (nonzero(stiffness)) extra += ", spring stiffness " + format(stiffness) + " about " + format(reference);
+      appendf(out, "  joint %-20s damping %s, effort limit %s%s\n", body.jointName.c_str(), format(damping).c_str(),
+                  format(limits).c_str(), extra.c_str());
     }
   }
   const SimulationSettings& s = scene.simulation;

@@ -80,7 +80,8 @@ class Model:
 
 def load(path: Union[str, os.PathLike, Mapping[str, Any], None] = None, root: str = "fixed",
          repair_inertia: bool = False) -> Model:
-    """Reads a scene file (docs/scene-format.md), a URDF file, or a scene given as a dict; None
+    """Reads a scene file (docs/scene-format.md), a URDF file, an MJCF file (.xml, compiled by
+    MuJoCo's own compiler: docs/mjcf.md), or a scene given as a dict; None
     gives the built-in chain-7-seed scene. root="free" puts a URDF robot's root link on a Free
     mobilizer named "root" (the scene's urdf.root_joint); repair_inertia replaces physically invalid
     URDF inertias by the nearest valid ones, with a warning each (Model.warnings)."""
@@ -95,6 +96,8 @@ def load(path: Union[str, os.PathLike, Mapping[str, Any], None] = None, root: st
         text = json.dumps(scene)
         return Model(_ext.parse_scene(text, "<dict>", os.getcwd(), repair_inertia))
     path = os.fspath(path)
+    if root != "fixed" and path.endswith(".xml"):
+        raise ValueError(f'root="{root}": an MJCF file ({path}) says its own joints (a <freejoint/> on its root body)')
     if root == "fixed":
         return Model(_ext.load_scene(path, repair_inertia))
     base = os.path.dirname(os.path.abspath(path))

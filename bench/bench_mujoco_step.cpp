@@ -1,0 +1,43 @@
+// MuJoCo's own step on Gymnasium's MJCF robots (models/mjcf/), one thread, for the side-by-side
+// figures of bench/README.md ("MJCF robots"): mj_step with MuJoCo's own timestep, contacts and
+// integrator, as Gymnasium runs it. Reports steps per second and simulated seconds per wall second.
+// Lockstep's side of the comparison is `lockstep bench scenes/<robot>.json` on the same machine.
+#include <benchmark/benchmark.h>
+#include <mujoco/mujoco.h>
+
+#include <string>
+
+namespace {
+
+void mujocoStep(benchmark::State& state, const std::string& path) {
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
+  if (!m) {
+    state.SkipWithError(error);
+    return;
+  }
+  mjData* d = mj_makeData(m);
+  for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0;
+  for (int i = 0; i < 200; ++i) mj_step(m, d);  // past the first contacts
+  for (auto _ : state) mj_step(m, d);
+  state.counters["steps_per_s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["sim_s_per_wall_s"] =
+      benchmark::Counter(double(state.iterations()) * m->opt.timestep, benchmark::Counter::kIsRate);
+  state.counters["timestep"] = m->opt.timestep;
+  mj_deleteData(d);
+  mj_deleteModel(m);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string dir = std::string(LOCKSTEP_SOURCE_DIR) + "/models/mjcf/";
+  for (const char* robot : {"ant", "half_cheetah", "hopper", "walker2d_v5", "humanoid", "inverted_double_pendulum",
+                            "reacher"})
+    benchmark::RegisterBenchmark((std::string("mujoco/mj_step/") + robot).c_str(), mujocoStep,
+                                 dir + robot + ".xml");
+  benchmark::Initialize(&argc, argv);
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
