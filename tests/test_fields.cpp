@@ -46,7 +46,8 @@ TEST(Fields, EveryParameterIsReachableByNameAndOnlyItsWorldChanges) {
   const auto model = makeChain7Seed();
   Batch<double> batch(model, 3);
   const std::vector<std::string> names = batch.parameterNames();
-  ASSERT_EQ(names.size(), 7u * 10 + 3 + 7 + 7 + 7 * 4 + 7 * 3 + 24 + 6 + 6 + 3 + 6 + 6 + 2 + 1);  // stops 4, actuators 3 per speed
+  // stops 4, actuator gains 3, armature 1, joint spring 2, actuator control 3 per speed
+  ASSERT_EQ(names.size(), 7u * 10 + 3 + 7 + 7 + 7 * 4 + 7 * 3 + 24 + 6 + 6 + 3 + 6 + 6 + 2 + 1 + 7 * (1 + 2 + 3));
   for (const std::string& n : names) {
     const double before = batch.parameter(1, n);
     batch.setParameter(1, n, before);  // every model value is valid

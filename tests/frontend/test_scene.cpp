@@ -138,8 +138,8 @@ TEST(ShippedScenes, EveryOneLoadsAndEvaluates) {
       for (double a : batch.udot(w)) EXPECT_TRUE(std::isfinite(a));
     }
   }
-  EXPECT_EQ(count, 11);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots, panda-reach,
-                        // solo12-stand
+  EXPECT_EQ(count, 18);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots, panda-reach,
+                        // solo12-stand, and the seven MJCF robots
 }
 
 TEST(ShippedScenes, ChainsAreTheModelsOfMakeChain) {
