@@ -201,6 +201,8 @@ class Converter {
       for (const MjcfJoint& j : out_.joints)
         if (j.name == a.joint) a.u = j.uOffset;
     }
+    for (int b = 0; b < m_->nbody; ++b)
+      out_.bodies.push_back({bodyName(b), b == 0 ? -1 : m_->body_parentid[b], placement_[b].body, placement_[b].X_BL, massOf(b)});
     out_.q0 = qFromMujoco(out_, m_->qpos0);
     out_.builder = builder_;
     return std::move(out_);
@@ -366,12 +368,16 @@ class Converter {
       ActuatorDesc a;
       a.coordinate = jointName(j);
       MjcfActuator info{name, "motor", jointName(j), 0, gear, false};
+      if (m_->actuator_ctrllimited[i]) {
+        info.controlLower = m_->actuator_ctrlrange[2 * i];
+        info.controlUpper = m_->actuator_ctrlrange[2 * i + 1];
+      }
       if (m_->actuator_biastype[i] == mjBIAS_NONE) {
         a.mode = ActuatorMode::Torque;
         a.gear = gear * gain;
         if (m_->actuator_ctrllimited[i]) {
-          a.controlLower = m_->actuator_ctrlrange[2 * i];
-          a.controlUpper = m_->actuator_ctrlrange[2 * i + 1];
+          a.controlLower = info.controlLower;
+          a.controlUpper = info.controlUpper;
         }
       } else if (m_->actuator_biastype[i] == mjBIAS_AFFINE && bias[0] == 0 && gain != 0 && bias[1] == -gain) {
         info.kind = "position";

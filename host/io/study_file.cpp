@@ -141,6 +141,14 @@ void readStudy(const JsonNode& s, StudyFile& f) {
 
 }  // namespace
 
+std::vector<Variation> parseVariations(const std::string& json, const std::string& source) {
+  const nlohmann::json document = io::parseDocument(json, source);
+  const JsonNode root(document, "", source);
+  std::vector<Variation> vary;
+  for (const JsonNode& v : root.elements()) vary.push_back(readVariation(v));
+  return vary;
+}
+
 StudyFile parseStudy(const std::string& json, const std::string& source, const std::string& baseDirectory,
                      const SceneOptions& options) {
   const nlohmann::json document = io::parseDocument(json, source);

@@ -26,6 +26,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/fields.h"
 #include "lockstep/io/input_error.h"
+#include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_description.h"
 #include "lockstep/study/study.h"
@@ -574,6 +575,83 @@ NB_MODULE(_ext, m) {
   m.def("builtin_scene_json", [] { return builtinSceneJson(); });
   m.def("describe_status", [](std::int32_t bits) { return describeStatus(bits); }, "status"_a);
 
+  // How an MJCF file maps onto Lockstep (io/mjcf.h), for the tasks that compute MuJoCo's quantities
+  // (qpos, qvel, xpos, cinert, cvel, cfrc_ext, sites) from Lockstep's: joints, actuators, bodies
+  // with their placement and mass properties, sites, sensors, MuJoCo's sizes, qpos0 and timestep.
+  m.def("mjcf_layout", [](const std::string& path) {
+    const MjcfImport imp = importMjcfFile(path);
+    const auto transform = [](const Transformd& X) {
+      std::vector<double> out;
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) out.push_back(X.R(i, j));
+      for (int i = 0; i < 3; ++i) out.push_back(X.p[i]);
+      return out;  // R row-major, then p
+    };
+    nb::dict d;
+    d["model_name"] = imp.modelName;
+    d["timestep"] = imp.timestep;
+    d["nq"] = imp.mujocoNq;
+    d["nv"] = imp.mujocoNv;
+    d["qpos0"] = imp.model ? qToMujoco(imp, imp.q0) : std::vector<double>{};
+    nb::list joints, actuators, bodies, sites, sensors;
+    for (const MjcfJoint& j : imp.joints) {
+      nb::dict e;
+      e["name"] = j.name;
+      e["type"] = std::vector<const char*>{"free", "ball", "slide", "hinge"}.at(j.type);
+      e["qpos_adr"] = j.qposAdr;
+      e["dof_adr"] = j.dofAdr;
+      e["q_offset"] = j.qOffset;
+      e["u_offset"] = j.uOffset;
+      joints.append(e);
+    }
+    for (const MjcfActuator& a : imp.actuators) {
+      nb::dict e;
+      e["name"] = a.name;
+      e["kind"] = a.kind;
+      e["joint"] = a.joint;
+      e["u"] = a.u;
+      e["gear"] = a.gear;
+      e["drives_target"] = a.drivesTarget;
+      e["ctrl_range"] = std::vector<double>{a.controlLower, a.controlUpper};
+      actuators.append(e);
+    }
+    for (const MjcfBody& b : imp.bodies) {
+      nb::dict e;
+      e["name"] = b.name;
+      e["parent"] = b.parent;
+      e["body"] = b.body;
+      e["X_BL"] = transform(b.X_BL);
+      e["mass"] = b.mass.mass;
+      e["com"] = std::vector<double>{b.mass.com[0], b.mass.com[1], b.mass.com[2]};
+      const SymMat33d& I = b.mass.inertia;
+      e["inertia"] = std::vector<double>{I.xx, I.yy, I.zz, I.xy, I.xz, I.yz};
+      bodies.append(e);
+    }
+    for (const Site& site : imp.model->sites()) {
+      const SiteDesc& s = site.desc;
+      nb::dict e;
+      e["name"] = s.name;
+      e["body"] = s.body;
+      e["X_BS"] = transform(s.X_BS);
+      sites.append(e);
+    }
+    for (const SensorDesc& s : imp.model->sensors()) {
+      nb::dict e;
+      e["name"] = s.name;
+      e["type"] = s.type;
+      e["object_type"] = s.objectType;
+      e["object"] = s.object;
+      sensors.append(e);
+    }
+    d["joints"] = joints;
+    d["actuators"] = actuators;
+    d["bodies"] = bodies;
+    d["sites"] = sites;
+    d["sensors"] = sensors;
+    d["warnings"] = imp.warnings;
+    return d;
+  }, "path"_a);
+
   // The registry's per-world fields (views.h), in declaration order: name, what the components
   // are counted per, its description, and whether its values are integers.
   m.def("world_fields", [] {
@@ -588,6 +666,20 @@ NB_MODULE(_ext, m) {
     }
     return out;
   });
+
+  // Draws of the variations (a JSON array as in a study file's "vary") for the given world
+  // indices: the studies' counter-based draws (studyDraw), so a draw depends only on the seed, the
+  // variation and the index. Returns [variations][worlds].
+  m.def("draw_variations", [](const std::string& json, const std::string& source, std::uint64_t seed,
+                              const std::vector<std::int64_t>& worlds) {
+    StudySpec spec;
+    spec.vary = parseVariations(json, source);
+    spec.seed = seed;
+    std::vector<std::vector<double>> out(spec.vary.size(), std::vector<double>(worlds.size()));
+    for (std::size_t i = 0; i < spec.vary.size(); ++i)
+      for (std::size_t k = 0; k < worlds.size(); ++k) out[i][k] = studyDraw(spec, static_cast<int>(i), worlds[k]);
+    return out;
+  }, "json"_a, "source"_a, "seed"_a, "worlds"_a);
 
   bindBatch<float>(m, "BatchF32");
   bindBatch<double>(m, "BatchF64");

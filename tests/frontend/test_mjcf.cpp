@@ -272,6 +272,53 @@ TEST(MjcfContact, ABoxRestsOnItsFourLowerCorners) {
   EXPECT_NEAR(batch.bodyPose(0, 0).p[2], 0.05 - expected, 1e-6 * expected);  // the centre, a half-height up
 }
 
+// The bodyContact observation: the ground contacts' total force on each body, about its origin.
+// Resting, it carries the weight and has no moment about the centre of mass; at any state it is
+// the sum of the contacts' forces and their moments.
+TEST(MjcfContact, BodyContactIsTheSumOfTheGroundForcesAboutTheBodysOrigin) {
+  const std::string path = writeTemporary("box2.xml", floorWorld(
+      "<body name=\"b\" pos=\"0 0 0.2\"><freejoint name=\"root\"/>"
+      "<geom name=\"box\" type=\"box\" size=\"0.1 0.15 0.05\" pos=\"0.02 0 0\" mass=\"4\"/></body>"));
+  const Scene scene = loadSceneFile(path);
+  Batch<double> batch(scene.model, 1, Backend::Cpu);
+  applyScene(scene, batch);
+  settle(batch, 2e-4, 3.0);
+  auto bodyContact = [&] {
+    const FieldView v = batch.field("bodyContact", MemorySpace::Host);
+    std::vector<double> F(6);
+    for (int k = 0; k < 6; ++k) F[k] = static_cast<const double*>(v.data)[k * v.componentStride];
+    return F;
+  };
+  std::vector<double> F = bodyContact();
+  EXPECT_NEAR(F[5], 4 * 9.81, 1e-6);
+  EXPECT_NEAR(F[3], 0, 1e-6);
+  EXPECT_NEAR(F[4], 0, 1e-6);
+  // About the centre of mass (0.02 along the body's x from Bo): no moment at rest.
+  const Transformd X = batch.bodyPose(0, 0);
+  const Vec3d com = X.R * Vec3d{{0.02, 0, 0}};
+  const Vec3d m = Vec3d{{F[0], F[1], F[2]}} - cross(com, Vec3d{{F[3], F[4], F[5]}});
+  EXPECT_NEAR(norm(m), 0, 1e-6);
+  // Tipped and moving: the sum over the corners, from the contacts' own getters.
+  std::vector<double> u = batch.u(0);
+  u[0] = 2.0;
+  u[3] = 0.3;
+  batch.setU(0, u);
+  batch.step(2e-4, 50, Integrator::RK4);
+  batch.evaluate();
+  F = bodyContact();
+  Vec3d fSum = Vec3d::zero(), mSum = Vec3d::zero();
+  for (int c = 0; c < 8; ++c) {
+    const GroundContactQuantities<double> q = batch.groundContact(0, c);
+    fSum = fSum + q.forceOnSphere;
+    mSum = mSum + cross(q.p_GP - batch.bodyPose(0, 0).p, q.forceOnSphere);
+  }
+  ASSERT_GT(norm(fSum), 1.0);
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_NEAR(F[k], mSum[k], 1e-12 * (1 + norm(mSum))) << k;
+    EXPECT_NEAR(F[3 + k], fSum[k], 1e-12 * (1 + norm(fSum))) << k;
+  }
+}
+
 TEST(MjcfContact, ACapsuleRollsDownASlopeAtTheRollingAcceleration) {
   // The slope: gravity tilted by 10 degrees about y; the capsule lies along y and rolls along x.
   const double theta = 10 * M_PI / 180, g = 9.81;

@@ -29,6 +29,7 @@
 // other than planes).
 #pragma once
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -75,6 +76,18 @@ struct MjcfActuator {
   int u;               // the speed it drives
   double gear;
   bool drivesTarget;   // position and velocity: ctrl / gear goes into `target`, not the action
+  double controlLower = -std::numeric_limits<double>::infinity();  // ctrlrange (unbounded unless ctrllimited)
+  double controlUpper = std::numeric_limits<double>::infinity();
+};
+
+// Where one MuJoCo body is in Lockstep's model, with its own mass properties: what MuJoCo's
+// per-body quantities (xpos, xipos, cinert, cvel, cfrc_ext) are computed from.
+struct MjcfBody {
+  std::string name;
+  int parent;         // its parent's index in MuJoCo's order (-1 for the world body)
+  std::string body;   // the Lockstep body carrying it ("ground" for the world body and static bodies)
+  Transformd X_BL;    // its frame L on that body (identity unless welded into it)
+  MassProperties mass;  // in L: mass, centre of mass, inertia about the centre of mass
 };
 
 struct MjcfImport {
@@ -84,6 +97,7 @@ struct MjcfImport {
   ModelBuilder builder;                 // what built `model`, to extend (scene files)
   std::vector<MjcfJoint> joints;        // in MuJoCo's order
   std::vector<MjcfActuator> actuators;  // in MuJoCo's order (ctrl index)
+  std::vector<MjcfBody> bodies;         // in MuJoCo's order (body 0 is the world)
   int mujocoNq = 0, mujocoNv = 0;
   std::vector<double> q0;               // MuJoCo's qpos0 in Lockstep's coordinates
   std::vector<std::string> warnings;    // one line per kind of ignored feature

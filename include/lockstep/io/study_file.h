@@ -23,6 +23,11 @@ StudyFile loadStudyFile(const std::string& path, const SceneOptions& options = {
 StudyFile parseStudy(const std::string& json, const std::string& source, const std::string& baseDirectory,
                      const SceneOptions& options = {});
 
+// A JSON array of variations as a study file's "vary" lists them (docs/study-format.md), e.g. what
+// a task's domain randomization draws; throws InputError naming the entry and the reason. Parameter
+// names are not checked here (against a model, Batch::setParameter checks them).
+std::vector<Variation> parseVariations(const std::string& json, const std::string& source);
+
 // What `lockstep study` writes about a study's statistics (host/io/study_report.cpp), which
 // Python's run_study returns too. The JSON (PREFIX.json) depends only on the study, not on the
 // machine, the chunk size, the number of ranks or the wall time, so that the same study writes the

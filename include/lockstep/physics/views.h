@@ -110,6 +110,8 @@ enum class Role : std::int8_t {
   X(T, groundState, Per::Ground, Role::Observation, "ground", "penetration slip_speed normal_force friction_force power", \
     "observation: ground contact penetration, slip speed |v_t|, normal and friction force magnitudes on the sphere, "  \
     "power the contact delivers to the body")                                                                          \
+  X(T, bodyContact, Per::Body, Role::Observation, "body_contact", "mx my mz fx fy fz",                                  \
+    "observation: the ground contacts' total spatial force on each body, about Bo, in G (zero without contact)")        \
   X(T, actuator, Per::Speed, Role::Observation, "actuator", "effort power",                                        \
     "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
   X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \

@@ -10,7 +10,8 @@ namespace lockstep {
 
 // Observations of one world at its current q, u: body poses and velocities, bushing
 // coordinates and forces, contact separations, actuator efforts and powers, joint stop forces,
-// ground contact penetrations, slip speeds, forces and powers. kinematicsCurrent: the workspace
+// ground contact penetrations, slip speeds, forces and powers, and each body's total ground contact
+// force. kinematicsCurrent: the workspace
 // already holds the poses and velocities of this q, u.
 template <class T>
 LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
@@ -35,6 +36,8 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
     }
   }
   for (int i = 0; i < s.nContacts; ++i) w.contactError[i] = contactSeparationOfWorld(model, w.params, ws, i);
+  if (s.nGround > 0)
+    for (int b = 0; b < s.nb; ++b) storeSpatialVec(bodyContactAt(w, b), SpatialVec<T>::zero());
   for (int i = 0; i < s.nGround; ++i) {
     const GroundContactQuantities<T> r = evaluateGroundContactOfWorld(model, w.params, ws, i);
     const Strided<T> out = groundStateAt(w, i);
@@ -43,6 +46,14 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
     out[2] = r.normalForce;
     out[3] = r.frictionForce;
     out[4] = r.power;
+    // The sphere's force at P, moved to the body's origin: [(p_GP - p_GB) x f; f].
+    const int b = model.ground[i].bodyA;
+    const Strided<T> F = bodyContactAt(w, b);
+    const Vec3<T> m = cross(r.p_GP - bodyPose(ws, b).p, r.forceOnSphere);
+    for (int k = 0; k < 3; ++k) {
+      F[k] = F[k] + m[k];
+      F[3 + k] = F[3 + k] + r.forceOnSphere[k];
+    }
   }
   for (int b = 0; b < s.nb; ++b) {
     const BodyTopology topo = model.body[b];
