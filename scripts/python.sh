@@ -26,6 +26,11 @@ fi
 
 .venv/bin/python -m pip install -q --upgrade pip
 .venv/bin/python -m pip install -q -r python/requirements.txt
+# The RL extra (torch, Stable-Baselines3, skrl, MuJoCo's Python package for the comparisons with
+# Gymnasium's environments): LOCKSTEP_NO_RL=1 leaves it out (its tests then skip).
+if [ -z "${LOCKSTEP_NO_RL:-}" ]; then
+  .venv/bin/python -m pip install -q -r python/requirements-rl.txt
+fi
 # The module itself. ccache, when present, is used for the engine's C++ and CUDA sources; the build
 # directory is kept (build/python, git-ignored) so that a second install only relinks.
 launcher=()

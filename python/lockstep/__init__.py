@@ -398,3 +398,15 @@ def __getattr__(name: str):
         from .env import VectorEnv
         return VectorEnv
     raise AttributeError(f"module 'lockstep' has no attribute {name!r}")
+
+
+# Gymnasium's MuJoCo tasks as lockstep/<task> (lockstep.tasks, docs/environments.md), registered
+# when Gymnasium is installed.
+try:
+    import gymnasium as _gymnasium  # noqa: F401
+except ImportError:  # pragma: no cover - Gymnasium is optional
+    pass
+else:
+    from .tasks import register as _register_tasks
+    _register_tasks()
+    del _gymnasium

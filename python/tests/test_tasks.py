@@ -1,0 +1,350 @@
+"""Gymnasium's MuJoCo v5 tasks as Lockstep vector environments (lockstep.tasks), checked against
+Gymnasium's own MuJoCo environments (the `mujoco` package: skipped without it): the same spaces,
+the same observation and reward terms at the same state (the contact terms excepted: Lockstep's
+contacts are not MuJoCo's), the same termination; and the vector environment's semantics."""
+import numpy as np
+import pytest
+
+gym = pytest.importorskip("gymnasium")
+import lockstep  # noqa: E402  (registers lockstep/<task>)
+from lockstep import tasks  # noqa: E402
+from gymnasium.vector import AutoresetMode  # noqa: E402
+
+TASKS = list(tasks.TASKS)
+
+
+def mujoco_env(name):
+    pytest.importorskip("mujoco")
+    pytest.importorskip("imageio")  # Gymnasium's MuJoCo environments import it
+    return gym.make(name).unwrapped
+
+
+# Observation slices that hold contact forces (not compared) per task, by Gymnasium's structure.
+def contact_slice(name, obs_size):
+    if name == "Ant-v5":
+        return slice(obs_size - 13 * 6, obs_size)
+    if name == "Humanoid-v5":
+        return slice(obs_size - 13 * 6, obs_size)
+    return slice(0, 0)
+
+
+def set_world_state(env, world, qpos, qvel):
+    """Gives world `world` of a Lockstep task MuJoCo's state qpos, qvel."""
+    q, u = env.state.to_lockstep(qpos[None], qvel[None])
+    env.batch.set_state(q, u, indices=[world])
+    env.state.invalidate()
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_spaces_match_gymnasium(name):
+    ref = mujoco_env(name)
+    env = gym.make_vec(f"lockstep/{name}", num_envs=3)
+    assert env.single_observation_space.shape == ref.observation_space.shape
+    assert env.single_observation_space.dtype == ref.observation_space.dtype
+    assert env.single_action_space.dtype == ref.action_space.dtype == np.float32
+    np.testing.assert_array_equal(env.single_action_space.low, ref.action_space.low)
+    np.testing.assert_array_equal(env.single_action_space.high, ref.action_space.high)
+    assert env.unwrapped.dt == pytest.approx(ref.dt, rel=1e-15)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.NEXT_STEP
+    assert env.action_space.shape == (3,) + ref.action_space.shape
+    obs, info = env.reset(seed=1)
+    assert obs.shape == (3,) + ref.observation_space.shape and np.all(np.isfinite(obs))
+    env.close()
+
+
+def progress_of(name, ref):
+    """What Gymnasium's step() reads before stepping, from MuJoCo's data."""
+    if name == "Ant-v5":
+        return ref.data.body(ref._main_body).xpos[:2].copy()
+    if name == "Humanoid-v5":
+        from gymnasium.envs.mujoco.humanoid_v5 import mass_center
+        return mass_center(ref.model, ref.data)
+    return ref.data.qpos[0]
+
+
+def reference_terms(name, ref, before, action):
+    """Gymnasium's own reward and termination functions at MuJoCo's state after mj_forward.
+
+    Gymnasium's step() reads xpos, xipos and site_xpos straight after mj_step, which computed them
+    before its last integration (one MuJoCo timestep old); at the same state, with mj_forward, its
+    reward functions are compared here (docs/environments.md)."""
+    if name == "InvertedDoublePendulum-v5":
+        x, _, y = ref.data.site_xpos[0]
+        terminated = bool(y <= 1)
+        reward, info = ref._get_rew(x, y, terminated)
+        return reward, terminated, info
+    if name == "Reacher-v5":
+        reward, info = ref._get_rew(action)
+        return reward, False, info
+    after = progress_of(name, ref)
+    v = (after - before) / ref.dt
+    reward, info = ref._get_rew(v if np.ndim(v) == 0 else v[0], action)
+    terminated = (not ref.is_healthy) if hasattr(ref, "is_healthy") else False
+    return reward, terminated, info
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_observations_rewards_and_termination_equal_gymnasiums_at_the_same_state(name):
+    import mujoco
+    ref = mujoco_env(name)
+    env = tasks.make(name, num_envs=2)
+    rng = np.random.default_rng(7)
+    ref.reset(seed=3)
+    terminations = 0
+    for trial in range(6):
+        # A state A (Gymnasium's reset state plus some motion), an action, and MuJoCo's step to B.
+        qpos_a = ref.data.qpos.copy()
+        qvel_a = ref.data.qvel.copy() + 0.3 * rng.standard_normal(ref.model.nv)
+        if name == "Reacher-v5":
+            qvel_a[-2:] = 0
+        for j in env.state.free:  # Gymnasium's reset noise leaves quaternions off unit length
+            a = j["qpos_adr"] + 3
+            qpos_a[a:a + 4] /= np.linalg.norm(qpos_a[a:a + 4])
+        ref.set_state(qpos_a, qvel_a)
+        action = rng.uniform(ref.action_space.low, ref.action_space.high).astype(np.float32)
+        # Lockstep at A: the observation (the actuator forces of this action included).
+        env.batch.tau[...] = 0
+        env.batch.tau[:, env._act_u] = action
+        set_world_state(env, 1, qpos_a, qvel_a)
+        ref.data.ctrl[:] = action
+        mujoco.mj_forward(ref.model, ref.data)
+        ref_obs = ref._get_obs()
+        obs = env._observe()[1]
+        keep = np.ones(obs.size, dtype=bool)
+        keep[contact_slice(name, obs.size)] = False
+        np.testing.assert_allclose(obs[keep], ref_obs[keep], rtol=1e-10, atol=1e-10,
+                                   err_msg=f"{name}: observation at state A (trial {trial})")
+        before, ref_before = env._progress(), progress_of(name, ref)
+        # MuJoCo steps from A to B; both score the step A -> B at B.
+        ref.step(action)
+        mujoco.mj_forward(ref.model, ref.data)
+        ref_reward, ref_terminated, ref_info = reference_terms(name, ref, ref_before, action)
+        set_world_state(env, 1, ref.data.qpos.copy(), ref.data.qvel.copy())
+        reward, terminated, info = env._reward(before, np.asarray(action, dtype=np.float64)[None].repeat(2, 0))
+        assert bool(terminated[1]) == ref_terminated, f"{name}: termination at B"
+        for key, value in ref_info.items():
+            if key == "reward_contact":  # Lockstep's contacts are not MuJoCo's
+                continue
+            # Gymnasium's control costs are float32 sums of the float32 actions.
+            tol = 1e-6 if key == "reward_ctrl" else 1e-10
+            np.testing.assert_allclose(info[key][1], value, rtol=tol, atol=tol, err_msg=f"{name}: {key}")
+        contact = ref_info.get("reward_contact", 0.0), info["reward_contact"][1] if "reward_contact" in info else 0.0
+        assert reward[1] - contact[1] == pytest.approx(ref_reward - contact[0], rel=1e-6, abs=1e-6)
+        terminations += ref_terminated
+        if ref_terminated:
+            ref.reset(seed=trial)
+
+
+def test_humanoid_com_inertia_velocity_and_actuator_forces_are_mujocos():
+    """cinert, cvel and qfrc_actuator: MuJoCo's own arrays at the same state, body by body."""
+    ref = mujoco_env("Humanoid-v5")
+    import mujoco
+    env = tasks.make("Humanoid-v5", num_envs=1)
+    ref.reset(seed=0)
+    qvel = np.random.default_rng(1).standard_normal(ref.model.nv)
+    ref.set_state(ref.data.qpos.copy(), qvel)
+    mujoco.mj_forward(ref.model, ref.data)
+    set_world_state(env, 0, ref.data.qpos.copy(), qvel)
+    s = env.state
+    xmat, xpos, xipos = s.frames()
+    np.testing.assert_allclose(xpos[0], ref.data.xpos, atol=1e-12)
+    np.testing.assert_allclose(xipos[0], ref.data.xipos, atol=1e-12)
+    c = s.subtree_com(xipos)
+    np.testing.assert_allclose(s.cinert(xmat, xipos, c)[0, 1:], ref.data.cinert[1:], atol=1e-10)
+    np.testing.assert_allclose(s.cvel(c)[0, 1:], ref.data.cvel[1:], atol=1e-10)
+    np.testing.assert_allclose(s.qvel()[0], qvel, atol=1e-12)
+
+
+def test_ant_contact_forces_are_lockstep_ground_forces_per_body():
+    """cfrc_ext from the engine's bodyContact field: standing on the floor, the legs' forces carry the
+    weight (sum of vertical forces = m g within 2% once settled) and the torso touches nothing."""
+    env = tasks.make("Ant-v5", num_envs=2, include_cfrc_ext_in_observation=True,
+                     contact_force_range=(-1e9, 1e9))
+    env.reset(seed=0)
+    zero = np.zeros(env.action_space.shape, dtype=np.float32)
+    for _ in range(80):  # 4 s: settled
+        env.step(zero)
+    s = env.state
+    _, _, xipos = s.frames()
+    f = s.cfrc_ext(s.subtree_com(xipos))
+    weight = s.mass.sum() * 9.81
+    np.testing.assert_allclose(f[:, :, 5].sum(axis=1), weight, rtol=0.01)
+    assert np.all(f[:, 1] == 0) or np.all(np.abs(f[:, 1, 3:]) < 1e-9 * weight)
+
+
+def test_reset_noise_keeps_quaternions_unit_and_seeds_reproduce():
+    env = tasks.make("Ant-v5", num_envs=64)
+    obs1, _ = env.reset(seed=123)
+    q = env.state.qpos()
+    np.testing.assert_allclose(np.linalg.norm(q[:, 3:7], axis=1), 1.0, atol=1e-14)
+    assert np.std(q[:, 3:7], axis=0).max() > 1e-3  # the orientation was perturbed
+    obs2, _ = env.reset(seed=123)
+    np.testing.assert_array_equal(obs1, obs2)
+    obs3, _ = env.reset(seed=list(range(64)))
+    obs4, _ = env.reset(seed=list(range(64)))
+    np.testing.assert_array_equal(obs3, obs4)
+    assert not np.array_equal(obs1, obs3)
+
+
+def test_next_step_autoreset_returns_the_first_observation_with_zero_reward():
+    env = tasks.make("HalfCheetah-v5", num_envs=4, max_episode_steps=3)
+    env.reset(seed=0)
+    a = np.zeros(env.action_space.shape, dtype=np.float32)
+    for k in range(3):
+        obs, reward, terminated, truncated, _ = env.step(a)
+    assert truncated.all() and not terminated.any()
+    obs, reward, terminated, truncated, _ = env.step(a)
+    assert np.all(reward == 0) and not truncated.any() and not terminated.any()
+    np.testing.assert_array_equal(env.state.qvel()[:, 0] == env.state.qvel()[:, 0], True)
+    assert np.all(env._episode_steps == 0)
+
+
+def test_same_step_autoreset_gives_final_observations():
+    env = tasks.make("Hopper-v5", num_envs=4, max_episode_steps=2, autoreset_mode=AutoresetMode.SAME_STEP)
+    assert env.metadata["autoreset_mode"] == AutoresetMode.SAME_STEP
+    env.reset(seed=0)
+    a = np.zeros(env.action_space.shape, dtype=np.float32)
+    obs, _, _, truncated, info = env.step(a)
+    assert "final_obs" not in info
+    obs, _, _, truncated, info = env.step(a)
+    assert truncated.all() and info["_final_obs"].all()
+    assert not np.array_equal(info["final_obs"], obs)  # obs is the new episode's first
+    assert np.all(env._episode_steps == 0)
+
+
+def test_disabled_autoreset_and_reset_mask():
+    env = tasks.make("Reacher-v5", num_envs=4, autoreset_mode="Disabled")
+    obs0, _ = env.reset(seed=5)
+    a = np.full(env.action_space.shape, 0.5, dtype=np.float32)
+    for _ in range(3):
+        obs, *_ = env.step(a)
+    mask = np.array([True, False, True, False])
+    obs_r, _ = env.reset(options={"reset_mask": mask})
+    np.testing.assert_array_equal(obs_r[~mask], obs[~mask])
+    assert not np.allclose(obs_r[mask], obs[mask])
+    assert np.all(env._episode_steps[mask] == 0) and np.all(env._episode_steps[~mask] == 3)
+    with pytest.raises(ValueError, match="reset_mask"):
+        env.reset(options={"reset_mask": [1, 0]})
+
+
+def test_a_flagged_world_is_finite_truncated_named_and_reset():
+    env = tasks.make("InvertedDoublePendulum-v5", num_envs=3)
+    env.reset(seed=0)
+    env.batch.u[1, 1] = np.nan  # world 1 can no longer step
+    a = np.zeros(env.action_space.shape, dtype=np.float32)
+    obs, reward, terminated, truncated, info = env.step(a)
+    assert np.all(np.isfinite(obs)) and np.all(np.isfinite(reward))
+    assert truncated[1] and not terminated[1] and reward[1] == 0
+    assert info["_status"][1] and not info["_status"][0] and "finite" in info["status"][1].lower() or info["status"][1]
+    obs, reward, terminated, truncated, info = env.step(a)  # NEXT_STEP: world 1 starts again
+    assert env.batch.status[1] == 0 and "_status" not in info
+    assert np.all(np.isfinite(obs))
+
+
+@pytest.mark.parametrize("name", ["Reacher-v5", "Hopper-v5"])
+def test_bang_bang_actions_flag_no_world(name):
+    """The engine's steps hold under the hardest actions: every control at a bound, at random."""
+    env = tasks.make(name, num_envs=64)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    high = env.single_action_space.high
+    for _ in range(300):
+        obs, reward, terminated, truncated, info = env.step(
+            (rng.choice([-1.0, 1.0], size=env.action_space.shape) * high).astype(np.float32))
+        assert "_status" not in info, info.get("status")
+
+
+def test_closed_environment_raises_a_clear_error():
+    env = gym.make_vec("lockstep/Reacher-v5", num_envs=2)
+    env.reset(seed=0)
+    env.close()
+    with pytest.raises(gym.error.ClosedEnvironmentError, match="closed"):
+        env.step(np.zeros(env.action_space.shape, dtype=np.float32))
+    with pytest.raises(gym.error.ClosedEnvironmentError, match="closed"):
+        env.reset()
+
+
+def test_bad_arguments_are_refused_by_name():
+    with pytest.raises(TypeError, match="forward_reward_wieght"):
+        tasks.make("Hopper-v5", forward_reward_wieght=2)
+    with pytest.raises(ValueError, match="engine_dt"):
+        tasks.make("Hopper-v5", engine_dt=3e-4)
+    with pytest.raises(ValueError, match="no task named"):
+        tasks.make("Hoper-v5")
+    with pytest.raises(ValueError, match="kp"):
+        tasks.make("Reacher-v5", action="target")
+    with pytest.raises(ValueError, match="body.nothing.mass"):
+        tasks.make("Hopper-v5", randomize=[{"parameter": "body.nothing.mass", "distribution": "uniform",
+                                            "low": 1, "high": 2}])
+    with pytest.raises(ValueError, match="distribution"):
+        tasks.make("Hopper-v5", randomize=[{"parameter": "body.torso.mass", "distribution": "uniformm",
+                                            "low": 1, "high": 2}])
+
+
+def test_domain_randomization_draws_new_values_for_the_worlds_that_reset():
+    vary = [{"parameter": "body.torso.mass", "distribution": "uniform", "low": 3.0, "high": 4.0}]
+    env = tasks.make("Hopper-v5", num_envs=8, randomize=vary)
+    env.reset(seed=11)
+    m0 = np.array(env.batch.params["body.torso.mass"])
+    assert np.all((m0 >= 3) & (m0 <= 4)) and np.unique(m0).size == 8
+    env.reset(options={"reset_mask": np.arange(8) < 3})
+    m1 = np.array(env.batch.params["body.torso.mass"])
+    assert np.all(m1[3:] == m0[3:]) and np.all(m1[:3] != m0[:3]) and np.all((m1 >= 3) & (m1 <= 4))
+    again = tasks.make("Hopper-v5", num_envs=8, randomize=vary)
+    again.reset(seed=11)
+    np.testing.assert_array_equal(np.array(again.batch.params["body.torso.mass"]), m0)
+
+
+def test_position_targets_hold_a_joint():
+    env = tasks.make("Reacher-v5", num_envs=2, action="target", kp=20.0, kd=10.0, max_episode_steps=1000)
+    env.reset(seed=0)
+    target = np.array([[0.5, -0.4], [-0.3, 0.2]], dtype=np.float32)
+    for _ in range(200):
+        env.step(target)
+    np.testing.assert_allclose(env.state.qpos()[:, :2], target, atol=0.02)
+
+
+def test_torch_arrays_give_the_numpy_results():
+    torch = pytest.importorskip("torch")
+    a = tasks.make("Walker2d-v5", num_envs=4)
+    b = tasks.make("Walker2d-v5", num_envs=4, array="torch")
+    oa, _ = a.reset(seed=2)
+    ob, _ = b.reset(seed=2)
+    assert isinstance(ob, torch.Tensor)
+    np.testing.assert_array_equal(oa, ob.numpy())
+    act = np.random.default_rng(0).uniform(-1, 1, a.action_space.shape).astype(np.float32)
+    ra = a.step(act)
+    rb = b.step(torch.as_tensor(act))
+    for x, y in zip(ra[:4], rb[:4]):
+        np.testing.assert_array_equal(np.asarray(x), y.numpy())
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_stable_baselines3_drives_each_task(name):
+    pytest.importorskip("stable_baselines3")
+    from stable_baselines3 import PPO
+    from lockstep.sb3 import VecEnv
+    env = VecEnv(gym.make_vec(f"lockstep/{name}", num_envs=4, max_episode_steps=40))
+    model = PPO("MlpPolicy", env, n_steps=64, batch_size=64, n_epochs=1, seed=0, device="cpu")
+    model.learn(total_timesteps=256)
+    obs = env.reset()
+    assert obs.shape == (4,) + env.observation_space.shape
+    env.close()
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_skrl_drives_each_task(name):
+    pytest.importorskip("skrl")
+    torch = pytest.importorskip("torch")
+    from skrl.envs.wrappers.torch import wrap_env
+    env = wrap_env(gym.make_vec(f"lockstep/{name}", num_envs=4, max_episode_steps=50,
+                                autoreset_mode=AutoresetMode.SAME_STEP), wrapper="gymnasium")
+    obs, _ = env.reset()
+    steps = 0
+    for _ in range(200):
+        actions = torch.as_tensor(np.stack([env.action_space.sample() for _ in range(4)]))
+        obs, reward, terminated, truncated, _ = env.step(actions)
+        assert torch.isfinite(obs).all() and torch.isfinite(reward).all()
+        steps += 1
+    assert steps == 200
+    env.close()
