@@ -10,6 +10,7 @@ measured up to --max-async environments (4096 processes do not fit in memory). b
 ("Gymnasium tasks") records the figures with the machine's CPU.
 """
 import argparse
+import gc
 import platform
 import time
 
@@ -62,10 +63,15 @@ def main():
             sync = rate(env, a.seconds)
             env.close()
             asyn = float("nan")
+            gc.collect()
             if n <= a.max_async:
-                env = gym.make_vec(task, num_envs=n, vectorization_mode="async")
-                asyn = rate(env, a.seconds)
-                env.close()
+                try:
+                    env = gym.make_vec(task, num_envs=n, vectorization_mode="async")
+                except OSError as e:  # one process per environment: fork can run out of memory
+                    print(f"{task} {n}: Gymnasium's async mode could not start its processes ({e})")
+                else:
+                    asyn = rate(env, a.seconds)
+                    env.close()
             best = np.nanmax([sync, asyn])
             print(f"{task:12s} {n:5d} {ours:10.0f} {sync:10.0f} {asyn:10.0f} {ours / best:8.2f}x", flush=True)
 
