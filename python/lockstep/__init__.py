@@ -407,6 +407,10 @@ try:
 except ImportError:  # pragma: no cover - Gymnasium is optional
     pass
 else:
-    from .tasks import register as _register_tasks
-    _register_tasks()
+    try:
+        from .tasks import register as _register_tasks
+    except ImportError:  # a Gymnasium older than 1.1 (no AutoresetMode): the tasks need 1.1
+        pass
+    else:
+        _register_tasks()
     del _gymnasium
