@@ -392,6 +392,10 @@ class MujocoState:
         out[:, own, 3:6] = f
         return out
 
+    def contact_forces(self):
+        """cfrc_ext about each body's root subtree centre of mass, once per state (cached)."""
+        return self._cached("cfrc_ext", lambda: self.cfrc_ext(self.subtree_com(self.frames()[2])))
+
     def dof_forces(self, name: str):
         """A per-speed field's values in MuJoCo's dof order [n, nv] (hinges and slides; 0 elsewhere)."""
         values = self._rows(name)
@@ -725,10 +729,8 @@ class AntEnv(MujocoTaskEnv):
         return b if isinstance(b, (int, np.integer)) else self.state.body_names.index(b)
 
     def _contact_forces(self):
-        _, _, xipos = self.state.frames()
-        c = self.state.subtree_com(xipos)
         lo, hi = self.options["contact_force_range"]
-        return self.xp.clip(self.state.cfrc_ext(c), lo, hi)
+        return self.xp.clip(self.state.contact_forces(), lo, hi)
 
     def _observe(self):
         o, xp = self.options, self.xp
@@ -873,7 +875,7 @@ class HumanoidEnv(MujocoTaskEnv):
         if o["include_qfrc_actuator_in_observation"]:
             parts.append(s.dof_forces("actuator")[:, 6:])
         if o["include_cfrc_ext_in_observation"]:
-            parts.append(s.cfrc_ext(c)[:, 1:].reshape(n, -1))
+            parts.append(s.contact_forces()[:, 1:].reshape(n, -1))
         return xp.cat(parts, axis=1)
 
     def _progress(self):
@@ -888,7 +890,7 @@ class HumanoidEnv(MujocoTaskEnv):
         forward = o["forward_reward_weight"] * v[:, 0]
         survive = healthy * o["healthy_reward"]
         ctrl_cost = o["ctrl_cost_weight"] * xp.sum(ctrl * ctrl, 1)
-        f = s.cfrc_ext(s.subtree_com(xipos))
+        f = s.contact_forces()
         contact_cost = xp.clip(o["contact_cost_weight"] * xp.sum(f.reshape(f.shape[0], -1) ** 2, 1),
                                *o["contact_cost_range"])
         terminated = ~healthy if o["terminate_when_unhealthy"] else healthy & False
