@@ -40,6 +40,35 @@ target_link_libraries(lockstep_io
   PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> PkgConfig::URDFDOM mujoco::mujoco $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep_io PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 
+# ---- lockstep_view: what the viewer draws, the web page, off-screen frames and videos -------------
+# Assimp reads robot meshes; MuJoCo's renderer draws on OSMesa (no display, no GPU); the page
+# inlines three.js r111 from Debian's libjs-three, found here and read when a page is written.
+find_package(assimp REQUIRED)
+pkg_check_modules(OSMESA REQUIRED IMPORTED_TARGET osmesa)
+find_path(LOCKSTEP_THREE_DIR three.min.js PATHS /usr/share/javascript/three NO_DEFAULT_PATH
+          DOC "Folder of three.js r111 (three.min.js, examples/js/controls/OrbitControls.js): Debian's libjs-three")
+if(NOT LOCKSTEP_THREE_DIR)
+  message(FATAL_ERROR "three.js not found: install Debian's libjs-three (scripts/deps.sh), or set LOCKSTEP_THREE_DIR")
+endif()
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/host/view/viewer.js)
+file(READ ${PROJECT_SOURCE_DIR}/host/view/viewer.js LOCKSTEP_VIEWER_JS)
+configure_file(${PROJECT_SOURCE_DIR}/cmake/viewer_js.h.in ${PROJECT_BINARY_DIR}/generated/lockstep/viewer_js.h @ONLY)
+add_library(lockstep_view STATIC
+  host/view/visuals.cpp
+  host/view/html_viewer.cpp
+  host/view/frames.cpp
+  host/view/video.cpp
+)
+add_library(lockstep::view ALIAS lockstep_view)
+set_target_properties(lockstep_view PROPERTIES EXPORT_NAME view)
+target_include_directories(lockstep_view PRIVATE ${PROJECT_BINARY_DIR}/generated)
+target_compile_definitions(lockstep_view PRIVATE LOCKSTEP_THREE_DIR="${LOCKSTEP_THREE_DIR}")
+target_link_libraries(lockstep_view
+  PUBLIC lockstep_io
+  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> assimp::assimp PkgConfig::OSMESA mujoco::mujoco
+          $<BUILD_INTERFACE:Eigen3::Eigen>)
+target_compile_options(lockstep_view PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+
 # ---- the command line ----------------------------------------------------------------------------
 add_executable(lockstep_cli
   host/cli/main.cpp
@@ -52,6 +81,8 @@ add_executable(lockstep_cli
   host/cli/app.cpp
   host/cli/options.cpp
   host/cli/ranks.cpp
+  host/cli/npz_file.cpp
+  host/cli/view.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)
 # What `lockstep --version` reports: the version and the CUDA architectures compiled for.
@@ -60,7 +91,7 @@ list(TRANSFORM _lockstep_archs_text PREPEND "sm_")
 list(JOIN _lockstep_archs_text ", " _lockstep_archs_text)
 set_source_files_properties(host/cli/app.cpp PROPERTIES COMPILE_DEFINITIONS
   "LOCKSTEP_VERSION=\"${PROJECT_VERSION}\";LOCKSTEP_CUDA_ARCHITECTURES=\"${_lockstep_archs_text}\"")
-target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)
+target_link_libraries(lockstep_cli PRIVATE lockstep_io lockstep_view lockstep_report CLI11::CLI11 PkgConfig::LIBZIP nlohmann_json::nlohmann_json)
 target_compile_options(lockstep_cli PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 # MPI, when found: `mpirun -np N lockstep study FILE` splits the worlds over the ranks (host/cli/ranks.h).
 # The same program runs alone without a launcher.
@@ -89,9 +120,10 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_hostile.cpp
     tests/frontend/test_record.cpp
     tests/frontend/test_stand.cpp
+    tests/frontend/test_view.cpp
   )
   target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
-  target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io Eigen3::Eigen GTest::gtest GTest::gtest_main
+  target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io lockstep_view Eigen3::Eigen GTest::gtest GTest::gtest_main
                         PkgConfig::LIBZIP mujoco::mujoco)
   target_compile_definitions(lockstep_frontend_tests PRIVATE
     LOCKSTEP_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

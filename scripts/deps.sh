@@ -18,6 +18,11 @@ packages=(
   libdlpack-dev            # DLPack tensors for zero-copy observations
   libplplot-dev plplot-driver-cairo  # histogram plots of studies (PNG)
   libopenmpi-dev openmpi-bin  # optional: `mpirun -np N lockstep study` over MPI ranks
+  libassimp-dev            # the viewer: robot meshes (STL, OBJ, Collada, ...)
+  libosmesa6-dev           # off-screen frames without a display or a GPU (MuJoCo's renderer on OSMesa)
+  libjs-three              # three.js r111, inlined into `lockstep view` pages
+  ffmpeg                   # `lockstep render` videos, and ffprobe in the tests
+  chromium                 # the tests open `lockstep view` pages in headless Chromium
 )
 
 missing=()

@@ -23,6 +23,8 @@ Command (*const kCommands[])(CLI::App&) = {
     addStudyCommand,
     addBenchCommand,
     addPlotCommand,
+    addViewCommand,
+    addRenderCommand,
 };
 
 }  // namespace

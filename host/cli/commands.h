@@ -24,6 +24,10 @@ Command addInfoCommand(CLI::App& parent);
 Command addBenchCommand(CLI::App& parent);
 // `lockstep plot FILE.npz`: PNG plots over time of a recording.
 Command addPlotCommand(CLI::App& parent);
+// `lockstep view FILE.npz`: a web page that plays a recording (view.cpp).
+Command addViewCommand(CLI::App& parent);
+// `lockstep render FILE.npz`: a recording as a video or a picture, drawn off-screen (view.cpp).
+Command addRenderCommand(CLI::App& parent);
 // `lockstep study FILE`: a Monte Carlo parameter study with statistics and a histogram.
 Command addStudyCommand(CLI::App& parent);
 

@@ -13,6 +13,8 @@
 #include "lockstep/backends/device.h"
 #include "options.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/study_file.h"
+#include "lockstep/view/html_viewer.h"
 #include "progress.h"
 #include "recording.h"
 
@@ -35,6 +37,11 @@ struct SimulateOptions {
   int threads = 0;
   bool repairInertia = false;
   std::string root;  // --root fixed|free, for a .urdf file
+  std::string study;  // --study FILE: the scene and per-world draws of a study file
+  std::string view;   // --view FILE.html
+  std::string viewWorlds;
+  bool ghosts = false;
+  std::vector<std::string> meshPaths;
 };
 
 // Everything a run needs, resolved from the scene and the options.
@@ -48,7 +55,33 @@ struct RunPlan {
   std::string out;
   RecordingLayout layout;  // what a recording holds
   int threads;  // CPU backend threads (capped at cores and worlds)
+  const StudySpec* study = nullptr;  // its draws are set in every world
+  std::string view;                  // the page to write (--view); empty: none
+  std::vector<std::int64_t> viewWorlds;
+  ViewerOptions viewer;
+  SceneVisuals visuals;
 };
+
+// The shown worlds' body poses and ground contact forces at the batch's host copy (after
+// evaluate() and download()), appended to the page's frames.
+template <class T>
+void addViewerFrame(const Batch<T>& batch, const RunPlan& plan, ViewerFrames& f) {
+  const Model& model = batch.model();
+  f.time.push_back(batch.time(plan.viewWorlds.front()));
+  for (std::int64_t w : plan.viewWorlds) {
+    for (int b = 0; b < model.numBodies(); ++b) {
+      const Transformd X = batch.bodyPose(w, b);
+      double q[4];
+      X.R.toQuaternion(q);
+      for (double x : {X.p[0], X.p[1], X.p[2], q[0], q[1], q[2], q[3]}) f.poses.push_back(static_cast<float>(x));
+    }
+    for (int c = 0; c < f.contacts; ++c) {
+      const auto g = batch.groundContact(w, c);
+      for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(g.p_GP[k]));
+      for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(g.forceOnSphere[k]));
+    }
+  }
+}
 
 const char* integratorName(Integrator i) { return i == Integrator::RK4 ? "rk4" : "euler"; }
 
@@ -88,6 +121,10 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   const Model& model = *scene.model;
   Batch<T> batch(scene.model, plan.worlds, plan.backend, CpuOptions{plan.threads});
   applyScene(scene, batch);
+  if (plan.study)  // the study's draws, world by world, as `lockstep study` sets them
+    for (std::int64_t w = 0; w < plan.worlds; ++w)
+      for (std::size_t i = 0; i < plan.study->vary.size(); ++i)
+        setNamedParameter(batch, w, plan.study->vary[i].parameter, studyDraw(*plan.study, static_cast<int>(i), w));
   batch.upload();
   // Initial states that violate the sphere contacts (chain-7-seed's does) are projected onto them
   // first, as Simbody assembles; a world that cannot be assembled is flagged.
@@ -100,12 +137,19 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
 
   std::unique_ptr<Recording> recording;
   int frames = 0;
+  ViewerFrames viewed;
+  viewed.worlds = plan.viewWorlds;
+  viewed.contacts = static_cast<int>(model.groundContacts().size());
+  auto recordFrame = [&] {
+    if (recording) recording->write(readFrame(batch, plan.layout));
+    if (!plan.view.empty()) addViewerFrame(batch, plan, viewed);
+  };
   if (plan.recordEvery > 0) {
     // Ctrl-C stops the run between two steps and removes the unfinished file (options.h).
     catchInterrupts();
     frames = frameCount(plan.steps, plan.recordEvery);
-    recording = Recording::open(plan.out, model, plan.layout, W, frames);
-    recording->write(readFrame(batch, plan.layout));
+    if (!plan.out.empty()) recording = Recording::open(plan.out, model, plan.layout, W, frames);
+    recordFrame();
   }
 
   // Step in segments that end where a frame is recorded or the progress line is updated (or, while
@@ -127,17 +171,22 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
       batch.evaluate();
       batch.download();
       evaluated = true;
-      recording->write(readFrame(batch, plan.layout));
+      recordFrame();
     }
     progress.update(done, wall);
     if (const int signal = interruptSignal())
       throw Interrupted(signal, "stopped after step " + std::to_string(done) + " of " + std::to_string(plan.steps) +
-                                    "; " + plan.out + " is not written");
+                                    "; " + plan.out + plan.view + " is not written");
   }
   progress.finish();
   if (!evaluated) {
     batch.evaluate();
     batch.download();
+  }
+  if (!plan.view.empty()) {
+    if (const int signal = interruptSignal())
+      throw Interrupted(signal, "stopped after the last step; " + plan.view + " is not written");
+    writeViewerHtml(plan.view, plan.visuals, viewed, plan.viewer);
   }
   if (recording) {
     if (const int signal = interruptSignal())
@@ -217,6 +266,9 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
     std::printf("              %lld: %s; worlds %s\n", static_cast<long long>(worlds.size()),
                 describeStatus(status).c_str(), firstWorlds(worlds).c_str());
   if (recording) std::printf("output        %s (%d frames x %lld worlds)\n", plan.out.c_str(), frames, static_cast<long long>(W));
+  if (!plan.view.empty())
+    std::printf("view          %s (%d frames x %zu worlds; open it in a browser)\n", plan.view.c_str(), frames,
+                plan.viewWorlds.size());
   return 0;
 }
 
@@ -235,7 +287,11 @@ int simulate(const SimulateOptions& o) {
   sceneOptions.repairInertia = o.repairInertia;
   if (!o.root.empty()) sceneOptions.urdfRoot = parseUrdfRootJoint(o.root);
   if (o.scene.empty() && sceneOptions.urdfRoot) throw InputError("--root: applies to a .urdf file given as the scene");
-  const Scene scene = o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene, sceneOptions);
+  if (!o.study.empty() && !o.scene.empty())
+    throw InputError("--study: the study file names its scene; give no scene besides it");
+  std::optional<StudyFile> study;
+  if (!o.study.empty()) study = loadStudyFile(o.study, sceneOptions);
+  const Scene scene = study ? study->scene : o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene, sceneOptions);
   for (const std::string& w : scene.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
 
   RunPlan plan;
@@ -247,10 +303,36 @@ int simulate(const SimulateOptions& o) {
   plan.backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
                                                   : (o.device == "cuda" ? DeviceChoice::Cuda : DeviceChoice::Auto));
   plan.threads = cappedCpuThreads(o.threads, plan.worlds);
+  if (study) {
+    plan.study = &study->spec;
+    if (o.worlds <= 0) plan.worlds = study->spec.worlds;
+    if (o.steps < 0) plan.steps = study->spec.steps;
+    if (!(o.dt > 0)) plan.dt = study->spec.dt;
+    if (o.integrator.empty()) plan.integrator = study->spec.integrator;
+  }
   plan.out = o.out;
   plan.layout = recordingLayout(scene, o);
-  // Recording: every --record-every steps, by default about 100 frames.
-  plan.recordEvery = o.out.empty() ? 0 : (o.recordEvery > 0 ? o.recordEvery : std::max(1, plan.steps / 100));
+  // Recording: every --record-every steps, by default about 100 frames (200 for a page alone).
+  const bool recorded = !o.out.empty() || !o.view.empty();
+  if (o.recordEvery > 0 && !recorded) throw InputError("--record-every: records for --out or --view; give one of them");
+  plan.recordEvery = !recorded ? 0
+                               : (o.recordEvery > 0 ? o.recordEvery : std::max(1, plan.steps / (o.out.empty() ? 200 : 100)));
+  if (!o.view.empty()) {
+    checkWritable("--view", o.view);
+    plan.view = o.view;
+    if (!o.viewWorlds.empty())
+      plan.viewWorlds = parseWholeNumberList("--view-worlds", o.viewWorlds, 0, plan.worlds - 1);
+    else
+      for (std::int64_t w = 0; w < std::min<std::int64_t>(plan.worlds, 16); ++w) plan.viewWorlds.push_back(w);
+    VisualOptions vo;
+    vo.meshPaths = o.meshPaths;
+    for (const std::string& d : meshPathsFromEnvironment()) vo.meshPaths.push_back(d);
+    plan.visuals = sceneVisuals(scene, vo);
+    for (const std::string& w : plan.visuals.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
+    plan.viewer.title = scene.name;
+    plan.viewer.ghosts = o.ghosts;
+    threeJsSource();  // three.js is there, before the run
+  }
   // Refuse what cannot finish before running: an output that cannot be written or would not fit on
   // its disk, too many worlds.
   if (!plan.out.empty()) {
@@ -289,8 +371,7 @@ Command addSimulateCommand(CLI::App& parent) {
               },
               "FILE.csv|FILE.npz"));
   addWholeNumber(*app, "--record-every", o->recordEvery, 1, kMaxInt,
-                 "Record a frame every N steps (default: about 100 frames)")
-      ->needs(out);
+                 "Record a frame every N steps, for --out and --view (default: about 100 frames)");
   app->add_option_function<std::string>(
          "--record", [o](const std::string& list) { o->record = list; },
                   "Quantities to record, comma-separated (q,u,bodyPose,bushing.X_FM,...; all: every one); "
@@ -302,6 +383,15 @@ Command addSimulateCommand(CLI::App& parent) {
                 "Replace physically invalid URDF inertias by the nearest valid ones (with a warning per link)");
   app->add_option("--root", o->root, "For a .urdf file: weld its root link to Ground (fixed, the default) or free it")
       ->check(CLI::IsMember({"fixed", "free"}));
+  app->add_option("--study", o->study,
+                  "A study file (docs/study-format.md): run its scene with its per-world draws, as `lockstep study` does "
+                  "(its worlds, steps and dt unless given)");
+  CLI::Option* view = app->add_option(
+      "--view", o->view, "Also write a web page that plays the run in 3D (FILE.html; docs/viewer.md)");
+  app->add_option("--view-worlds", o->viewWorlds, "Worlds the page shows, comma-separated (default: the first 16)")
+      ->needs(view);
+  app->add_flag("--ghosts", o->ghosts, "On the page, overlay the worlds translucently instead of side by side")->needs(view);
+  app->add_option("--mesh-path", o->meshPaths, "A folder to look for the robot's mesh files in (repeatable)")->needs(view);
   return {app, [o] { return simulate(*o); }};
 }
 

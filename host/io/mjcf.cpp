@@ -203,6 +203,7 @@ class Converter {
     }
     for (int b = 0; b < m_->nbody; ++b)
       out_.bodies.push_back({bodyName(b), b == 0 ? -1 : m_->body_parentid[b], placement_[b].body, placement_[b].X_BL, massOf(b)});
+    addVisuals();
     out_.q0 = qFromMujoco(out_, m_->qpos0);
     out_.builder = builder_;
     return std::move(out_);
@@ -520,6 +521,44 @@ class Converter {
       const char* typeName = mju_type2Str(objType);
       builder_.addSensor({nameOf(m_, mjOBJ_SENSOR, s, "sensor" + std::to_string(s)), sensorTypeName(m_->sensor_type[s]),
                           typeName ? typeName : "", objId >= 0 ? nameOf(m_, static_cast<mjtObj>(objType), objId, "") : ""});
+    }
+  }
+
+  // The geoms MuJoCo draws by default (groups 0 to 2, not fully transparent), on their carriers;
+  // a geom's colour is its material's when it has one (MuJoCo's rule).
+  void addVisuals() {
+    for (int g = 0; g < m_->ngeom; ++g) {
+      const float* rgba = m_->geom_matid[g] >= 0 ? m_->mat_rgba + 4 * m_->geom_matid[g] : m_->geom_rgba + 4 * g;
+      if (m_->geom_group[g] < 0 || m_->geom_group[g] > 2 || rgba[3] <= 0) continue;
+      VisualShape shape;
+      shape.source = "geom " + inQuotes(geomName(g));
+      const Placement& p = placement_[m_->geom_bodyid[g]];
+      shape.body = p.body;
+      shape.X_BS = p.X_BL * poseOf(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g);
+      shape.rgba = {{rgba[0], rgba[1], rgba[2], rgba[3]}};
+      const mjtNum* size = m_->geom_size + 3 * g;
+      shape.size = {{size[0], size[1], size[2]}};
+      switch (m_->geom_type[g]) {
+        case mjGEOM_PLANE: shape.kind = ShapeKind::Plane; break;
+        case mjGEOM_SPHERE: shape.kind = ShapeKind::Sphere; break;
+        case mjGEOM_CAPSULE: shape.kind = ShapeKind::Capsule; break;
+        case mjGEOM_ELLIPSOID: shape.kind = ShapeKind::Ellipsoid; break;
+        case mjGEOM_CYLINDER: shape.kind = ShapeKind::Cylinder; break;
+        case mjGEOM_BOX: shape.kind = ShapeKind::Box; break;
+        case mjGEOM_MESH: {
+          const int mesh = m_->geom_dataid[g];
+          if (mesh < 0) continue;
+          shape.kind = ShapeKind::Mesh;
+          shape.size = {{1, 1, 1}};  // MuJoCo's compiler has scaled the vertices
+          const float* v = m_->mesh_vert + 3 * m_->mesh_vertadr[mesh];
+          shape.vertices.assign(v, v + 3 * m_->mesh_vertnum[mesh]);
+          const int* f = m_->mesh_face + 3 * m_->mesh_faceadr[mesh];
+          shape.triangles.assign(f, f + 3 * m_->mesh_facenum[mesh]);
+          break;
+        }
+        default: continue;  // height fields are not drawn
+      }
+      out_.visuals.push_back(std::move(shape));
     }
   }
 

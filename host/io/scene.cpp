@@ -39,6 +39,7 @@ Scene SceneReader::readUrdfFile(const std::string& path) {
   builder_.setGravity(urdf.gravity);
   for (const BodyDesc& b : urdf.bodies) builder_.addBody(b);
   scene_.warnings = urdf.warnings;
+  scene_.visuals = urdf.visuals;
   try {
     scene_.model = builder_.build();
     validateJointInertias(*scene_.model);
@@ -124,6 +125,7 @@ void SceneReader::addMjcf(const MjcfImport& mjcf, const JsonNode* node) {
     if (!frames_.count(site.name)) frames_[site.name] = {site.body, site.X_BS, false};
   scene_.warnings.insert(scene_.warnings.end(), mjcf.warnings.begin(), mjcf.warnings.end());
   mjcf_ = mjcf;
+  scene_.visuals = mjcf.visuals;
 }
 
 Scene SceneReader::read(const std::string& text) {
@@ -234,6 +236,7 @@ void SceneReader::addRobot(const UrdfImport& urdf, const JsonNode& node) {
     defineName(link, {placement.body, placement.X_BL, link == placement.body}, node);
   scene_.warnings.insert(scene_.warnings.end(), urdf.warnings.begin(), urdf.warnings.end());
   urdfLimits_ = urdf.limits;
+  scene_.visuals = urdf.visuals;
 }
 
 void SceneReader::readBodies(const JsonNode& list) {

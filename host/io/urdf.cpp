@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <filesystem>
 #include <sstream>
 
 #include "text_file.h"
@@ -126,7 +127,8 @@ int xmlNestingDepth(const std::string& xml, int limit) {
 
 class Importer {
  public:
-  Importer(const std::string& source, const UrdfOptions& options) : source_(source), options_(options) {}
+  Importer(const std::string& source, const UrdfOptions& options)
+      : source_(source), baseDirectory_(std::filesystem::path(source).parent_path().string()), options_(options) {}
 
   UrdfImport run(const std::string& xml) {
     // urdfdom reads the XML with TinyXML, which descends one C++ call per nested element: refuse
@@ -192,10 +194,58 @@ class Importer {
         out_.collisionSpheres.push_back({link->name, placement.body, placement.X_BL * X_LC.p, radius});
       }
     }
+    for (const urdf::LinkSharedPtr& link : all) addVisuals(*link);
     return std::move(out_);
   }
 
  private:
+  // The link's <visual> elements, placed on the body that carries it. Mesh files are named, not
+  // read (lockstep/view/visuals.h reads them when they are drawn).
+  void addVisuals(const urdf::Link& link) {
+    const UrdfLinkPlacement& placement = out_.links.at(link.name);
+    for (std::size_t i = 0; i < link.visual_array.size(); ++i) {
+      const urdf::VisualSharedPtr& v = link.visual_array[i];
+      if (!v || !v->geometry) continue;
+      VisualShape shape;
+      shape.source = linkName(link.name) + " visual " + std::to_string(i);
+      shape.body = placement.body;
+      shape.X_BS = placement.X_BL * toTransform(v->origin, shape.source, "origin");
+      if (v->material && v->material->color.a > 0) {
+        const urdf::Color& c = v->material->color;
+        shape.rgba = {{c.r, c.g, c.b, c.a}};
+      }
+      switch (v->geometry->type) {
+        case urdf::Geometry::BOX: {
+          const urdf::Vector3& d = static_cast<const urdf::Box&>(*v->geometry).dim;
+          shape.kind = ShapeKind::Box;
+          shape.size = {{d.x / 2, d.y / 2, d.z / 2}};
+          break;
+        }
+        case urdf::Geometry::SPHERE:
+          shape.kind = ShapeKind::Sphere;
+          shape.size = {{static_cast<const urdf::Sphere&>(*v->geometry).radius, 0, 0}};
+          break;
+        case urdf::Geometry::CYLINDER: {
+          const auto& c = static_cast<const urdf::Cylinder&>(*v->geometry);
+          shape.kind = ShapeKind::Cylinder;
+          shape.size = {{c.radius, c.length / 2, 0}};
+          break;
+        }
+        case urdf::Geometry::MESH: {
+          const auto& m = static_cast<const urdf::Mesh&>(*v->geometry);
+          shape.kind = ShapeKind::Mesh;
+          shape.size = {{m.scale.x, m.scale.y, m.scale.z}};
+          shape.meshFile = m.filename;
+          shape.meshBase = baseDirectory_;
+          break;
+        }
+        default: continue;
+      }
+      for (int k = 0; k < 3; ++k) checkFinite(shape.size[k], shape.source, "size");
+      out_.visuals.push_back(std::move(shape));
+    }
+  }
+
   [[noreturn]] void fail(const std::string& what) const { throw InputError(source_ + ": " + what); }
 
   static std::string linkName(const std::string& name) { return "link " + inQuotes(name); }
@@ -368,6 +418,7 @@ class Importer {
   }
 
   std::string source_;
+  std::string baseDirectory_;  // relative mesh files resolve against the file's folder
   UrdfOptions options_;
   UrdfImport out_;
   double inertiaScale_ = 0;  // the largest trace of a link's inertia (validateMassProperties)

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import operator
 import os
+import threading
 from typing import Any, Iterator, Mapping, Optional, Sequence, Union
 
 import numpy as np
@@ -184,6 +185,7 @@ class Batch:
         self._b = cls(model._ext, _count("worlds", worlds), device, int(threads))
         self._dt, self._integrator = model.dt, model.integrator
         self.params = Params(self)
+        self._renderers, self._render_lock = {}, threading.Lock()
 
     def __repr__(self) -> str:
         return (f"<lockstep.Batch of {self.worlds} worlds of '{self.model.name}' on {self.backend}, "
@@ -275,6 +277,40 @@ class Batch:
 
     def synchronize(self) -> None:
         self._b.synchronize()
+
+    def render(self, world: int = 0, width: int = 640, height: int = 480, camera: Optional[Mapping[str, Any]] = None,
+               worlds: Optional[Sequence[int]] = None, mesh_paths: Sequence[str] = ()) -> np.ndarray:
+        """A picture of world `world` (or of the listed `worlds`, side by side) at the bodies' poses
+        of the last step, reset or evaluate(): an (height, width, 3) uint8 array, drawn off-screen
+        without a display or a GPU (MuJoCo's renderer on OSMesa; docs/viewer.md). The bodies are
+        drawn from the robot file's visual shapes (URDF visuals, MJCF geoms; meshes found in the
+        file's folder, `mesh_paths`, LOCKSTEP_MESH_PATH or ROS_PACKAGE_PATH), else as their inertia
+        boxes, with the contact spheres and the ground. camera: None follows the worlds; or a dict
+        of "lookat" (x, y, z), "distance" (m), "azimuth" and "elevation" (degrees, MuJoCo's
+        convention); "azimuth" and "elevation" alone keep the following."""
+        shown = [operator.index(world)] if worlds is None else [operator.index(w) for w in worlds]
+        if not shown:
+            raise ValueError("worlds: give at least one world")
+        for w in shown:
+            if not 0 <= w < self.worlds:
+                raise IndexError(f"world {w} is outside the batch ({self.worlds} worlds)")
+        key = (int(width), int(height), len(shown), tuple(mesh_paths))
+        with self._render_lock:
+            renderer = self._renderers.get(key)
+            if renderer is None:
+                renderer = _ext.FrameRenderer(self.model._ext, key[0], key[1], key[2], list(mesh_paths))
+                self._renderers[key] = renderer
+        if self.device == "cuda":
+            self.download()
+        nb = len(self.model.body_names)
+        poses = np.ascontiguousarray(self.host_field("bodyPose")[shown], dtype=np.float64).reshape(len(shown), nb, 7)
+        camera = dict(camera or {})
+        unknown = set(camera) - {"lookat", "distance", "azimuth", "elevation"}
+        if unknown:
+            raise ValueError(f"camera: unknown key(s) {sorted(unknown)}; give lookat, distance, azimuth, elevation")
+        lookat = [float(x) for x in camera["lookat"]] if "lookat" in camera else []
+        return renderer.render(poses, lookat, float(camera.get("distance", 3.0)), float(camera.get("azimuth", 135.0)),
+                               float(camera.get("elevation", -20.0)))
 
     def host_field(self, name: str) -> np.ndarray:
         """The host copy of a field as a NumPy view (the same as field() on the CPU backend; on the

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections import abc
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence
 
@@ -426,6 +427,33 @@ class TaskSpec:
     engine_dt: float
     max_episode_steps: int
     defaults: Dict[str, Any] = field(default_factory=dict)
+    # render(): the camera's azimuth and elevation (degrees, MuJoCo's convention); it follows the world.
+    camera: Dict[str, float] = field(default_factory=lambda: {"azimuth": 135.0, "elevation": -20.0})
+
+
+_SIDE_VIEW = {"azimuth": 90.0, "elevation": -10.0}  # the planar tasks, seen across their plane
+
+
+class _Frames(abc.Sequence):
+    """render()'s frames, one per sub-environment as Gymnasium's vector environments return them,
+    each drawn when first asked for (RecordVideo(record_first_only=True) draws one)."""
+
+    def __init__(self, env: "MujocoTaskEnv"):
+        self._env, self._drawn = env, {}
+
+    def __len__(self) -> int:
+        return self._env.num_envs
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = int(i) + (len(self) if int(i) < 0 else 0)
+        if not 0 <= i < len(self):
+            raise IndexError(f"sub-environment {i} is outside the {len(self)}")
+        if i not in self._drawn:
+            env = self._env
+            self._drawn[i] = env.batch.render(world=i, width=env.width, height=env.height, camera=env.camera)
+        return self._drawn[i]
 
 
 class MujocoTaskEnv(gym.vector.VectorEnv):
@@ -450,15 +478,18 @@ class MujocoTaskEnv(gym.vector.VectorEnv):
                  autoreset_mode=AutoresetMode.NEXT_STEP, action: str = "torque", kp: Optional[float] = None,
                  kd: Optional[float] = None, randomize: Optional[Sequence[dict]] = None,
                  max_episode_steps: Optional[int] = None, threads: int = 0, engine_dt: Optional[float] = None,
-                 render_mode: Optional[str] = None, frame_skip: Optional[int] = None, xml_file: Optional[str] = None,
+                 render_mode: Optional[str] = None, width: int = 480, height: int = 480,
+                 camera: Optional[Dict[str, Any]] = None, frame_skip: Optional[int] = None, xml_file: Optional[str] = None,
                  **task_kwargs):
         spec = self.spec_
         unknown = sorted(set(task_kwargs) - set(spec.defaults))
         if unknown:
             raise TypeError(f"lockstep/{spec.name}: unknown keyword argument(s) {', '.join(unknown)}; the task "
                             f"takes {', '.join(sorted(spec.defaults))} and the vector environment's own")
-        if render_mode is not None:
-            raise ValueError(f"lockstep/{spec.name}: render_mode {render_mode!r} is not available (no renderer yet)")
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f'lockstep/{spec.name}: render_mode must be "rgb_array" or None, not {render_mode!r}')
+        self.width, self.height = int(width), int(height)
+        self.camera = dict(spec.camera if camera is None else camera)
         self.options = {**spec.defaults, **task_kwargs}
         self.frame_skip = spec.frame_skip if frame_skip is None else int(frame_skip)
         if self.frame_skip < 1:
@@ -490,9 +521,9 @@ class MujocoTaskEnv(gym.vector.VectorEnv):
             raise ValueError(f"max_episode_steps must be at least 1, not {max_episode_steps!r}")
 
         mode = AutoresetMode(autoreset_mode)
-        self.metadata = {"autoreset_mode": mode, "render_modes": [], "render_fps": int(np.round(1.0 / self.dt))}
+        self.metadata = {"autoreset_mode": mode, "render_modes": ["rgb_array"], "render_fps": int(np.round(1.0 / self.dt))}
         self.autoreset_mode = mode
-        self.render_mode = None
+        self.render_mode = render_mode
 
         # Initial state: MuJoCo's qpos0 (clamped into the joint ranges: Ant's ankles start outside
         # theirs, where a stop would start compressed) and zero velocities.
@@ -706,6 +737,14 @@ class MujocoTaskEnv(gym.vector.VectorEnv):
         self._autoreset = done & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
         return obs, reward, xp.from_numpy(terminated), xp.from_numpy(truncated), info
 
+    def render(self) -> Optional[Sequence[np.ndarray]]:
+        """With render_mode="rgb_array": one (height, width, 3) uint8 frame per sub-environment (a
+        sequence drawn on demand), the camera following each world; None otherwise."""
+        if self.render_mode is None:
+            gym.logger.warn("render() was called without render_mode; make the environment with render_mode=\"rgb_array\"")
+            return None
+        return _Frames(self)
+
     def close_extras(self, **kwargs):
         self._closed = True
         self.state = None
@@ -776,7 +815,7 @@ class AntEnv(MujocoTaskEnv):
 class HalfCheetahEnv(MujocoTaskEnv):
     spec_ = TaskSpec("HalfCheetah-v5", "half_cheetah.xml", 5, 1e-3, 1000, dict(
         forward_reward_weight=1.0, ctrl_cost_weight=0.1, reset_noise_scale=0.1,
-        exclude_current_positions_from_observation=True))
+        exclude_current_positions_from_observation=True), camera=_SIDE_VIEW)
 
     def _observe(self):
         qpos = self.state.qpos()
@@ -842,14 +881,14 @@ class HopperEnv(_PlanarWalker):
     spec_ = TaskSpec("Hopper-v5", "hopper.xml", 4, 5e-4, 1000, dict(
         forward_reward_weight=1.0, ctrl_cost_weight=1e-3, healthy_reward=1.0, terminate_when_unhealthy=True,
         healthy_state_range=(-100.0, 100.0), healthy_z_range=(0.7, float("inf")), healthy_angle_range=(-0.2, 0.2),
-        reset_noise_scale=5e-3, exclude_current_positions_from_observation=True))
+        reset_noise_scale=5e-3, exclude_current_positions_from_observation=True), camera=_SIDE_VIEW)
 
 
 class Walker2dEnv(_PlanarWalker):
     spec_ = TaskSpec("Walker2d-v5", "walker2d_v5.xml", 4, 5e-4, 1000, dict(
         forward_reward_weight=1.0, ctrl_cost_weight=1e-3, healthy_reward=1.0, terminate_when_unhealthy=True,
         healthy_z_range=(0.8, 2.0), healthy_angle_range=(-1.0, 1.0), reset_noise_scale=5e-3,
-        exclude_current_positions_from_observation=True))
+        exclude_current_positions_from_observation=True), camera=_SIDE_VIEW)
 
 
 class HumanoidEnv(MujocoTaskEnv):
@@ -906,7 +945,7 @@ class HumanoidEnv(MujocoTaskEnv):
 
 class InvertedDoublePendulumEnv(MujocoTaskEnv):
     spec_ = TaskSpec("InvertedDoublePendulum-v5", "inverted_double_pendulum.xml", 5, 1e-2, 1000, dict(
-        healthy_reward=10.0, reset_noise_scale=0.1))
+        healthy_reward=10.0, reset_noise_scale=0.1), camera=_SIDE_VIEW)
 
     def _observe(self):
         xp, s = self.xp, self.state
@@ -933,7 +972,8 @@ class InvertedDoublePendulumEnv(MujocoTaskEnv):
 
 
 class ReacherEnv(MujocoTaskEnv):
-    spec_ = TaskSpec("Reacher-v5", "reacher.xml", 2, 1e-3, 50, dict(reward_dist_weight=1.0, reward_control_weight=1.0))
+    spec_ = TaskSpec("Reacher-v5", "reacher.xml", 2, 1e-3, 50, dict(reward_dist_weight=1.0, reward_control_weight=1.0),
+                     camera={"azimuth": 90.0, "elevation": -90.0})
 
     def _vec(self):
         _, xpos, _ = self.state.frames()

@@ -31,6 +31,8 @@
 #include "lockstep/io/scene_description.h"
 #include "lockstep/study/study.h"
 #include "lockstep/io/study_file.h"
+#include "lockstep/view/frames.h"
+#include "lockstep/view/html_viewer.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -567,6 +569,68 @@ NB_MODULE(_ext, m) {
         if (!f) throw std::invalid_argument("no field named '" + name + "'");
         return publicNames(*p.scene->model, *f);
       }, "name"_a);
+
+  // Off-screen frames of a model's worlds (view/frames.h): MuJoCo's renderer on OSMesa. render()
+  // takes poses [worlds, bodies, 7] (bodyPose rows) and returns an (H, W, 3) uint8 array.
+  nb::class_<FrameRenderer>(m, "FrameRenderer")
+      .def("__init__", [](FrameRenderer* r, const PyModel& p, int width, int height, int worlds,
+                          const std::vector<std::string>& meshPaths) {
+        VisualOptions o;
+        o.meshPaths = meshPaths;
+        for (const std::string& d : meshPathsFromEnvironment()) o.meshPaths.push_back(d);
+        new (r) FrameRenderer(sceneVisuals(*p.scene, o), width, height, worlds);
+      }, "model"_a, "width"_a, "height"_a, "worlds"_a = 1, "mesh_paths"_a = std::vector<std::string>{})
+      .def_prop_ro("width", &FrameRenderer::width)
+      .def_prop_ro("height", &FrameRenderer::height)
+      .def_prop_ro("worlds", &FrameRenderer::worlds)
+      .def_prop_ro("mjcf", &FrameRenderer::mjcf)
+      .def("render", [](FrameRenderer& r, nb::ndarray<const double, nb::ndim<3>, nb::device::cpu, nb::c_contig> poses,
+                        const std::vector<double>& lookAt, double distance, double azimuth, double elevation) {
+        if (poses.shape(0) != static_cast<std::size_t>(r.worlds()) || poses.shape(1) != static_cast<std::size_t>(r.bodies()) ||
+            poses.shape(2) != 7)
+          throw std::invalid_argument("poses: shape must be (" + std::to_string(r.worlds()) + ", " + std::to_string(r.bodies()) +
+                                      ", 7): worlds, bodies, bodyPose (x y z qw qx qy qz)");
+        RenderCamera camera;
+        camera.automatic = lookAt.empty();
+        if (!camera.automatic) {
+          if (lookAt.size() != 3) throw std::invalid_argument("camera lookat: three numbers (x, y, z)");
+          camera.lookAt = {{lookAt[0], lookAt[1], lookAt[2]}};
+          if (!(distance > 0)) throw std::invalid_argument("camera distance: must be > 0");
+          camera.distance = distance;
+        }
+        camera.azimuth = azimuth;
+        camera.elevation = elevation;
+        std::vector<std::uint8_t> pixels;
+        {
+          nb::gil_scoped_release release;
+          pixels = r.render(poses.data(), camera);
+        }
+        auto* owned = new std::vector<std::uint8_t>(std::move(pixels));
+        nb::capsule free(owned, [](void* v) noexcept { delete static_cast<std::vector<std::uint8_t>*>(v); });
+        const std::size_t shape[3] = {static_cast<std::size_t>(r.height()), static_cast<std::size_t>(r.width()), 3};
+        return nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<3>>(owned->data(), 3, shape, free);
+      }, "poses"_a, "lookat"_a = std::vector<double>{}, "distance"_a = 3.0, "azimuth"_a = 135.0, "elevation"_a = -20.0);
+  // The viewer page of recorded poses [frames, worlds, bodies, 7] at `time` (html_viewer.h).
+  m.def("write_viewer_html", [](const std::string& path, const PyModel& p,
+                                nb::ndarray<const double, nb::ndim<1>, nb::device::cpu, nb::c_contig> time,
+                                nb::ndarray<const double, nb::ndim<4>, nb::device::cpu, nb::c_contig> poses,
+                                const std::vector<std::int64_t>& worlds, bool ghosts, const std::string& colorBy,
+                                const std::vector<double>& colorValues, const std::vector<std::string>& meshPaths) {
+        VisualOptions o;
+        o.meshPaths = meshPaths;
+        for (const std::string& d : meshPathsFromEnvironment()) o.meshPaths.push_back(d);
+        ViewerFrames f;
+        f.time.assign(time.data(), time.data() + time.shape(0));
+        f.worlds = worlds;
+        f.poses.assign(poses.data(), poses.data() + poses.size());
+        f.colorBy = colorBy;
+        f.colorValues = colorValues;
+        ViewerOptions v;
+        v.title = p.scene->name;
+        v.ghosts = ghosts;
+        writeViewerHtml(path, sceneVisuals(*p.scene, o), f, v);
+      }, "path"_a, "model"_a, "time"_a, "poses"_a, "worlds"_a, "ghosts"_a = false, "color_by"_a = "",
+      "color_values"_a = std::vector<double>{}, "mesh_paths"_a = std::vector<std::string>{});
 
   m.def("load_scene", &loadScene, "path"_a, "repair_inertia"_a);
   m.def("parse_scene", &parseSceneText, "json"_a, "source"_a, "base_directory"_a, "repair_inertia"_a);

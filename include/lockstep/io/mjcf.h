@@ -20,7 +20,9 @@
 //   of moving bodies that MuJoCo's contype/conaffinity let touch a plane -> Simbody's
 //   SmoothSphereHalfSpaceForce with friction[0] (the larger of the geom's and the plane's) and
 //   MjcfOptions' material; contacts between moving bodies are not modelled;
-// - sites and sensor definitions are kept by name (Model::sites, Model::sensors);
+// - sites and sensor definitions are kept by name (Model::sites, Model::sensors); the geoms of
+//   MuJoCo's visible groups (0 to 2, not transparent) are kept for viewers (MjcfImport::visuals,
+//   meshes with their triangles);
 // - opt.timestep and opt.gravity are read; MuJoCo's integrator, solver and contact parameters are not.
 // Features without a Lockstep counterpart are refused naming the element (equality constraints,
 // tendons with stiffness, damping or actuators, other actuators, free joints below the top level,
@@ -37,6 +39,7 @@
 
 #include "lockstep/engine/model.h"
 #include "lockstep/io/input_error.h"
+#include "lockstep/io/visual_shape.h"
 
 namespace lockstep {
 
@@ -100,6 +103,7 @@ struct MjcfImport {
   std::vector<MjcfBody> bodies;         // in MuJoCo's order (body 0 is the world)
   int mujocoNq = 0, mujocoNv = 0;
   std::vector<double> q0;               // MuJoCo's qpos0 in Lockstep's coordinates
+  std::vector<VisualShape> visuals;     // the visible geoms, placed on their Lockstep bodies
   std::vector<std::string> warnings;    // one line per kind of ignored feature
 };
 

@@ -18,6 +18,7 @@
 #include "lockstep/io/input_error.h"
 #include "lockstep/engine/model.h"
 #include "lockstep/io/urdf.h"
+#include "lockstep/io/visual_shape.h"
 
 namespace lockstep {
 
@@ -105,6 +106,7 @@ struct Scene {
   std::vector<TargetSpec> targets;      // of the actuators ("actuators"); set in every world
   std::vector<WorldOverride> perWorld;  // applied in order: a later entry wins
   std::vector<std::string> warnings;    // e.g. repaired URDF inertias
+  std::vector<VisualShape> visuals;     // of the URDF or MJCF robot (meshes not yet read); none for "bodies"
 };
 
 // Reads a scene file. Relative paths inside it (the URDF include) are relative to the file.

@@ -14,7 +14,9 @@
 // - <dynamics damping> becomes the mobilizer's viscous damping, <limit effort> its effort limit
 //   (an effort of 0, which exporters write for "not given", means no limit);
 // - <collision><sphere> elements are listed (UrdfImport::collisionSpheres) for scenes to turn into
-//   ground contacts; visuals, other collisions, transmissions, mimic tags and joint
+//   ground contacts; <visual> elements are kept for viewers (UrdfImport::visuals: boxes,
+//   cylinders, spheres and meshes with their material's colour; mesh files are read only when
+//   drawn, lockstep/view/visuals.h); other collisions, transmissions, mimic tags and joint
 //   position/velocity limits are ignored;
 // - gravity is (0, 0, -9.81).
 // Inertias must be physically valid (positive semidefinite, principal moments obeying the triangle
@@ -35,6 +37,7 @@
 
 #include "lockstep/io/input_error.h"
 #include "lockstep/engine/model.h"
+#include "lockstep/io/visual_shape.h"
 
 namespace lockstep {
 
@@ -76,6 +79,7 @@ struct UrdfImport {
   std::map<std::string, UrdfLinkPlacement> links;     // every link of the file, by name
   std::vector<std::string> warnings;                  // one line per repaired inertia or ignored tag
   std::vector<UrdfCollisionSphere> collisionSpheres;  // link by link (by name), in file order within one
+  std::vector<VisualShape> visuals;                   // <visual> elements, link by link, placed on their bodies
   // <limit lower upper> of revolute and prismatic joints, as joint stops of stiffness and
   // dissipation 0 (a scene's "limits" gives them; docs/scene-format.md). Not added by buildModel().
   std::vector<JointStopDesc> limits;

@@ -1,0 +1,252 @@
+#include "lockstep/view/frames.h"
+
+#include <GL/osmesa.h>
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+namespace lockstep {
+
+namespace {
+
+// One frame at a time in the whole process: OSMesa's current context is per thread, MuJoCo's
+// renderer state per context.
+std::mutex& renderMutex() {
+  static std::mutex m;
+  return m;
+}
+
+// How far the shapes reach from their bodies' origins.
+double reachOf(const SceneVisuals& v) {
+  double reach = 0.1;
+  for (const DrawnShape& s : v.shapes) {
+    if (s.body < 0) continue;
+    double r = std::sqrt(dot(s.shape.X_BS.p, s.shape.X_BS.p));
+    if (s.shape.kind == ShapeKind::Mesh) {
+      double m = 0;
+      for (std::size_t i = 0; i < s.shape.vertices.size(); i += 3)
+        m = std::max<double>(m, std::hypot(s.shape.vertices[i], s.shape.vertices[i + 1], s.shape.vertices[i + 2]));
+      r += m;
+    } else {
+      r += std::sqrt(dot(s.shape.size, s.shape.size));
+    }
+    reach = std::max(reach, std::min(r, 1e6));
+  }
+  return reach;
+}
+
+void offsetOf(int world, int worlds, double spacing, double out[2]) {
+  const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(worlds))));
+  out[0] = (world % cols) * spacing;
+  out[1] = -(world / cols) * spacing;
+}
+
+void geomXml(std::ostringstream& x, const DrawnShape& d, int meshIndex) {
+  const VisualShape& s = d.shape;
+  double q[4];
+  s.X_BS.R.toQuaternion(q);
+  x << "<geom contype=\"0\" conaffinity=\"0\" pos=\"" << s.X_BS.p[0] << ' ' << s.X_BS.p[1] << ' ' << s.X_BS.p[2]
+    << "\" quat=\"" << q[0] << ' ' << q[1] << ' ' << q[2] << ' ' << q[3] << "\" rgba=\"" << s.rgba[0] << ' ' << s.rgba[1]
+    << ' ' << s.rgba[2] << ' ' << s.rgba[3] << '"';
+  const Vec3d& z = s.size;
+  switch (s.kind) {
+    case ShapeKind::Box: x << " type=\"box\" size=\"" << z[0] << ' ' << z[1] << ' ' << z[2] << '"'; break;
+    case ShapeKind::Sphere: x << " type=\"sphere\" size=\"" << z[0] << '"'; break;
+    case ShapeKind::Cylinder: x << " type=\"cylinder\" size=\"" << z[0] << ' ' << z[1] << '"'; break;
+    case ShapeKind::Capsule: x << " type=\"capsule\" size=\"" << z[0] << ' ' << z[1] << '"'; break;
+    case ShapeKind::Ellipsoid: x << " type=\"ellipsoid\" size=\"" << z[0] << ' ' << z[1] << ' ' << z[2] << '"'; break;
+    case ShapeKind::Mesh: x << " type=\"mesh\" mesh=\"m" << meshIndex << '"'; break;
+    case ShapeKind::Plane: break;
+  }
+  x << "/>";
+}
+
+}  // namespace
+
+std::string visualsMjcf(const SceneVisuals& v, int width, int height, int worlds, double spacing) {
+  std::ostringstream x;
+  x.precision(9);
+  const double reach = reachOf(v);
+  if (!(spacing > 0)) spacing = 3 * reach;
+  double corner[2];
+  offsetOf(worlds - 1, worlds, spacing, corner);
+  const double groundHalf = 10 * reach + std::abs(corner[0]) + std::abs(corner[1]);
+  x << "<mujoco model=\"lockstep\">\n<compiler inertiafromgeom=\"false\"/>\n<visual><global offwidth=\"" << width
+    << "\" offheight=\"" << height << "\"/><quality shadowsize=\"2048\"/>"
+    << "<headlight ambient=\"0.45 0.45 0.45\" diffuse=\"0.45 0.45 0.45\"/><map znear=\"0.001\" zfar=\"1000\"/></visual>\n<asset>"
+    << "<texture type=\"skybox\" builtin=\"gradient\" rgb1=\"0.86 0.90 0.95\" rgb2=\"0.98 0.98 0.99\" width=\"256\" height=\"256\"/>"
+    << "<texture name=\"grid\" type=\"2d\" builtin=\"checker\" rgb1=\"0.80 0.82 0.85\" rgb2=\"0.70 0.73 0.77\" width=\"256\" height=\"256\"/>"
+    << "<material name=\"grid\" texture=\"grid\" texrepeat=\"" << groundHalf / reach << ' ' << groundHalf / reach
+    << "\" reflectance=\"0\"/>\n";
+  std::vector<int> meshIndex(v.shapes.size(), -1);
+  int meshes = 0;
+  for (std::size_t i = 0; i < v.shapes.size(); ++i) {
+    const VisualShape& s = v.shapes[i].shape;
+    if (s.kind != ShapeKind::Mesh) continue;
+    meshIndex[i] = meshes++;
+    x << "<mesh name=\"m" << meshIndex[i] << "\" vertex=\"";
+    for (float f : s.vertices) x << f << ' ';
+    x << "\" face=\"";
+    for (std::int32_t t : s.triangles) x << t << ' ';
+    x << "\"/>\n";
+  }
+  x << "</asset>\n<worldbody>\n<light directional=\"true\" castshadow=\"true\" pos=\"0 0 10\" dir=\"-0.3 0.4 -1\" diffuse=\"0.5 0.5 0.5\"/>\n";
+  bool ground = false;
+  for (std::size_t i = 0; i < v.shapes.size(); ++i) {
+    const DrawnShape& d = v.shapes[i];
+    if (d.body >= 0) continue;
+    if (d.shape.kind == ShapeKind::Plane) {
+      ground = true;
+      double q[4];
+      d.shape.X_BS.R.toQuaternion(q);
+      const double hx = d.shape.size[0] > 0 ? d.shape.size[0] : groundHalf, hy = d.shape.size[1] > 0 ? d.shape.size[1] : groundHalf;
+      x << "<geom type=\"plane\" material=\"grid\" contype=\"0\" conaffinity=\"0\" size=\"" << hx << ' ' << hy
+        << " 0.1\" pos=\"" << d.shape.X_BS.p[0] << ' ' << d.shape.X_BS.p[1] << ' ' << d.shape.X_BS.p[2] << "\" quat=\""
+        << q[0] << ' ' << q[1] << ' ' << q[2] << ' ' << q[3] << "\"/>\n";
+      continue;
+    }
+    for (int w = 0; w < worlds; ++w) {
+      double o[2];
+      offsetOf(w, worlds, spacing, o);
+      x << "<body pos=\"" << o[0] << ' ' << o[1] << " 0\">";
+      geomXml(x, d, meshIndex[i]);
+      x << "</body>\n";
+    }
+  }
+  if (!ground)  // a reference floor at z = 0, below everything
+    x << "<geom type=\"plane\" material=\"grid\" contype=\"0\" conaffinity=\"0\" size=\"" << groundHalf << ' ' << groundHalf
+      << " 0.1\" rgba=\"1 1 1 0.6\"/>\n";
+  for (int w = 0; w < worlds; ++w)
+    for (std::size_t b = 0; b < v.bodies.size(); ++b) {
+      x << "<body mocap=\"true\" name=\"w" << w << "b" << b << "\">";
+      for (std::size_t i = 0; i < v.shapes.size(); ++i)
+        if (v.shapes[i].body == static_cast<int>(b)) geomXml(x, v.shapes[i], meshIndex[i]);
+      x << "</body>\n";
+    }
+  x << "</worldbody>\n</mujoco>\n";
+  return x.str();
+}
+
+struct FrameRenderer::Gl {
+  OSMesaContext context = nullptr;
+  std::vector<unsigned char> buffer;  // OSMesa's window buffer (MuJoCo draws into its own offscreen one)
+  mjModel* model = nullptr;
+  mjData* data = nullptr;
+  mjvScene scene;
+  mjrContext render;
+  mjvOption option;
+  double reach = 1;
+  ~Gl() {
+    if (context) {
+      OSMesaMakeCurrent(context, buffer.data(), GL_UNSIGNED_BYTE, 1, 1);
+      mjr_freeContext(&render);
+      mjv_freeScene(&scene);
+      OSMesaDestroyContext(context);
+    }
+    if (data) mj_deleteData(data);
+    if (model) mj_deleteModel(model);
+  }
+};
+
+FrameRenderer::FrameRenderer(const SceneVisuals& visuals, int width, int height, int worlds, double spacing)
+    : gl_(std::make_unique<Gl>()), width_(width), height_(height), worlds_(worlds),
+      bodies_(static_cast<int>(visuals.bodies.size())), spacing_(spacing > 0 ? spacing : 3 * reachOf(visuals)) {
+  if (width < 1 || height < 1 || width > 8192 || height > 8192)
+    throw std::runtime_error("frame size " + std::to_string(width) + "x" + std::to_string(height) +
+                             ": must be between 1x1 and 8192x8192 pixels");
+  if (worlds < 1 || worlds > 4096) throw std::runtime_error("worlds in one frame: must be between 1 and 4096");
+  gl_->reach = reachOf(visuals);
+  mjcf_ = visualsMjcf(visuals, width, height, worlds, spacing_);
+  char error[1000] = "";
+  mjVFS vfs;
+  mj_defaultVFS(&vfs);
+  if (mj_makeEmptyFileVFS(&vfs, "lockstep.xml", static_cast<int>(mjcf_.size())) != 0)
+    throw std::runtime_error("the model to draw is too large for MuJoCo's virtual file system");
+  std::memcpy(vfs.filedata[mj_findFileVFS(&vfs, "lockstep.xml")], mjcf_.data(), mjcf_.size());
+  {
+    std::lock_guard<std::mutex> lock(renderMutex());
+    gl_->model = mj_loadXML("lockstep.xml", &vfs, error, sizeof error);
+  }
+  mj_deleteVFS(&vfs);
+  if (!gl_->model) throw std::runtime_error(std::string("MuJoCo refused the shapes to draw: ") + error);
+  gl_->data = mj_makeData(gl_->model);
+  std::lock_guard<std::mutex> lock(renderMutex());
+  gl_->context = OSMesaCreateContextExt(OSMESA_RGBA, 24, 8, 8, nullptr);
+  if (!gl_->context) throw std::runtime_error("OSMesa could not create an off-screen OpenGL context");
+  gl_->buffer.assign(4, 0);
+  if (!OSMesaMakeCurrent(gl_->context, gl_->buffer.data(), GL_UNSIGNED_BYTE, 1, 1))
+    throw std::runtime_error("OSMesa could not make its context current");
+  mjv_defaultScene(&gl_->scene);
+  mjv_makeScene(gl_->model, &gl_->scene, 2000 + 2 * gl_->model->ngeom);
+  mjr_defaultContext(&gl_->render);
+  mjr_makeContext(gl_->model, &gl_->render, mjFONTSCALE_100);
+  mjr_setBuffer(mjFB_OFFSCREEN, &gl_->render);
+  if (gl_->render.currentBuffer != mjFB_OFFSCREEN || gl_->render.offWidth < width || gl_->render.offHeight < height)
+    throw std::runtime_error("MuJoCo's renderer has no off-screen buffer of " + std::to_string(width) + "x" +
+                             std::to_string(height) + " pixels");
+  mjv_defaultOption(&gl_->option);
+}
+
+FrameRenderer::~FrameRenderer() {
+  std::lock_guard<std::mutex> lock(renderMutex());
+  gl_.reset();
+}
+
+std::vector<std::uint8_t> FrameRenderer::render(const double* poses, const RenderCamera& camera) {
+  mjModel* m = gl_->model;
+  mjData* d = gl_->data;
+  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+  for (int w = 0; w < worlds_; ++w) {
+    double o[2];
+    offsetOf(w, worlds_, spacing_, o);
+    for (int b = 0; b < bodies_; ++b) {
+      const double* p = poses + (static_cast<std::size_t>(w) * bodies_ + b) * 7;
+      const int i = w * bodies_ + b;  // the mocap index: bodies in order
+      const double x[3] = {p[0] + o[0], p[1] + o[1], p[2]};
+      const bool finite = std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]) && std::isfinite(p[3]) &&
+                          std::isfinite(p[4]) && std::isfinite(p[5]) && std::isfinite(p[6]);
+      for (int k = 0; k < 3; ++k) d->mocap_pos[3 * i + k] = finite ? x[k] : 0;
+      for (int k = 0; k < 4; ++k) d->mocap_quat[4 * i + k] = finite ? p[3 + k] : (k == 0 ? 1 : 0);
+      if (finite)
+        for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], x[k]), hi[k] = std::max(hi[k], x[k]);
+    }
+  }
+  mj_kinematics(m, d);
+  mjvCamera cam;
+  mjv_defaultCamera(&cam);
+  cam.type = mjCAMERA_FREE;
+  if (camera.automatic) {
+    const bool any = hi[0] >= lo[0];
+    for (int k = 0; k < 3; ++k) cam.lookat[k] = any ? 0.5 * (lo[k] + hi[k]) : 0;
+    const double span = any ? std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]}) : 0;
+    cam.distance = 1.6 * span + 2.5 * gl_->reach;
+  } else {
+    for (int k = 0; k < 3; ++k) cam.lookat[k] = camera.lookAt[k];
+    cam.distance = camera.distance;
+  }
+  cam.azimuth = camera.azimuth;
+  cam.elevation = camera.elevation;
+  std::vector<std::uint8_t> rgb(static_cast<std::size_t>(width_) * height_ * 3), out(rgb.size());
+  {
+    std::lock_guard<std::mutex> lock(renderMutex());
+    if (!OSMesaMakeCurrent(gl_->context, gl_->buffer.data(), GL_UNSIGNED_BYTE, 1, 1))
+      throw std::runtime_error("OSMesa could not make its context current");
+    mjv_updateScene(m, d, &gl_->option, nullptr, &cam, mjCAT_ALL, &gl_->scene);
+    const mjrRect viewport = {0, 0, width_, height_};
+    mjr_setBuffer(mjFB_OFFSCREEN, &gl_->render);
+    mjr_render(viewport, &gl_->scene, &gl_->render);
+    mjr_readPixels(rgb.data(), nullptr, viewport, &gl_->render);
+  }
+  const std::size_t row = static_cast<std::size_t>(width_) * 3;
+  for (int y = 0; y < height_; ++y)  // OpenGL's rows start at the bottom
+    std::memcpy(out.data() + y * row, rgb.data() + (height_ - 1 - y) * row, row);
+  return out;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,59 @@
+// Frames of a scene's worlds as pictures, drawn off-screen without a display or a GPU: MuJoCo's
+// renderer (Debian's libmujoco) on OSMesa (Debian's libosmesa6), fed a model of mocap bodies that
+// carry the scene's visual shapes (visuals.h). Used by `lockstep render` and Python's
+// Batch.render(); docs/viewer.md says why this renderer.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lockstep/view/visuals.h"
+
+namespace lockstep {
+
+// Where the camera looks from. Automatic: at the middle of the shown worlds' body origins, from a
+// distance that frames them; azimuth and elevation are used either way.
+struct RenderCamera {
+  bool automatic = true;
+  Vec3d lookAt = Vec3d::zero();
+  double distance = 3;      // m
+  double azimuth = 135;     // degrees about z (MuJoCo's convention)
+  double elevation = -20;   // degrees
+};
+
+class FrameRenderer {
+ public:
+  // Draws `worlds` worlds of the scene side by side on a grid `spacing` apart (0: from the
+  // shapes' reach), width x height pixels. Throws std::runtime_error when OSMesa cannot make a
+  // context or MuJoCo refuses the model (naming the shape).
+  FrameRenderer(const SceneVisuals& visuals, int width, int height, int worlds = 1, double spacing = 0);
+  ~FrameRenderer();
+  FrameRenderer(const FrameRenderer&) = delete;
+  FrameRenderer& operator=(const FrameRenderer&) = delete;
+
+  // poses: [world][body][7], x y z qw qx qy qz (bodyPose). Returns height x width x 3 bytes (RGB,
+  // the top row first). Safe to call from several threads (one frame is drawn at a time).
+  std::vector<std::uint8_t> render(const double* poses, const RenderCamera& camera = {});
+
+  int width() const { return width_; }
+  int height() const { return height_; }
+  int worlds() const { return worlds_; }
+  int bodies() const { return bodies_; }
+  // The MJCF text of the model drawn (for tests and for reading it into MuJoCo elsewhere).
+  const std::string& mjcf() const { return mjcf_; }
+
+ private:
+  struct Gl;
+  std::unique_ptr<Gl> gl_;
+  int width_, height_, worlds_, bodies_;
+  double spacing_;
+  std::string mjcf_;
+};
+
+// The MJCF of mocap bodies that FrameRenderer draws (one per body and world), with the ground's
+// shapes on the world body.
+std::string visualsMjcf(const SceneVisuals& visuals, int width, int height, int worlds, double spacing);
+
+}  // namespace lockstep
