@@ -47,19 +47,20 @@ echo "built $out/study_fuzzer"
 # ---- cli_fuzzer: the command line's option parsing (host/cli/app.cpp), parsed, never run ------------
 # The CLI sources are compiled here with the sanitizers; the engine they link (never run by the
 # fuzzer) comes from the CMake build, so build it first:
-#   cmake --build build --target lockstep lockstep_io lockstep_report
+#   cmake --build build --target lockstep lockstep_io lockstep_report lockstep_view
 #   build-fuzz/cli_fuzzer -dict=fuzz/cli.dict -max_total_time=600 build-fuzz/corpus-cli fuzz/corpus/cli
 cmake_build=${LOCKSTEP_BUILD_DIR:-build}
-if [[ -f "$cmake_build/liblockstep.a" && -f "$cmake_build/liblockstep_io.a" && -f "$cmake_build/liblockstep_report.a" ]]; then
+if [[ -f "$cmake_build/liblockstep.a" && -f "$cmake_build/liblockstep_io.a" && -f "$cmake_build/liblockstep_report.a" &&
+      -f "$cmake_build/liblockstep_view.a" ]]; then
   mkdir -p "$out/corpus-cli"
   cuda=${CUDA_HOME:-/usr/local/cuda}
   cli_sources=(host/cli/app.cpp host/cli/options.cpp host/cli/simulate.cpp host/cli/study.cpp host/cli/bench.cpp
-               host/cli/info.cpp host/cli/recording.cpp host/cli/plot.cpp)
-  read -r -a cli_libs <<<"$(pkg-config --libs urdfdom libzip plplot)"
+               host/cli/info.cpp host/cli/recording.cpp host/cli/plot.cpp host/cli/npz_file.cpp host/cli/view.cpp)
+  read -r -a cli_libs <<<"$(pkg-config --libs urdfdom libzip plplot osmesa) -lassimp -lmujoco"
   "$cxx" "${flags[@]}" -isystem "$cuda/include" -I"$cmake_build/generated" fuzz/cli_fuzzer.cpp "${cli_sources[@]}" \
-    "$cmake_build/liblockstep_report.a" "$cmake_build/liblockstep_io.a" "$cmake_build/liblockstep.a" \
+    "$cmake_build/liblockstep_view.a" "$cmake_build/liblockstep_report.a" "$cmake_build/liblockstep_io.a" "$cmake_build/liblockstep.a" \
     "${cli_libs[@]}" -L"$cuda/lib64" -lcudart_static -lgomp -ldl -lrt -lpthread -o "$out/cli_fuzzer"
   echo "built $out/cli_fuzzer"
 else
-  echo "skipped cli_fuzzer: build the CMake targets lockstep, lockstep_io and lockstep_report into $cmake_build first"
+  echo "skipped cli_fuzzer: build the CMake targets lockstep, lockstep_io, lockstep_report and lockstep_view into $cmake_build first"
 fi

@@ -41,6 +41,7 @@ struct SimulateOptions {
   std::string view;   // --view FILE.html
   std::string viewWorlds;
   bool ghosts = false;
+  std::string colorBy;
   std::vector<std::string> meshPaths;
 };
 
@@ -58,6 +59,7 @@ struct RunPlan {
   const StudySpec* study = nullptr;  // its draws are set in every world
   std::string view;                  // the page to write (--view); empty: none
   std::vector<std::int64_t> viewWorlds;
+  std::string colorBy;  // a per-world parameter the page colours the worlds by
   ViewerOptions viewer;
   SceneVisuals visuals;
 };
@@ -139,6 +141,10 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   int frames = 0;
   ViewerFrames viewed;
   viewed.worlds = plan.viewWorlds;
+  if (!plan.colorBy.empty()) {
+    viewed.colorBy = plan.colorBy;
+    for (std::int64_t w : plan.viewWorlds) viewed.colorValues.push_back(batch.parameter(w, plan.colorBy));
+  }
   viewed.contacts = static_cast<int>(model.groundContacts().size());
   auto recordFrame = [&] {
     if (recording) recording->write(readFrame(batch, plan.layout));
@@ -314,7 +320,8 @@ int simulate(const SimulateOptions& o) {
   plan.layout = recordingLayout(scene, o);
   // Recording: every --record-every steps, by default about 100 frames (200 for a page alone).
   const bool recorded = !o.out.empty() || !o.view.empty();
-  if (o.recordEvery > 0 && !recorded) throw InputError("--record-every: records for --out or --view; give one of them");
+  if (o.recordEvery > 0 && !recorded)
+    throw InputError("--record-every requires --out or --view (it sets how often they record)");
   plan.recordEvery = !recorded ? 0
                                : (o.recordEvery > 0 ? o.recordEvery : std::max(1, plan.steps / (o.out.empty() ? 200 : 100)));
   if (!o.view.empty()) {
@@ -330,6 +337,12 @@ int simulate(const SimulateOptions& o) {
     plan.visuals = sceneVisuals(scene, vo);
     for (const std::string& w : plan.visuals.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
     plan.viewer.title = scene.name;
+    if (!o.colorBy.empty()) {
+      const std::vector<std::string> names = Batch<double>(scene.model, 1, Backend::Cpu).parameterNames();
+      if (std::find(names.begin(), names.end(), o.colorBy) == names.end())
+        throw InputError("--color-by " + o.colorBy + ": not a per-world parameter of the scene (`lockstep info SCENE` lists them)");
+      plan.colorBy = o.colorBy;
+    }
     plan.viewer.ghosts = o.ghosts;
     threeJsSource();  // three.js is there, before the run
   }
@@ -391,6 +404,9 @@ Command addSimulateCommand(CLI::App& parent) {
   app->add_option("--view-worlds", o->viewWorlds, "Worlds the page shows, comma-separated (default: the first 16)")
       ->needs(view);
   app->add_flag("--ghosts", o->ghosts, "On the page, overlay the worlds translucently instead of side by side")->needs(view);
+  app->add_option("--color-by", o->colorBy,
+                  "On the page, colour each world by a per-world parameter (body.link7.mass; with --study, its draws)")
+      ->needs(view);
   app->add_option("--mesh-path", o->meshPaths, "A folder to look for the robot's mesh files in (repeatable)")->needs(view);
   return {app, [o] { return simulate(*o); }};
 }

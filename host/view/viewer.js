@@ -11,12 +11,6 @@
     status.className = "error";
     console.error("lockstep viewer: " + message);
   }
-  try {
-    run();
-  } catch (e) {
-    fail(e && e.message ? e.message : String(e));
-  }
-
   function floats(b64) {
     const bytes = Uint8Array.from(atob(b64), (c) => c.charCodeAt(0));
     return new Float32Array(bytes.buffer);
@@ -281,5 +275,11 @@
     renderer.render(scene, camera);
     status.textContent = "ready: " + nb + " bodies, " + nw + " worlds, " + nf + " frames";
     requestAnimationFrame(animate);
+  }
+
+  try {
+    run();
+  } catch (e) {
+    fail(e && e.message ? e.message : String(e));
   }
 })();

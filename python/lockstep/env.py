@@ -14,7 +14,8 @@ instead of stepping it, returning its first observation with reward 0 and neithe
 """
 from __future__ import annotations
 
-from typing import Callable, Optional, Sequence
+from collections import abc
+from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
 import gymnasium as gym
@@ -27,17 +28,47 @@ RewardFn = Callable[[Batch, np.ndarray, np.ndarray], np.ndarray]
 TerminatedFn = Callable[[Batch, np.ndarray], np.ndarray]
 
 
+class RenderedFrames(abc.Sequence):
+    """render()'s frames, one per sub-environment as Gymnasium's vector environments return them,
+    each drawn when first asked for (RecordVideo(record_first_only=True) draws one). `env` has
+    batch, num_envs, width, height and camera."""
+
+    def __init__(self, env):
+        self._env, self._drawn = env, {}
+
+    def __len__(self) -> int:
+        return self._env.num_envs
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        i = int(i) + (len(self) if int(i) < 0 else 0)
+        if not 0 <= i < len(self):
+            raise IndexError(f"sub-environment {i} is outside the {len(self)}")
+        if i not in self._drawn:
+            env = self._env
+            self._drawn[i] = env.batch.render(world=i, width=env.width, height=env.height, camera=env.camera)
+        return self._drawn[i]
+
+
 class VectorEnv(gym.vector.VectorEnv):
-    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP}
+    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"]}
 
     def __init__(self, model, num_envs: int, reward_fn: RewardFn, terminated_fn: Optional[TerminatedFn] = None, *,
                  observations: Sequence[str] = ("q", "u"), max_episode_steps: int = 1000, dt: Optional[float] = None,
                  substeps: int = 1, action_high=None, reset_noise: float = 0.0, device: str = "cpu",
-                 dtype: str = "float64"):
+                 dtype: str = "float64", render_mode: Optional[str] = None, width: int = 480, height: int = 480,
+                 camera: Optional[Dict[str, Any]] = None):
         """model: a lockstep.Model or a scene path; each env step advances `substeps` engine steps of
         dt (default the scene's). action_high: the bound of each action (scalar or one per mobility;
         default the joints' effort limits, which must then all be finite). reset_noise: reset()
-        adds uniform noise in [-reset_noise, reset_noise] to every initial coordinate q."""
+        adds uniform noise in [-reset_noise, reset_noise] to every initial coordinate q.
+        render_mode="rgb_array": render() returns one (height, width, 3) frame per sub-environment,
+        drawn when read (Batch.render; camera as there, following the world by default)."""
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f'render_mode must be "rgb_array" or None, not {render_mode!r}')
+        self.render_mode, self.width, self.height = render_mode, int(width), int(height)
+        self.camera = dict(camera or {})
         if not isinstance(model, Model):
             model = load(model)
         if max_episode_steps < 1 or substeps < 1:
@@ -62,6 +93,7 @@ class VectorEnv(gym.vector.VectorEnv):
         self.max_episode_steps, self.substeps = int(max_episode_steps), int(substeps)
         self.dt = model.dt if dt is None else float(dt)
         self.reset_noise = float(reset_noise)
+        self.metadata = {**type(self).metadata, "render_fps": max(1, int(round(1.0 / (self.dt * self.substeps))))}
 
         nu = model.nu
         if action_high is None:
@@ -140,6 +172,14 @@ class VectorEnv(gym.vector.VectorEnv):
         if status.any():
             info = {"status": status, "_status": status != 0}
         return obs, reward, terminated, truncated, info
+
+    def render(self):
+        """With render_mode="rgb_array", one frame per sub-environment (drawn when read); else None."""
+        self._check_open()
+        if self.render_mode is None:
+            gym.logger.warn('render() was called without render_mode; make the environment with render_mode="rgb_array"')
+            return None
+        return RenderedFrames(self)
 
     def close_extras(self, **kwargs):
         self.batch = None

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections import abc
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence
 
@@ -33,6 +32,7 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from . import Batch, Model, _ext, load
+from .env import RenderedFrames
 
 ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
 
@@ -434,28 +434,6 @@ class TaskSpec:
 _SIDE_VIEW = {"azimuth": 90.0, "elevation": -10.0}  # the planar tasks, seen across their plane
 
 
-class _Frames(abc.Sequence):
-    """render()'s frames, one per sub-environment as Gymnasium's vector environments return them,
-    each drawn when first asked for (RecordVideo(record_first_only=True) draws one)."""
-
-    def __init__(self, env: "MujocoTaskEnv"):
-        self._env, self._drawn = env, {}
-
-    def __len__(self) -> int:
-        return self._env.num_envs
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        i = int(i) + (len(self) if int(i) < 0 else 0)
-        if not 0 <= i < len(self):
-            raise IndexError(f"sub-environment {i} is outside the {len(self)}")
-        if i not in self._drawn:
-            env = self._env
-            self._drawn[i] = env.batch.render(world=i, width=env.width, height=env.height, camera=env.camera)
-        return self._drawn[i]
-
-
 class MujocoTaskEnv(gym.vector.VectorEnv):
     """The base of the seven tasks: num_envs worlds of the task's model, each one sub-environment.
 
@@ -743,7 +721,7 @@ class MujocoTaskEnv(gym.vector.VectorEnv):
         if self.render_mode is None:
             gym.logger.warn("render() was called without render_mode; make the environment with render_mode=\"rgb_array\"")
             return None
-        return _Frames(self)
+        return RenderedFrames(self)
 
     def close_extras(self, **kwargs):
         self._closed = True

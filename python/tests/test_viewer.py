@@ -42,6 +42,13 @@ def test_the_page_plays_the_recording_in_chromium(tmp_path):
     assert re.search(r'id="status">ready: 13 bodies, 1 worlds, \d+ frames<', dom), dom[-2000:]
     console = [line for line in log.splitlines() if "CONSOLE" in line]
     assert not [line for line in console if "rror" in line or "Uncaught" in line], console
+    # Sixteen worlds of the stand study side by side, coloured by a drawn friction: the page is ready.
+    grid = tmp_path / "grid.html"
+    subprocess.run([CLI, "simulate", "--study", SOLO, "--worlds", "16", "--steps", "200", "--view", str(grid),
+                    "--color-by", "ground.FL_FOOT.static_friction"], check=True, capture_output=True)
+    dom, _ = _chromium(grid.as_uri(), "--dump-dom")
+    assert re.search(r'id="status">ready: 13 bodies, 16 worlds, \d+ frames<', dom), dom[-2000:]
+    assert "ground.FL_FOOT.static_friction" in dom
     shots = []
     for t in ("0", "0.8"):
         shot = tmp_path / f"t{t}.png"
@@ -99,16 +106,32 @@ def test_a_task_renders_and_recordvideo_writes_a_playable_file(tmp_path):
     env = gym.make_vec("lockstep/Hopper-v5", num_envs=3, render_mode="rgb_array", width=128, height=96)
     frames = env.render()
     assert len(frames) == 3 and frames[0].shape == (96, 128, 3)
-    env = RecordVideo(env, str(tmp_path), record_first_only=True, episode_trigger=lambda e: e == 0, video_length=20)
+    env = RecordVideo(env, str(tmp_path / "videos"), record_first_only=True, episode_trigger=lambda e: e == 0, video_length=20)
     env.reset(seed=3)
     for _ in range(25):
         env.step(env.action_space.sample())
     env.close()
-    videos = glob.glob(str(tmp_path / "*.mp4"))
-    assert len(videos) == 1, os.listdir(tmp_path)
+    videos = glob.glob(str(tmp_path / "videos" / "*.mp4"))
+    assert len(videos) == 1, os.listdir(tmp_path / "videos")
     probe = subprocess.run(["ffprobe", "-v", "error", "-count_frames", "-select_streams", "v:0", "-show_entries",
                             "stream=nb_read_frames,width,height", "-of", "csv=p=0", videos[0]],
                            capture_output=True, text=True, check=True).stdout.strip()
     width, height, count = (int(x) for x in probe.split(","))
     assert (width, height) == (128, 96)
     assert count == 21  # the reset's frame and 20 steps' (RecordVideo stops after video_length)
+
+
+def test_vector_env_renders_each_world_on_demand():
+    env = lockstep.VectorEnv(os.path.join(ROOT, "scenes", "double_pendulum.json"), 3,
+                             lambda b, o, a: np.zeros(3), render_mode="rgb_array", width=80, height=60,
+                             action_high=1.0, substeps=10)
+    env.reset(seed=1)
+    env.step(np.ones((3, 2)))
+    frames = env.render()
+    assert len(frames) == 3 and frames[-1].shape == (60, 80, 3)
+    assert env.metadata["render_modes"] == ["rgb_array"] and env.metadata["render_fps"] == 100
+    with pytest.raises(IndexError):
+        frames[3]
+    with pytest.raises(ValueError, match="render_mode"):
+        lockstep.VectorEnv(os.path.join(ROOT, "scenes", "double_pendulum.json"), 1, lambda b, o, a: np.zeros(1),
+                           render_mode="human", action_high=1.0)

@@ -208,7 +208,7 @@ TEST_F(Cli, CommandLineMistakesSayWhatToDo) {
   const std::vector<Case> cases = {
       {"simulate " + chain + " --worlds 0", "--worlds: '0' is out of range: give a whole number from 1 to 1000000000000000"},
       {"simulate " + chain + " --out result.txt", "--out: the file name must end in .csv or .npz"},
-      {"simulate " + chain + " --record-every 5", "--record-every requires --out"},
+      {"simulate " + chain + " --record-every 5", "--record-every requires --out or --view"},
       {"simulate " + chain + " --integrator rk45", "--integrator: rk45 not in {euler,rk4}"},
       {"simulate " + chain + " --bogus", "The following argument was not expected: --bogus"},
       {"simulate " + kRoot + "/no/such/scene.json", "lockstep: error: " + kRoot + "/no/such/scene.json: cannot open the file"},
