@@ -121,6 +121,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_record.cpp
     tests/frontend/test_stand.cpp
     tests/frontend/test_view.cpp
+    tests/frontend/test_sensors.cpp
   )
   target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io lockstep_view Eigen3::Eigen GTest::gtest GTest::gtest_main

@@ -10,6 +10,7 @@ add_library(lockstep STATIC
   host/batch/batch.cpp
   host/batch/fields.cpp
   host/batch/quantities.cpp
+  host/batch/sensors.cpp
   host/batch/compiled_model.cpp
   host/batch/parameters.cpp
   host/batch/inspection.cpp

@@ -70,6 +70,7 @@ Sizes sizesOf(const Model& m) {
   s.nGround = static_cast<std::int32_t>(m.groundContacts().size());
   s.nStops = static_cast<std::int32_t>(m.stops().size());
   s.nActuators = static_cast<std::int32_t>(m.actuators().size());
+  s.nSensorData = m.sensorDataSize();
   for (int i = 0; i < m.nu(); ++i) {
     s.nArmatures += m.armature()[i] != 0;
     s.nJointSprings += m.jointStiffness()[i] != 0;
@@ -109,6 +110,7 @@ std::vector<std::string> elementNames(const Model& m, Per per) {
     case Per::Ground:
       for (const auto& e : m.groundContacts()) out.push_back(e.desc.name);
       return out;
+    case Per::Sensor: return m.sensorDataNames();
   }
   return out;
 }

@@ -85,6 +85,19 @@ std::vector<double> Batch<T>::appliedMobilityForces(std::int64_t w) const {
 }
 
 template <class T>
+std::vector<SpatialVecd> Batch<T>::bodyAccelerations(std::int64_t w) const {
+  std::vector<T> scratch = hostKinematics(w);
+  const Workspace<T> ws{layout_, {scratch.data(), 1}};
+  bodyAccelerationsFromUdot<T>(compiled_.view(), ws, readOnlyHostView().world(w).udot, ws.A_GB());
+  std::vector<SpatialVecd> out(sizes_.nb);
+  for (int b = 0; b < sizes_.nb; ++b) {
+    const SpatialVec<T> A = bodyAcceleration<T>(Strided<const T>(ws.A_GB()), b);
+    for (int i = 0; i < 6; ++i) out[b][i] = double(A[i]);
+  }
+  return out;
+}
+
+template <class T>
 typename Batch<T>::ContactQuantities Batch<T>::contact(std::int64_t w, int i) const {
   checkElement(i, sizes_.nContacts, "sphere contact");
   std::vector<T> scratch = hostKinematics(w);
@@ -151,6 +164,7 @@ void Batch<T>::setDissipatedEnergy(std::int64_t w, int i, double energy) {
   template SpringDamperQuantities<T> Batch<T>::spring(std::int64_t, int) const;                  \
   template GroundContactQuantities<T> Batch<T>::groundContact(std::int64_t, int) const;          \
   template std::vector<SpatialVecd> Batch<T>::appliedBodyForces(std::int64_t) const;              \
+  template std::vector<SpatialVecd> Batch<T>::bodyAccelerations(std::int64_t) const;              \
   template std::vector<double> Batch<T>::appliedMobilityForces(std::int64_t) const;              \
   template typename Batch<T>::ContactQuantities Batch<T>::contact(std::int64_t, int) const;      \
   template double Batch<T>::constraintError(std::int64_t) const;                                  \

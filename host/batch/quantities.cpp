@@ -1,5 +1,6 @@
 // Recordable quantities: the registry's per-world fields, and the one table of derived quantities.
 #include "lockstep/engine/quantities.h"
+#include "lockstep/engine/sensors.h"
 
 #include <stdexcept>
 
@@ -19,6 +20,8 @@ struct WorldSample {
   std::vector<typename Batch<T>::ContactQuantities> contact;
   std::vector<GroundContactQuantities<T>> ground;
   std::vector<double> groundAbsorbed;
+  std::vector<double> sensors;  // Model::sensorDataNames() order
+  Vec3d com = Vec3d::zero(), comVelocity = Vec3d::zero();  // of every body together, in G
   double kinetic = 0, potential = 0, dissipated = 0;  // dissipated: the sum of the z states
   double actuatorWork = 0;                            // minus the "actuation" z state
 };
@@ -170,6 +173,18 @@ const std::vector<Derived>& derivedTable() {
       derived("ground.absorbed_energy", Per::Ground, "ground", "absorbed_energy",
               "energy the contact has taken out of the system, minus its work (its auxiliary state)",
               [](const auto& s, int i, double* out) { out[0] = s.groundAbsorbed[i]; }),
+      // ---- MJCF sensors (engine/sensors.h), in MuJoCo's sensordata order ----
+      derived("sensors", Per::Sensor, "sensor", "",
+              "MJCF sensors (jointpos, framepos, gyro, accelerometer, touch, force, ...) as MuJoCo computes them; "
+              "accelerations of the last evaluate()",
+              [](const auto& s, int i, double* out) { out[0] = s.sensors[i]; }),
+      // ---- the whole mechanism ----
+      derived("center_of_mass", Per::World, "center_of_mass", "x y z vx vy vz",
+              "centre of mass of all bodies together and its velocity, in Ground",
+              [](const auto& s, int, double* out) {
+                put(out, s.com);
+                put(out + 3, s.comVelocity);
+              }),
       // ---- energies ----
       derived("energy.total", Per::World, "energy", "total", "kinetic + potential energy",
               [](const auto& s, int, double* out) { out[0] = s.kinetic + s.potential; }),
@@ -265,7 +280,7 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
   const std::int64_t W = batch.numWorlds();
   out.resize(quantities.size());
   std::vector<FieldView> views(quantities.size());
-  bool needs[static_cast<int>(Per::Ground) + 1] = {};  // by Per
+  bool needs[static_cast<int>(Per::Sensor) + 1] = {};  // by Per
   for (std::size_t k = 0; k < quantities.size(); ++k) {
     const Quantity& q = *quantities[k];
     out[k].resize(static_cast<std::size_t>(W * q.info.count(s)));
@@ -281,6 +296,23 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
       sample.dissipated = 0;
       for (double z : batch.z(w)) sample.dissipated += z;
       sample.actuatorWork = batch.actuatorWork(w);
+    }
+    if (needs[static_cast<int>(Per::World)]) {
+      double mass = 0;
+      sample.com = sample.comVelocity = Vec3d::zero();
+      for (int b = 0; b < s.nb; ++b) {
+        const MassProperties mp = batch.massProperties(w, b);
+        const Transformd X = batch.bodyPose(w, b);
+        const SpatialVecd V = batch.bodyVelocity(w, b);
+        const Vec3d r = X.R * mp.com, om{{V[0], V[1], V[2]}}, v{{V[3], V[4], V[5]}};
+        sample.com = sample.com + mp.mass * (X.p + r);
+        sample.comVelocity = sample.comVelocity + mp.mass * (v + cross(om, r));
+        mass += mp.mass;
+      }
+      if (mass > 0) {
+        sample.com = (1 / mass) * sample.com;
+        sample.comVelocity = (1 / mass) * sample.comVelocity;
+      }
     }
     if (needs[static_cast<int>(Per::Body)]) {
       sample.X_GB.clear();
@@ -315,6 +347,7 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
         sample.groundAbsorbed.push_back(z[model.groundContactZ(i)]);
       }
     }
+    if (needs[static_cast<int>(Per::Sensor)]) sample.sensors = sensorData(batch, w);
     for (std::size_t k = 0; k < quantities.size(); ++k) {
       const Quantity& q = *quantities[k];
       const std::int64_t n = q.info.count(s);

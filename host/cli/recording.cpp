@@ -450,6 +450,7 @@ const char* elementsOf(Per per) {
     case Per::Contact: return "sphere contacts";
     case Per::Equation: return "constraint equations (enabled sphere contacts)";
     case Per::Ground: return "ground contacts";
+    case Per::Sensor: return "sensor values";
   }
   return "elements";
 }

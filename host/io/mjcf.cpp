@@ -519,9 +519,81 @@ class Converter {
     for (int s = 0; s < m_->nsensor; ++s) {
       const int objType = m_->sensor_objtype[s], objId = m_->sensor_objid[s];
       const char* typeName = mju_type2Str(objType);
-      builder_.addSensor({nameOf(m_, mjOBJ_SENSOR, s, "sensor" + std::to_string(s)), sensorTypeName(m_->sensor_type[s]),
-                          typeName ? typeName : "", objId >= 0 ? nameOf(m_, static_cast<mjtObj>(objType), objId, "") : ""});
+      SensorDesc d;
+      d.name = nameOf(m_, mjOBJ_SENSOR, s, "sensor" + std::to_string(s));
+      d.type = sensorTypeName(m_->sensor_type[s]);
+      d.objectType = typeName ? typeName : "";
+      d.object = objId >= 0 ? nameOf(m_, static_cast<mjtObj>(objType), objId, "") : "";
+      if (const std::string why = resolveSensor(s, d); !why.empty()) {
+        d.dimension = 0;
+        ignored_["sensors (" + why + ")"].push_back(d.name);
+      }
+      builder_.addSensor(d);
     }
+  }
+
+  // Where sensor s measures, in Lockstep's terms (SensorDesc); returns why Lockstep does not
+  // compute it, or "" when it does.
+  std::string resolveSensor(int s, SensorDesc& d) const {
+    const int type = m_->sensor_type[s], objType = m_->sensor_objtype[s], id = m_->sensor_objid[s];
+    if (m_->sensor_reftype[s] != mjOBJ_UNKNOWN && m_->sensor_refid[s] >= 0) return "relative to a reference frame";
+    if (type == mjSENS_SUBTREECOM || type == mjSENS_SUBTREELINVEL) {
+      // Of a MuJoCo body's subtree: Lockstep's body carrying it and everything below, which is
+      // the same set of masses when the body is a Lockstep body (not welded into one).
+      const Placement& p = placement_[id];
+      if (id != 0 && p.body != bodyName(id)) return "of the subtree of a body without a joint of its own";
+      d.body = id == 0 ? "ground" : p.body;
+      d.dimension = 3;
+      return "";
+    }
+    if (type == mjSENS_JOINTPOS || type == mjSENS_JOINTVEL) {
+      if (m_->jnt_type[id] != mjJNT_HINGE && m_->jnt_type[id] != mjJNT_SLIDE) return "of a ball or free joint";
+      d.coordinate = d.object;
+      d.dimension = 1;
+      return "";
+    }
+    const bool frame = type == mjSENS_FRAMEPOS || type == mjSENS_FRAMEQUAT || type == mjSENS_FRAMELINVEL ||
+                       type == mjSENS_FRAMEANGVEL;
+    const bool site = type == mjSENS_VELOCIMETER || type == mjSENS_GYRO || type == mjSENS_ACCELEROMETER ||
+                      type == mjSENS_TOUCH || type == mjSENS_FORCE || type == mjSENS_TORQUE;
+    if (!frame && !site) return "of a kind Lockstep does not compute";
+    int body;
+    Transformd X_LS;  // the frame on the MuJoCo body
+    switch (objType) {
+      case mjOBJ_SITE:
+        body = m_->site_bodyid[id];
+        X_LS = poseOf(m_->site_pos + 3 * id, m_->site_quat + 4 * id);
+        break;
+      case mjOBJ_XBODY:
+        body = id;
+        X_LS = Transformd::identity();
+        break;
+      case mjOBJ_BODY:  // the body's inertial frame
+        body = id;
+        X_LS = poseOf(m_->body_ipos + 3 * id, m_->body_iquat + 4 * id);
+        break;
+      case mjOBJ_GEOM:
+        body = m_->geom_bodyid[id];
+        X_LS = poseOf(m_->geom_pos + 3 * id, m_->geom_quat + 4 * id);
+        break;
+      default: return "of a camera";
+    }
+    const Placement& p = placement_[body];
+    d.body = p.body;
+    d.X_BS = p.X_BL * X_LS;
+    d.dimension = type == mjSENS_FRAMEQUAT ? 4 : type == mjSENS_TOUCH ? 1 : 3;
+    if (type == mjSENS_TOUCH) {
+      const char* zones[] = {"plane", "hfield", "sphere", "capsule", "ellipsoid", "cylinder", "box"};
+      const int zone = m_->site_type[id];
+      if (zone < mjGEOM_SPHERE || zone > mjGEOM_BOX) return "a touch zone that is not a solid";
+      d.zone = zones[zone];
+      d.zoneSize = vec3(m_->site_size + 3 * id);
+    }
+    // The force between a body and its parent exists in Lockstep only where a joint is: the site's
+    // MuJoCo body must be a Lockstep body, not welded into one.
+    if ((type == mjSENS_FORCE || type == mjSENS_TORQUE) && (p.body == "ground" || p.body != bodyName(body)))
+      return "force or torque at a body without a joint of its own";
+    return "";
   }
 
   // The geoms MuJoCo draws by default (groups 0 to 2, not fully transparent), on their carriers;

@@ -65,6 +65,7 @@ const char* elementWord(Per per) {
     case Per::Contact: return "sphere contact";
     case Per::Equation: return "constraint equation";
     case Per::Ground: return "ground contact";
+    case Per::Sensor: return "sensor value";
   }
   return "";
 }
@@ -74,7 +75,8 @@ const char* elementWord(Per per) {
 std::string namePattern(const FieldInfo& f) {
   std::string n = f.prefix;
   static const char* const kPlaceholder[] = {"", "coordinate", "speed", "z", "body", "bushing", "spring",
-                                             "contact", "equation", "ground"};  // by Per
+                                             "contact", "equation", "ground", "sensor"};  // by Per
+  static_assert(sizeof kPlaceholder / sizeof kPlaceholder[0] == static_cast<int>(Per::Sensor) + 1);
   if (f.per != Per::World) n += std::string(".<") + kPlaceholder[static_cast<int>(f.per)] + ">";
   if (f.parts.empty()) return n;
   if (f.parts.size() == 1) return n + "." + f.parts[0];
@@ -89,7 +91,7 @@ std::string namePattern(const FieldInfo& f) {
 // Fields grouped by what they are counted per, each group headed by its elements' names.
 void appendNames(std::string& out, const Model& m, const std::vector<const FieldInfo*>& fields, bool withName) {
   for (Per per : {Per::World, Per::Coordinate, Per::Speed, Per::Aux, Per::Body, Per::Bushing, Per::Spring,
-                  Per::Contact, Per::Equation, Per::Ground}) {
+                  Per::Contact, Per::Equation, Per::Ground, Per::Sensor}) {
     std::vector<const FieldInfo*> group;
     for (const FieldInfo* f : fields)
       if (f->per == per) group.push_back(f);
@@ -202,10 +204,10 @@ std::string describeScene(const Scene& scene) {
                   format(site.desc.X_BS.p).c_str());
   }
   if (!m.sensors().empty()) {
-    appendf(out, "sensors       %zu (definitions kept, not computed by the engine)\n", m.sensors().size());
-    for (const SensorDesc& sensor : m.sensors())
-      appendf(out, "  sensor '%s': %s of %s '%s'\n", sensor.name.c_str(), sensor.type.c_str(), sensor.objectType.c_str(),
-                  sensor.object.c_str());
+    appendf(out, "sensors       %zu (%d values: record them as \"sensors\")\n", m.sensors().size(), m.sensorDataSize());
+    for (const Sensor& s : m.sensors())
+      appendf(out, "  sensor '%s': %s of %s '%s'%s\n", s.desc.name.c_str(), s.desc.type.c_str(), s.desc.objectType.c_str(),
+                  s.desc.object.c_str(), s.desc.dimension ? "" : " (not computed by Lockstep)");
   }
 
   appendf(out, "parameters\n");

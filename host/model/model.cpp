@@ -394,7 +394,7 @@ ModelBuilder ModelBuilder::fromModel(const Model& m) {
   for (const JointStop& e : m.stops()) mb.addJointStop(e.desc);
   for (const Actuator& e : m.actuators()) mb.addActuator(e.desc);
   for (const Site& e : m.sites()) mb.addSite(e.desc);
-  for (const SensorDesc& e : m.sensors()) mb.addSensor(e);
+  for (const Sensor& e : m.sensors()) mb.addSensor(e.desc);
   return mb;
 }
 
@@ -612,7 +612,29 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     validateTransform(d.X_BS, where, "X_BS");
     m.sites_.push_back({d, d.body == "ground" ? -1 : newIndex.at(d.body)});
   }
-  m.sensors_ = sensors_;
+  std::set<std::string> sensorNames;
+  for (const SensorDesc& d : sensors_) {
+    const std::string where = "sensor " + quoted(d.name);
+    if (!sensorNames.insert(d.name).second) throw ModelError(where + ": name: defined twice");
+    if (d.body != "ground" && !newIndex.count(d.body)) throw ModelError(where + ": body: no body named " + quoted(d.body));
+    validateTransform(d.X_BS, where, "X_BS");
+    int coordinate = -1, speed = -1;
+    if (!d.coordinate.empty()) {
+      const auto it = std::find(m.qNames_.begin(), m.qNames_.end(), d.coordinate);
+      if (it == m.qNames_.end()) throw ModelError(where + ": coordinate: no coordinate named " + quoted(d.coordinate));
+      coordinate = static_cast<int>(it - m.qNames_.begin());
+      for (const Body& b : m.bodies_)
+        if (coordinate >= b.qOffset && coordinate < b.qOffset + b.nq && b.nq == b.nu) speed = b.uOffset + coordinate - b.qOffset;
+      if (speed < 0) throw ModelError(where + ": coordinate: " + quoted(d.coordinate) + " is not the integral of a speed");
+    }
+    static const char* const kAxes[] = {"x", "y", "z"};
+    static const char* const kQuaternion[] = {"w", "x", "y", "z"};
+    for (int k = 0; k < d.dimension; ++k)
+      m.sensorDataNames_.push_back(d.dimension == 1 ? d.name
+                                                    : d.name + "." + (d.dimension == 4 ? kQuaternion[k] : kAxes[k]));
+    m.sensors_.push_back({d, d.body == "ground" ? -1 : newIndex.at(d.body), coordinate, speed, m.sensorDataSize_});
+    m.sensorDataSize_ += d.dimension;
+  }
 
   if (m.numConstraintEquations() > kMaxConstraintEquationsPerWorld)
     throw ModelError("model: sphere contacts: " + std::to_string(m.numConstraintEquations()) +

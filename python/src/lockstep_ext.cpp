@@ -25,6 +25,7 @@
 
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/fields.h"
+#include "lockstep/engine/quantities.h"
 #include "lockstep/io/input_error.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
@@ -369,6 +370,21 @@ struct PyBatch {
     return nb::ndarray<nb::numpy, double>(values, {std::size_t(W)}, owner);
   }
 
+  // A recordable quantity (quantities.h: "sensors", "ground.force", "body.X_GB", ...) of every
+  // world at the host copy: (worlds, components), in the order of its column names.
+  nb::ndarray<nb::numpy, double> quantity(const std::string& name) {
+    auto lock = hold();
+    const Quantity* q = findQuantity(name);
+    if (!q) throw std::invalid_argument("no recordable quantity named '" + name + "'; they are: " + quantityNames());
+    if (onDevice()) batch->download();
+    std::vector<std::vector<double>> out;
+    sampleQuantities(*batch, {q}, out);
+    const std::size_t W = static_cast<std::size_t>(batch->numWorlds()), n = W ? out[0].size() / W : 0;
+    auto* values = new std::vector<double>(std::move(out[0]));
+    nb::capsule owner(values, [](void* p) noexcept { delete static_cast<std::vector<double>*>(p); });
+    return nb::ndarray<nb::numpy, double>(values->data(), {W, n}, owner);
+  }
+
   void setParameter(const std::string& name, nb::ndarray<const double, nb::ndim<1>, nb::device::cpu> values) {
     auto lock = hold();
     const std::int64_t W = batch->numWorlds();
@@ -425,6 +441,7 @@ void bindBatch(nb::module_& m, const char* name) {
       .def("set_states", &B::setStates, "worlds"_a, "q"_a, "u"_a)
       .def("parameter_names", [](const B& b) { return b.batch->parameterNames(); })
       .def("parameter", &B::parameter, "name"_a)
+      .def("quantity", &B::quantity, "name"_a)
       .def("set_parameter", &B::setParameter, "name"_a, "values"_a)
       .def("describe_status", &B::describe, "world"_a)
       .def("set_auto_reset", [](B& b, bool on) {
@@ -564,6 +581,12 @@ NB_MODULE(_ext, m) {
         return std::string(p.scene->simulation.integrator == Integrator::RK4 ? "rk4" : "euler");
       })
       .def_prop_ro("default_worlds", [](const PyModel& p) { return p.scene->simulation.worlds; })
+      .def("quantity_components", [](const PyModel& p, const std::string& name) {
+        const Quantity* q = findQuantity(name);
+        if (!q) throw std::invalid_argument("no recordable quantity named '" + name + "'; they are: " + quantityNames());
+        return publicNames(*p.scene->model, q->info);
+      }, "name"_a)
+      .def_prop_ro("sensor_names", [](const PyModel& p) { return p.scene->model->sensorDataNames(); })
       .def("field_components", [](const PyModel& p, const std::string& name) {
         const FieldInfo* f = findField(name);
         if (!f) throw std::invalid_argument("no field named '" + name + "'");
@@ -699,12 +722,15 @@ NB_MODULE(_ext, m) {
       e["X_BS"] = transform(s.X_BS);
       sites.append(e);
     }
-    for (const SensorDesc& s : imp.model->sensors()) {
+    for (const Sensor& sensor : imp.model->sensors()) {
+      const SensorDesc& s = sensor.desc;
       nb::dict e;
       e["name"] = s.name;
       e["type"] = s.type;
       e["object_type"] = s.objectType;
       e["object"] = s.object;
+      e["dimension"] = s.dimension;
+      e["offset"] = sensor.offset;
       sensors.append(e);
     }
     d["joints"] = joints;

@@ -483,6 +483,14 @@ TEST_F(Record, InfoListsEveryRecordableNameAndParameter) {
   EXPECT_TRUE(contains(g.out, "ground contact 'ball': ball sphere at (0, 0, 0) radius 0.05")) << g.out;
   EXPECT_TRUE(contains(g.out, "ground.<ground>.{stiffness,dissipation,static_friction")) << g.out;
   r.out += g.out;
+  // Sensors come with MJCF models that declare them.
+  const std::string mjcf = (dir_ / "sensor.xml").string();
+  std::ofstream(mjcf) << R"(<mujoco><worldbody><body><joint name="hinge"/><geom size=".1" mass="1"/></body></worldbody>
+                            <sensor><jointpos name="angle" joint="hinge"/></sensor></mujoco>)";
+  const CliResult s = run("info " + mjcf);
+  ASSERT_EQ(s.status, 0) << s.err;
+  EXPECT_TRUE(contains(s.out, "per sensor value: angle\n    sensors ")) << s.out;
+  r.out += s.out;
   for (const Quantity& q : recordableQuantities()) EXPECT_TRUE(contains(r.out, "    " + q.name() + " ")) << q.name();
   for (const char* part : {"recordable quantities", "per body: link1 link2", "body.<body>.X_GB.{r00,r01",
                            "bushing.<bushing>.F_GM.{mx,my,mz,fx,fy,fz}", "spring.<spring>.length",

@@ -287,6 +287,9 @@ class Batch {
   // force on each body at its origin, in G (user, gravity, force elements), and the total mobility
   // forces (actions plus PD within the effort limits, minus joint damping, plus joint stops).
   std::vector<SpatialVecd> appliedBodyForces(std::int64_t w) const;
+  // Each body's spatial acceleration A_GB = [alpha; a of Bo], in G, at the current (host) state
+  // with the udot of the last evaluate() (pass 3 of the sweep).
+  std::vector<SpatialVecd> bodyAccelerations(std::int64_t w) const;
   std::vector<double> appliedMobilityForces(std::int64_t w) const;
   // Sphere-contact quantities of simbody-SphereOnSphereContact.txt at the current (host) state. The
   // acceleration errors and multipliers are those of the last evaluate().

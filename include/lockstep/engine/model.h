@@ -165,14 +165,27 @@ struct SiteDesc {
   Transformd X_BS = Transformd::identity();  // S on the body
 };
 
-// A sensor definition kept by name (MJCF's <sensor>): what it measures ("jointpos", "framepos",
-// "gyro", ...), of which object ("joint", "site", "body") and its name. Lockstep keeps the
-// definitions; the tasks compute them.
+// A sensor (MJCF's <sensor>): what it measures, of which object, resolved into Lockstep's terms
+// by the importer. Lockstep computes (engine/sensors.h) jointpos and jointvel (1 value: the
+// coordinate and its speed), framepos, framequat, framelinvel and frameangvel (3, 4, 3, 3: the
+// frame's position, orientation (w x y z), velocity and angular velocity, in Ground), velocimeter,
+// gyro and accelerometer (3: the frame's velocity, angular velocity and acceleration minus
+// gravity, in the frame), touch (1: the normal ground contact forces on the frame's body whose
+// contact point lies in the zone), force and torque (3: the force and the moment about the
+// frame's origin that the parent exerts on the subtree of the frame's body, in the frame), and
+// subtreecom and subtreelinvel (3: the centre of mass of a body's subtree and its velocity, in
+// Ground; the frame's body is the subtree's root), as MuJoCo defines them. Other sensors are kept with dimension 0 (not computed).
 struct SensorDesc {
   std::string name;
-  std::string type;
-  std::string objectType;
+  std::string type;        // MuJoCo's name: "jointpos", "framepos", "gyro", ...
+  std::string objectType;  // "joint", "site", "body", "xbody", ...
   std::string object;
+  int dimension = 0;       // values it gives; 0: not computed by Lockstep
+  std::string coordinate;  // jointpos, jointvel: the coordinate (a name of Model::qNames())
+  std::string body = "ground";               // the frame's body (or "ground")
+  Transformd X_BS = Transformd::identity();  // the frame on it
+  std::string zone;        // touch: "sphere", "capsule", "ellipsoid", "cylinder" or "box"
+  Vec3d zoneSize = Vec3d::zero();  // its MJCF size (radius, half-length or half-sizes)
 };
 
 // The same, as stored in a built Model: bodies resolved to indices (-1 for Ground).
@@ -203,6 +216,13 @@ struct Actuator {
 struct Site {
   SiteDesc desc;
   int body;
+};
+struct Sensor {
+  SensorDesc desc;
+  int body;        // the frame's body, -1 for Ground
+  int coordinate;  // jointpos, jointvel: the index in q, else -1
+  int speed;       // jointvel: the coordinate's speed (its qdot), else -1
+  int offset;      // first value in the model's sensor data
 };
 
 const char* mobilizerName(MobilizerType t);
@@ -248,7 +268,11 @@ class Model {
   const std::vector<JointStop>& stops() const { return stops_; }
   const std::vector<Actuator>& actuators() const { return actuators_; }
   const std::vector<Site>& sites() const { return sites_; }
-  const std::vector<SensorDesc>& sensors() const { return sensors_; }
+  const std::vector<Sensor>& sensors() const { return sensors_; }
+  // Values of all computed sensors together (the sum of their dimensions), and their names:
+  // "<sensor>" for one value, "<sensor>.x" .. for three, "<sensor>.w" .. for a quaternion.
+  int sensorDataSize() const { return sensorDataSize_; }
+  const std::vector<std::string>& sensorDataNames() const { return sensorDataNames_; }
   // The stop and the actuator on generalized speed u, nullptr where there is none.
   const JointStop* stopOnSpeed(int u) const;
   const Actuator* actuatorOnSpeed(int u) const;
@@ -269,7 +293,9 @@ class Model {
   std::vector<JointStop> stops_;
   std::vector<Actuator> actuators_;
   std::vector<Site> sites_;
-  std::vector<SensorDesc> sensors_;
+  std::vector<Sensor> sensors_;
+  int sensorDataSize_ = 0;
+  std::vector<std::string> sensorDataNames_;
   int nq_ = 0, nu_ = 0, nz_ = 0;
 };
 

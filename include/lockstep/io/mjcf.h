@@ -20,7 +20,8 @@
 //   of moving bodies that MuJoCo's contype/conaffinity let touch a plane -> Simbody's
 //   SmoothSphereHalfSpaceForce with friction[0] (the larger of the geom's and the plane's) and
 //   MjcfOptions' material; contacts between moving bodies are not modelled;
-// - sites and sensor definitions are kept by name (Model::sites, Model::sensors); the geoms of
+// - sites are kept by name (Model::sites); sensors are resolved into what Lockstep computes
+//   (Model::sensors, engine/sensors.h; the others named in a warning); the geoms of
 //   MuJoCo's visible groups (0 to 2, not transparent) are kept for viewers (MjcfImport::visuals,
 //   meshes with their triangles);
 // - opt.timestep and opt.gravity are read; MuJoCo's integrator, solver and contact parameters are not.

@@ -34,11 +34,12 @@ struct Sizes {
                                             // the per-speed stop and PD code is skipped)
   std::int32_t nArmatures = 0, nJointSprings = 0;  // speeds with armature, with a joint spring (none:
                                                    // their code is skipped)
+  std::int32_t nSensorData = 0;  // values of the model's sensors (host-side quantities only)
 };
 
 // What the components of a per-world field are counted per: component c of a field is element
 // c / width, part c % width, where width is the number of its component names (1 when none).
-enum class Per : std::int8_t { World, Coordinate, Speed, Aux, Body, Bushing, Spring, Contact, Equation, Ground };
+enum class Per : std::int8_t { World, Coordinate, Speed, Aux, Body, Bushing, Spring, Contact, Equation, Ground, Sensor };
 LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
   switch (per) {
     case Per::World: return 1;
@@ -51,6 +52,7 @@ LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
     case Per::Contact: return s.nContacts;
     case Per::Equation: return s.nc;
     case Per::Ground: return s.nGround;
+    case Per::Sensor: return s.nSensorData;
   }
   return 0;
 }
