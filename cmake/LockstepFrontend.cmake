@@ -65,7 +65,7 @@ target_include_directories(lockstep_view PRIVATE ${PROJECT_BINARY_DIR}/generated
 target_compile_definitions(lockstep_view PRIVATE LOCKSTEP_THREE_DIR="${LOCKSTEP_THREE_DIR}")
 target_link_libraries(lockstep_view
   PUBLIC lockstep_io
-  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> assimp::assimp PkgConfig::OSMESA mujoco::mujoco
+  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> assimp::assimp PkgConfig::OSMESA mujoco::mujoco ${CMAKE_DL_LIBS}
           $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep_view PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 

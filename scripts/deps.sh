@@ -20,6 +20,7 @@ packages=(
   libopenmpi-dev openmpi-bin  # optional: `mpirun -np N lockstep study` over MPI ranks
   libassimp-dev            # the viewer: robot meshes (STL, OBJ, Collada, ...)
   libosmesa6-dev           # off-screen frames without a display or a GPU (MuJoCo's renderer on OSMesa)
+  libegl-dev               # off-screen frames on a GPU (EGL)
   libjs-three              # three.js r111, inlined into `lockstep view` pages
   ffmpeg                   # `lockstep render` videos, and ffprobe in the tests
   chromium                 # the tests open `lockstep view` pages in headless Chromium

@@ -196,8 +196,8 @@ int render(const PlaybackOptions& o) {
     if (const int signal = interruptSignal()) throw Interrupted(signal, "stopped; " + out + " is not written");
   }
   video.finish();
-  std::printf("wrote %s (%d frame%s, %dx%d, %zu world%s)\n", out.c_str(), video.frames(), video.frames() == 1 ? "" : "s",
-              o.width, o.height, nw, nw == 1 ? "" : "s");
+  std::printf("wrote %s (%d frame%s, %dx%d, %zu world%s; drawn with %s)\n", out.c_str(), video.frames(),
+              video.frames() == 1 ? "" : "s", o.width, o.height, nw, nw == 1 ? "" : "s", FrameRenderer::context().c_str());
   return 0;
 }
 

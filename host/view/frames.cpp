@@ -1,11 +1,15 @@
 #include "lockstep/view/frames.h"
 
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <dlfcn.h>
 #include <GL/osmesa.h>
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <sstream>
@@ -20,6 +24,83 @@ namespace {
 std::mutex& renderMutex() {
   static std::mutex m;
   return m;
+}
+
+// The OpenGL the process draws with, chosen once (MuJoCo's renderer loads its GL functions from it):
+// EGL on a GPU when there is one, else OSMesa; LOCKSTEP_GL=egl or osmesa chooses (egl then also
+// takes Mesa's software device).
+// libEGL is opened at run time, not linked: MuJoCo's renderer takes EGL's function loader
+// whenever libEGL's symbols are in the process, which would break drawing on OSMesa.
+struct GlChoice {
+  bool egl = false;
+  EGLDisplay display = EGL_NO_DISPLAY;
+  std::string description;
+  PFNEGLGETERRORPROC getError = nullptr;
+  PFNEGLCHOOSECONFIGPROC chooseConfig = nullptr;
+  PFNEGLBINDAPIPROC bindApi = nullptr;
+  PFNEGLCREATECONTEXTPROC createContext = nullptr;
+  PFNEGLMAKECURRENTPROC makeCurrent = nullptr;
+  PFNEGLDESTROYCONTEXTPROC destroyContext = nullptr;
+};
+
+template <class F>
+F eglFunction(void* library, const char* name) {
+  return reinterpret_cast<F>(dlsym(library, name));
+}
+
+const GlChoice& glChoice() {
+  static const GlChoice choice = [] {
+    const char* env = std::getenv("LOCKSTEP_GL");
+    const std::string asked = env && *env ? env : "auto";
+    if (asked != "auto" && asked != "egl" && asked != "osmesa")
+      throw std::runtime_error("LOCKSTEP_GL=" + asked + ": give egl, osmesa or auto");
+    GlChoice c;
+    c.description = "OSMesa (Mesa's off-screen OpenGL on the CPU)";
+    if (asked == "osmesa") return c;
+    void* library = dlopen("libEGL.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      if (asked == "egl") throw std::runtime_error(std::string("LOCKSTEP_GL=egl: cannot open libEGL.so.1: ") + dlerror());
+      return c;
+    }
+    const auto getProcAddress = eglFunction<PFNEGLGETPROCADDRESSPROC>(library, "eglGetProcAddress");
+    const auto initialize = eglFunction<PFNEGLINITIALIZEPROC>(library, "eglInitialize");
+    const auto queryString = eglFunction<PFNEGLQUERYSTRINGPROC>(library, "eglQueryString");
+    c.getError = eglFunction<PFNEGLGETERRORPROC>(library, "eglGetError");
+    c.chooseConfig = eglFunction<PFNEGLCHOOSECONFIGPROC>(library, "eglChooseConfig");
+    c.bindApi = eglFunction<PFNEGLBINDAPIPROC>(library, "eglBindAPI");
+    c.createContext = eglFunction<PFNEGLCREATECONTEXTPROC>(library, "eglCreateContext");
+    c.makeCurrent = eglFunction<PFNEGLMAKECURRENTPROC>(library, "eglMakeCurrent");
+    c.destroyContext = eglFunction<PFNEGLDESTROYCONTEXTPROC>(library, "eglDestroyContext");
+    const bool complete = getProcAddress && initialize && queryString && c.getError && c.chooseConfig && c.bindApi &&
+                          c.createContext && c.makeCurrent && c.destroyContext;
+    const auto queryDevices = complete ? reinterpret_cast<PFNEGLQUERYDEVICESEXTPROC>(getProcAddress("eglQueryDevicesEXT")) : nullptr;
+    const auto deviceString = complete ? reinterpret_cast<PFNEGLQUERYDEVICESTRINGEXTPROC>(getProcAddress("eglQueryDeviceStringEXT")) : nullptr;
+    const auto platformDisplay = complete ? reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(getProcAddress("eglGetPlatformDisplayEXT")) : nullptr;
+    EGLDeviceEXT devices[16];
+    EGLint count = 0;
+    if (queryDevices && deviceString && platformDisplay && queryDevices(16, devices, &count)) {
+      for (EGLint i = 0; i < count; ++i) {
+        const char* extensions = deviceString(devices[i], EGL_EXTENSIONS);
+        const bool software = extensions && std::strstr(extensions, "EGL_MESA_device_software");
+        if (software && asked != "egl") continue;
+        EGLDisplay display = platformDisplay(EGL_PLATFORM_DEVICE_EXT, devices[i], nullptr);
+        EGLint major = 0, minor = 0;
+        if (display == EGL_NO_DISPLAY || !initialize(display, &major, &minor)) continue;
+        // Now MuJoCo's renderer may see libEGL: it draws with it.
+        dlopen("libEGL.so.1", RTLD_NOW | RTLD_NOLOAD | RTLD_GLOBAL);
+        c.egl = true;
+        c.display = display;
+        const char* vendor = queryString(display, EGL_VENDOR);
+        c.description = std::string("EGL ") + std::to_string(major) + "." + std::to_string(minor) + " on " +
+                        (vendor ? vendor : "?") + (software ? "'s software device" : "'s GPU device " + std::to_string(i));
+        return c;
+      }
+    }
+    if (asked == "egl") throw std::runtime_error("LOCKSTEP_GL=egl: no EGL device could be initialized");
+    dlclose(library);
+    return c;
+  }();
+  return choice;
 }
 
 // How far the shapes reach from their bodies' origins.
@@ -68,6 +149,8 @@ void geomXml(std::ostringstream& x, const DrawnShape& d, int meshIndex) {
 }
 
 }  // namespace
+
+std::string FrameRenderer::context() { return glChoice().description; }
 
 std::string visualsMjcf(const SceneVisuals& v, int width, int height, int worlds, double spacing) {
   std::ostringstream x;
@@ -136,18 +219,41 @@ std::string visualsMjcf(const SceneVisuals& v, int width, int height, int worlds
 struct FrameRenderer::Gl {
   OSMesaContext context = nullptr;
   std::vector<unsigned char> buffer;  // OSMesa's window buffer (MuJoCo draws into its own offscreen one)
+  EGLContext egl = EGL_NO_CONTEXT;
   mjModel* model = nullptr;
   mjData* data = nullptr;
   mjvScene scene;
   mjrContext render;
   mjvOption option;
   double reach = 1;
+  bool made = false;  // the scene and the renderer's context exist
+
+  // Makes this renderer's context the thread's current one; throws saying why not.
+  void makeCurrent() {
+    const GlChoice& gl = glChoice();
+    if (gl.egl) {
+      if (!gl.makeCurrent(gl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, egl))
+        throw std::runtime_error("EGL could not make its context current (error " + std::to_string(gl.getError()) + ")");
+    } else if (!OSMesaMakeCurrent(context, buffer.data(), GL_UNSIGNED_BYTE, 1, 1)) {
+      throw std::runtime_error("OSMesa could not make its context current");
+    }
+  }
   ~Gl() {
-    if (context) {
-      OSMesaMakeCurrent(context, buffer.data(), GL_UNSIGNED_BYTE, 1, 1);
-      mjr_freeContext(&render);
-      mjv_freeScene(&scene);
-      OSMesaDestroyContext(context);
+    if (context || egl != EGL_NO_CONTEXT) {  // glChoice() succeeded then
+      const GlChoice& gl = glChoice();
+      try {
+        makeCurrent();
+      } catch (const std::exception&) {  // freed below all the same
+      }
+      if (made) {
+        mjr_freeContext(&render);
+        mjv_freeScene(&scene);
+      }
+      if (context) OSMesaDestroyContext(context);
+      if (egl != EGL_NO_CONTEXT) {
+        gl.makeCurrent(gl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
+        gl.destroyContext(gl.display, egl);
+      }
     }
     if (data) mj_deleteData(data);
     if (model) mj_deleteModel(model);
@@ -177,11 +283,25 @@ FrameRenderer::FrameRenderer(const SceneVisuals& visuals, int width, int height,
   if (!gl_->model) throw std::runtime_error(std::string("MuJoCo refused the shapes to draw: ") + error);
   gl_->data = mj_makeData(gl_->model);
   std::lock_guard<std::mutex> lock(renderMutex());
-  gl_->context = OSMesaCreateContextExt(OSMESA_RGBA, 24, 8, 8, nullptr);
-  if (!gl_->context) throw std::runtime_error("OSMesa could not create an off-screen OpenGL context");
-  gl_->buffer.assign(4, 0);
-  if (!OSMesaMakeCurrent(gl_->context, gl_->buffer.data(), GL_UNSIGNED_BYTE, 1, 1))
-    throw std::runtime_error("OSMesa could not make its context current");
+  const GlChoice& gl = glChoice();
+  if (gl.egl) {
+    const EGLint attributes[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RED_SIZE, 8, EGL_GREEN_SIZE, 8, EGL_BLUE_SIZE, 8,
+                                 EGL_ALPHA_SIZE, 8, EGL_DEPTH_SIZE, 24, EGL_STENCIL_SIZE, 8, EGL_RENDERABLE_TYPE,
+                                 EGL_OPENGL_BIT, EGL_NONE};
+    EGLConfig config;
+    EGLint configs = 0;
+    if (!gl.chooseConfig(gl.display, attributes, &config, 1, &configs) || configs < 1)
+      throw std::runtime_error("EGL has no configuration for off-screen OpenGL drawing");
+    gl.bindApi(EGL_OPENGL_API);
+    gl_->egl = gl.createContext(gl.display, config, EGL_NO_CONTEXT, nullptr);
+    if (gl_->egl == EGL_NO_CONTEXT) throw std::runtime_error("EGL could not create an OpenGL context");
+  } else {
+    gl_->context = OSMesaCreateContextExt(OSMESA_RGBA, 24, 8, 8, nullptr);
+    if (!gl_->context) throw std::runtime_error("OSMesa could not create an off-screen OpenGL context");
+    gl_->buffer.assign(4, 0);
+  }
+  gl_->makeCurrent();
+  gl_->made = true;
   mjv_defaultScene(&gl_->scene);
   mjv_makeScene(gl_->model, &gl_->scene, 2000 + 2 * gl_->model->ngeom);
   mjr_defaultContext(&gl_->render);
@@ -235,8 +355,7 @@ std::vector<std::uint8_t> FrameRenderer::render(const double* poses, const Rende
   std::vector<std::uint8_t> rgb(static_cast<std::size_t>(width_) * height_ * 3), out(rgb.size());
   {
     std::lock_guard<std::mutex> lock(renderMutex());
-    if (!OSMesaMakeCurrent(gl_->context, gl_->buffer.data(), GL_UNSIGNED_BYTE, 1, 1))
-      throw std::runtime_error("OSMesa could not make its context current");
+    gl_->makeCurrent();
     mjv_updateScene(m, d, &gl_->option, nullptr, &cam, mjCAT_ALL, &gl_->scene);
     const mjrRect viewport = {0, 0, width_, height_};
     mjr_setBuffer(mjFB_OFFSCREEN, &gl_->render);

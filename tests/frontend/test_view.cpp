@@ -245,6 +245,16 @@ TEST_F(ViewCommand, SimulateViewAndRenderWriteTheirFiles) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("(11 frames"), std::string::npos) << r.out;  // 0.1 s at 100 frames per second
   EXPECT_FALSE(fs::exists(dir_ / "run.mp4.partial"));
+  EXPECT_NE(r.out.find("drawn with OSMesa"), std::string::npos) << r.out;  // no GPU here: the CPU's OpenGL
+  // EGL, as on a GPU, here on Mesa's software device: the same command, the same kind of picture.
+  r = run("render " + npz + " --scene " + scene + " --out " + (dir_ / "egl.png").string() + " --width 64 --height 48",
+          "LOCKSTEP_GL=egl");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("drawn with EGL"), std::string::npos) << r.out;
+  EXPECT_EQ(readText(dir_ / "egl.png").substr(1, 3), "PNG");
+  r = run("render " + npz + " --scene " + scene + " --out " + (dir_ / "bad.png").string(), "LOCKSTEP_GL=vulkan");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("LOCKSTEP_GL=vulkan: give egl, osmesa or auto"), std::string::npos) << r.err;
 }
 
 TEST_F(ViewCommand, WhatIsMissingIsSaid) {

@@ -1,7 +1,7 @@
-// Frames of a scene's worlds as pictures, drawn off-screen without a display or a GPU: MuJoCo's
-// renderer (Debian's libmujoco) on OSMesa (Debian's libosmesa6), fed a model of mocap bodies that
-// carry the scene's visual shapes (visuals.h). Used by `lockstep render` and Python's
-// Batch.render(); docs/viewer.md says why this renderer.
+// Frames of a scene's worlds as pictures, drawn off-screen without a display: MuJoCo's renderer
+// (Debian's libmujoco) fed a model of mocap bodies that carry the scene's visual shapes
+// (visuals.h), on EGL with a GPU, else on OSMesa (Debian's libosmesa6, on the CPU). Used by
+// `lockstep render` and Python's Batch.render(); docs/viewer.md says why this renderer.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +41,10 @@ class FrameRenderer {
   int height() const { return height_; }
   int worlds() const { return worlds_; }
   int bodies() const { return bodies_; }
+  // The OpenGL every renderer of the process draws with, chosen at the first: EGL on a GPU device
+  // when one initializes, else OSMesa; LOCKSTEP_GL=egl (any EGL device, Mesa's software one too)
+  // or osmesa decides. Throws std::runtime_error for another LOCKSTEP_GL, or egl without a device.
+  static std::string context();
   // The MJCF text of the model drawn (for tests and for reading it into MuJoCo elsewhere).
   const std::string& mjcf() const { return mjcf_; }
 
