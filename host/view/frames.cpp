@@ -103,24 +103,8 @@ const GlChoice& glChoice() {
   return choice;
 }
 
-// How far the shapes reach from their bodies' origins.
-double reachOf(const SceneVisuals& v) {
-  double reach = 0.1;
-  for (const DrawnShape& s : v.shapes) {
-    if (s.body < 0) continue;
-    double r = std::sqrt(dot(s.shape.X_BS.p, s.shape.X_BS.p));
-    if (s.shape.kind == ShapeKind::Mesh) {
-      double m = 0;
-      for (std::size_t i = 0; i < s.shape.vertices.size(); i += 3)
-        m = std::max<double>(m, std::hypot(s.shape.vertices[i], s.shape.vertices[i + 1], s.shape.vertices[i + 2]));
-      r += m;
-    } else {
-      r += std::sqrt(dot(s.shape.size, s.shape.size));
-    }
-    reach = std::max(reach, std::min(r, 1e6));
-  }
-  return reach;
-}
+// How far the shapes reach from their bodies' origins, at least 0.1 m (the camera's scale).
+double reachOf(const SceneVisuals& v) { return std::max(0.1, shapeReach(v)); }
 
 void offsetOf(int world, int worlds, double spacing, double out[2]) {
   const int cols = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(worlds))));

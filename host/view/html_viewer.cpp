@@ -99,20 +99,7 @@ std::string viewerHtml(const SceneVisuals& visuals, const ViewerFrames& frames, 
           const double x = frames.poses[((f * nw + w) * nb + b) * 7 + k];
           if (std::isfinite(x)) lo[k] = std::min(lo[k], x), hi[k] = std::max(hi[k], x);
         }
-  double reach = 0;  // how far a shape reaches from its body's origin
-  for (const DrawnShape& s : visuals.shapes) {
-    if (s.shape.kind == ShapeKind::Plane || s.body < 0) continue;
-    double r = std::sqrt(dot(s.shape.X_BS.p, s.shape.X_BS.p));
-    if (s.shape.kind == ShapeKind::Mesh) {
-      double m = 0;
-      for (std::size_t i = 0; i < s.shape.vertices.size(); i += 3)
-        m = std::max<double>(m, std::hypot(s.shape.vertices[i], s.shape.vertices[i + 1], s.shape.vertices[i + 2]));
-      r += m;
-    } else {
-      r += std::sqrt(dot(s.shape.size, s.shape.size));
-    }
-    reach = std::max(reach, std::min(r, 1e6));
-  }
+  const double reach = shapeReach(visuals);
   const double extentXY = nb && hi[0] >= lo[0] ? std::max(hi[0] - lo[0], hi[1] - lo[1]) : 0;
   const double extent = std::max({extentXY + 2 * reach, hi[2] >= lo[2] ? hi[2] - lo[2] : 0.0, 0.1});
 

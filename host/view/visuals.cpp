@@ -116,6 +116,24 @@ void readMesh(const std::string& path, const Vec3d& scale, std::vector<float>& v
   if (triangles.empty()) throw InputError(path + ": the mesh has no triangles");
 }
 
+double shapeReach(const SceneVisuals& visuals) {
+  double reach = 0;
+  for (const DrawnShape& s : visuals.shapes) {
+    if (s.shape.kind == ShapeKind::Plane || s.body < 0) continue;
+    double r = std::sqrt(dot(s.shape.X_BS.p, s.shape.X_BS.p));
+    if (s.shape.kind == ShapeKind::Mesh) {
+      double m = 0;
+      for (std::size_t i = 0; i < s.shape.vertices.size(); i += 3)
+        m = std::max<double>(m, std::hypot(s.shape.vertices[i], s.shape.vertices[i + 1], s.shape.vertices[i + 2]));
+      r += m;
+    } else {
+      r += std::sqrt(dot(s.shape.size, s.shape.size));
+    }
+    reach = std::max(reach, std::min(r, 1e6));
+  }
+  return reach;
+}
+
 VisualShape inertiaBox(const MassProperties& mp) {
   VisualShape box;
   box.kind = ShapeKind::Box;

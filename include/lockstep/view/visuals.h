@@ -52,6 +52,10 @@ SceneVisuals sceneVisuals(const Scene& scene, const VisualOptions& options = {})
 void readMesh(const std::string& path, const Vec3d& scale, std::vector<float>& vertices,
               std::vector<std::int32_t>& triangles);
 
+// How far the moving bodies' shapes reach from their bodies' origins (the largest, in m; 0
+// without shapes): what viewers space worlds and frame the camera by.
+double shapeReach(const SceneVisuals& visuals);
+
 // The box of uniform density with the body's mass and central inertia (half-sizes, along the
 // inertia's principal axes, placed at the center of mass): what MuJoCo draws as "inertia".
 // Zero size for a massless body.
