@@ -21,7 +21,7 @@ struct WorldSample {
   std::vector<GroundContactQuantities<T>> ground;
   std::vector<double> groundAbsorbed;
   std::vector<double> sensors;  // Model::sensorDataNames() order
-  Vec3d com = Vec3d::zero(), comVelocity = Vec3d::zero();  // of every body together, in G
+  Vec3d com = Vec3d::zero(), comVelocity = Vec3d::zero();  // of every body together, in G (when recorded)
   double kinetic = 0, potential = 0, dissipated = 0;  // dissipated: the sum of the z states
   double actuatorWork = 0;                            // minus the "actuation" z state
 };
@@ -281,9 +281,11 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
   out.resize(quantities.size());
   std::vector<FieldView> views(quantities.size());
   bool needs[static_cast<int>(Per::Sensor) + 1] = {};  // by Per
+  bool needsCenterOfMass = false;
   for (std::size_t k = 0; k < quantities.size(); ++k) {
     const Quantity& q = *quantities[k];
     out[k].resize(static_cast<std::size_t>(W * q.info.count(s)));
+    needsCenterOfMass |= q.name() == "center_of_mass";
     if (q.derived) needs[static_cast<int>(q.info.per)] = true;
     else views[k] = batch.field(q.info.name, MemorySpace::Host);
   }
@@ -297,7 +299,7 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
       for (double z : batch.z(w)) sample.dissipated += z;
       sample.actuatorWork = batch.actuatorWork(w);
     }
-    if (needs[static_cast<int>(Per::World)]) {
+    if (needsCenterOfMass) {
       double mass = 0;
       sample.com = sample.comVelocity = Vec3d::zero();
       for (int b = 0; b < s.nb; ++b) {

@@ -333,13 +333,11 @@ int simulate(const SimulateOptions& o) {
       for (std::int64_t w = 0; w < std::min<std::int64_t>(plan.worlds, 16); ++w) plan.viewWorlds.push_back(w);
     VisualOptions vo;
     vo.meshPaths = o.meshPaths;
-    for (const std::string& d : meshPathsFromEnvironment()) vo.meshPaths.push_back(d);
     plan.visuals = sceneVisuals(scene, vo);
     for (const std::string& w : plan.visuals.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
     plan.viewer.title = scene.name;
     if (!o.colorBy.empty()) {
-      const std::vector<std::string> names = Batch<double>(scene.model, 1, Backend::Cpu).parameterNames();
-      if (std::find(names.begin(), names.end(), o.colorBy) == names.end())
+      if (!findPublicName(*scene.model, parameterFields(), o.colorBy))
         throw InputError("--color-by " + o.colorBy + ": not a per-world parameter of the scene (`lockstep info SCENE` lists them)");
       plan.colorBy = o.colorBy;
     }

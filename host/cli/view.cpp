@@ -70,8 +70,7 @@ std::vector<double> colorValues(const PlaybackOptions& o, const Scene& scene, co
       return out;
     }
   }
-  const std::vector<std::string> parameters = Batch<double>(scene.model, 1, Backend::Cpu).parameterNames();
-  if (std::find(parameters.begin(), parameters.end(), name) != parameters.end()) {
+  if (findPublicName(*scene.model, parameterFields(), name)) {
     Batch<double> batch(scene.model, *std::max_element(worlds.begin(), worlds.end()) + 1, Backend::Cpu);
     applyScene(scene, batch);
     for (std::int64_t w : worlds) out.push_back(batch.parameter(w, name));
@@ -114,7 +113,6 @@ Playback loadPlayback(const PlaybackOptions& o) {
                              ": give the scene the recording is of with --scene");
   VisualOptions vo;
   vo.meshPaths = o.meshPaths;
-  for (const std::string& d : meshPathsFromEnvironment()) vo.meshPaths.push_back(d);
   p.visuals = sceneVisuals(p.scene, vo);
   for (const std::string& w : p.scene.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
   for (const std::string& w : p.visuals.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());

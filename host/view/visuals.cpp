@@ -42,11 +42,20 @@ std::vector<std::string> splitPath(const char* value) {
   return out;
 }
 
+// LOCKSTEP_MESH_PATH and ROS_PACKAGE_PATH, split at ':'.
+std::vector<std::string> meshPathsFromEnvironment() {
+  std::vector<std::string> out = splitPath(std::getenv("LOCKSTEP_MESH_PATH"));
+  for (const std::string& d : splitPath(std::getenv("ROS_PACKAGE_PATH"))) out.push_back(d);
+  return out;
+}
+
 // The files a mesh name may be, in the order they are tried.
 std::vector<fs::path> meshCandidates(const VisualShape& s, const VisualOptions& o) {
   const std::string& name = s.meshFile;
   std::vector<fs::path> roots = {s.meshBase, fs::path(s.meshBase) / "..", fs::path(s.meshBase) / ".." / ".."};
-  for (const std::string& d : o.meshPaths) roots.push_back(d);
+  std::vector<std::string> folders = o.meshPaths;
+  for (const std::string& d : meshPathsFromEnvironment()) folders.push_back(d);
+  for (const std::string& d : folders) roots.push_back(d);
   std::vector<fs::path> out;
   if (name.rfind("file://", 0) == 0) return {fs::path(name.substr(7))};
   if (name.rfind("package://", 0) == 0) {
@@ -61,7 +70,7 @@ std::vector<fs::path> meshCandidates(const VisualShape& s, const VisualOptions& 
   }
   if (fs::path(name).is_absolute()) return {fs::path(name)};
   out.push_back(fs::path(s.meshBase) / name);
-  for (const std::string& d : o.meshPaths) out.push_back(fs::path(d) / name);
+  for (const std::string& d : folders) out.push_back(fs::path(d) / name);
   return out;
 }
 
@@ -83,11 +92,6 @@ VisualShape sphereAt(const Vec3d& center, double radius, const std::string& sour
 
 }  // namespace
 
-std::vector<std::string> meshPathsFromEnvironment() {
-  std::vector<std::string> out = splitPath(std::getenv("LOCKSTEP_MESH_PATH"));
-  for (const std::string& d : splitPath(std::getenv("ROS_PACKAGE_PATH"))) out.push_back(d);
-  return out;
-}
 
 void readMesh(const std::string& path, const Vec3d& scale, std::vector<float>& vertices,
               std::vector<std::int32_t>& triangles) {

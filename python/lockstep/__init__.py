@@ -294,7 +294,7 @@ class Batch:
                worlds: Optional[Sequence[int]] = None, mesh_paths: Sequence[str] = ()) -> np.ndarray:
         """A picture of world `world` (or of the listed `worlds`, side by side) at the bodies' poses
         of the last step, reset or evaluate(): an (height, width, 3) uint8 array, drawn off-screen
-        without a display or a GPU (MuJoCo's renderer on OSMesa; docs/viewer.md). The bodies are
+        without a display (MuJoCo's renderer: EGL on a GPU, else OSMesa; docs/viewer.md). The bodies are
         drawn from the robot file's visual shapes (URDF visuals, MJCF geoms; meshes found in the
         file's folder, `mesh_paths`, LOCKSTEP_MESH_PATH or ROS_PACKAGE_PATH), else as their inertia
         boxes, with the contact spheres and the ground. camera: None follows the worlds; or a dict

@@ -33,7 +33,6 @@
 #include "lockstep/study/study.h"
 #include "lockstep/io/study_file.h"
 #include "lockstep/view/frames.h"
-#include "lockstep/view/html_viewer.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -600,7 +599,6 @@ NB_MODULE(_ext, m) {
                           const std::vector<std::string>& meshPaths) {
         VisualOptions o;
         o.meshPaths = meshPaths;
-        for (const std::string& d : meshPathsFromEnvironment()) o.meshPaths.push_back(d);
         new (r) FrameRenderer(sceneVisuals(*p.scene, o), width, height, worlds);
       }, "model"_a, "width"_a, "height"_a, "worlds"_a = 1, "mesh_paths"_a = std::vector<std::string>{})
       .def_prop_ro("width", &FrameRenderer::width)
@@ -633,28 +631,6 @@ NB_MODULE(_ext, m) {
         const std::size_t shape[3] = {static_cast<std::size_t>(r.height()), static_cast<std::size_t>(r.width()), 3};
         return nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<3>>(owned->data(), 3, shape, free);
       }, "poses"_a, "lookat"_a = std::vector<double>{}, "distance"_a = 3.0, "azimuth"_a = 135.0, "elevation"_a = -20.0);
-  // The viewer page of recorded poses [frames, worlds, bodies, 7] at `time` (html_viewer.h).
-  m.def("write_viewer_html", [](const std::string& path, const PyModel& p,
-                                nb::ndarray<const double, nb::ndim<1>, nb::device::cpu, nb::c_contig> time,
-                                nb::ndarray<const double, nb::ndim<4>, nb::device::cpu, nb::c_contig> poses,
-                                const std::vector<std::int64_t>& worlds, bool ghosts, const std::string& colorBy,
-                                const std::vector<double>& colorValues, const std::vector<std::string>& meshPaths) {
-        VisualOptions o;
-        o.meshPaths = meshPaths;
-        for (const std::string& d : meshPathsFromEnvironment()) o.meshPaths.push_back(d);
-        ViewerFrames f;
-        f.time.assign(time.data(), time.data() + time.shape(0));
-        f.worlds = worlds;
-        f.poses.assign(poses.data(), poses.data() + poses.size());
-        f.colorBy = colorBy;
-        f.colorValues = colorValues;
-        ViewerOptions v;
-        v.title = p.scene->name;
-        v.ghosts = ghosts;
-        writeViewerHtml(path, sceneVisuals(*p.scene, o), f, v);
-      }, "path"_a, "model"_a, "time"_a, "poses"_a, "worlds"_a, "ghosts"_a = false, "color_by"_a = "",
-      "color_values"_a = std::vector<double>{}, "mesh_paths"_a = std::vector<std::string>{});
-
   m.def("load_scene", &loadScene, "path"_a, "repair_inertia"_a);
   m.def("parse_scene", &parseSceneText, "json"_a, "source"_a, "base_directory"_a, "repair_inertia"_a);
   m.def("describe_scene", [](const PyModel& p) { return describeScene(*p.scene); }, "model"_a);

@@ -145,6 +145,12 @@ TEST_F(VisualFiles, UrdfVisualsMeshesAndMissingMeshes) {
   const SceneVisuals bare = sceneVisuals(scene);
   ASSERT_EQ(bare.warnings.size(), 1u);
   EXPECT_EQ(bare.warnings[0].rfind("2 mesh files not found", 0), 0u) << bare.warnings[0];
+  // LOCKSTEP_MESH_PATH is searched as --mesh-path is: only the absent mesh is missing.
+  setenv("LOCKSTEP_MESH_PATH", (dir_ / "share").c_str(), 1);
+  const SceneVisuals fromEnvironment = sceneVisuals(scene);
+  unsetenv("LOCKSTEP_MESH_PATH");
+  ASSERT_EQ(fromEnvironment.warnings.size(), 1u);
+  EXPECT_EQ(fromEnvironment.warnings[0].rfind("1 mesh file not found", 0), 0u) << fromEnvironment.warnings[0];
   // A mesh that is not one: refused naming the file.
   writeFile(dir_ / "share" / "pkg" / "meshes" / "tetra.stl", "this is not a mesh");
   try {

@@ -16,8 +16,8 @@ namespace lockstep {
 
 struct VisualOptions {
   // Folders that "package://PKG/PATH" and relative mesh names are looked up in (as DIR/PKG/PATH,
-  // then DIR/PATH), after the robot file's own folder; meshPathsFromEnvironment() adds
-  // LOCKSTEP_MESH_PATH and ROS_PACKAGE_PATH.
+  // then DIR/PATH), after the robot file's own folder; then the folders of LOCKSTEP_MESH_PATH and
+  // ROS_PACKAGE_PATH.
   std::vector<std::string> meshPaths;
   // Draw the ground contacts' spheres (except on bodies that MJCF geoms draw) and the sphere
   // contacts' spheres.
@@ -25,9 +25,6 @@ struct VisualOptions {
   // The most triangles of all meshes together; more is refused naming the largest mesh.
   std::int64_t maxTriangles = 4'000'000;
 };
-
-// LOCKSTEP_MESH_PATH and ROS_PACKAGE_PATH, split at ':'.
-std::vector<std::string> meshPathsFromEnvironment();
 
 enum class ShapeRole { Visual, Contact, Inertia };
 
