@@ -16,6 +16,7 @@ add_library(lockstep STATIC
   host/batch/inspection.cpp
   host/batch/dlpack.cpp
   host/batch/device_memory.cpp
+  host/batch/derivatives.cpp
   host/backends/cpu_backend.cpp
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu
@@ -119,6 +120,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_cpu_isa.cpp
     tests/test_plot.cpp
     tests/test_study_statistics.cpp
+    tests/test_derivatives.cpp
   )
   target_include_directories(lockstep_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_link_libraries(lockstep_tests PRIVATE lockstep lockstep_report Eigen3::Eigen GTest::gtest GTest::gtest_main)

@@ -4,6 +4,7 @@
 // memory so that consecutive threads touch consecutive addresses.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <type_traits>
 
 #include "lockstep/backends/backend.h"
@@ -125,6 +126,21 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
                   givenU + i * sizes.nu);
 }
 
+// Worlds w0 .. w0 + request.slots - 1, one thread each, its dual world in the request's scratch
+// (world innermost); the Jacobian of world w is strided across all the batch's worlds.
+template <class T, bool kConstraints>
+__global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
+                                LinearizeRequest<T> request, std::int64_t w0) {
+  LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
+  const std::int64_t i = threadIndex(), w = w0 + i;
+  if (i >= request.slots || w >= batch.nWorlds) return;
+  const ModelView<DualOf<T>> dualModel{sizes, body, request.X_PF, request.X_MB, bushing, spring, contact, ground};
+  const DualWorld<DualOf<T>> d =
+      dualWorldAt(sizes, request.layout, request.dualScratch + i, request.dualInts + i, request.slots);
+  linearizeWorld<T, kDualTangents, kConstraints>(model, dualModel, batch.world(w), d, request.settings, request.dirs,
+                                                 request.what, Strided<T>{request.jacobian + w, batch.nWorlds});
+}
+
 // The arguments every kernel starts with, from the launcher's backend context `ctx`.
 #define LOCKSTEP_CONTEXT_ARGUMENTS(ctx) \
   LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, ctx.layout, ctx.scratch
@@ -177,6 +193,21 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
   if (count == 0) return;
   setStatesKernel<T><<<gridFor(count), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), indices, count, q, u);
   checkCuda(cudaGetLastError(), "setStatesKernel launch");
+}
+
+// As many worlds per launch as the request has dual worlds.
+template <class T>
+void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& request) {
+  for (std::int64_t w0 = 0; w0 < ctx.batch.nWorlds; w0 += request.slots) {
+    const std::int64_t n = std::min<std::int64_t>(request.slots, ctx.batch.nWorlds - w0);
+    if (ctx.model.sizes.nc > 0)
+      linearizeKernel<T, true><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
+          LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
+    else
+      linearizeKernel<T, false><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
+          LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
+    checkCuda(cudaGetLastError(), "linearizeKernel launch");
+  }
 }
 
 }  // namespace

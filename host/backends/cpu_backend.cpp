@@ -227,6 +227,27 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
             });
 }
 
+// Linearizations run here, one world at a time on the scalar code instantiated on duals (the
+// packs have no dual form): thread t uses dual world t, contiguous in the request's scratch.
+template <class T>
+void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
+  const Sizes& s = ctx.model.sizes;
+  const ModelView<T>& m = ctx.model;
+  const ModelView<DualOf<T>> dualModel{s, m.body, r.X_PF, r.X_MB, m.bushing, m.spring, m.contact, m.ground};
+  const std::int64_t worlds = ctx.batch.nWorlds;
+  const int threads = static_cast<int>(std::min<std::int64_t>({ctx.cpu.threads, r.slots, std::max<std::int64_t>(worlds, 1)}));
+  const std::int64_t chunk = std::max<std::int64_t>(1, worlds / (std::int64_t(threads) * 8));
+  forItemsOnThreads(threads, worlds, chunk, [&](int t, std::int64_t w) {
+    const DualWorld<DualOf<T>> d =
+        dualWorldAt(s, r.layout, r.dualScratch + t * r.layout.total, r.dualInts + t * r.layout.ints, 1);
+    const Strided<T> J{r.jacobian + w, worlds};
+    if (s.nc > 0)
+      linearizeWorld<T, kDualTangents, true>(m, dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
+    else
+      linearizeWorld<T, kDualTangents, false>(m, dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
+  });
+}
+
 }  // namespace
 
 template <class T>

@@ -327,6 +327,13 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
   start<T>(ctx, indices, nullptr, count, q, u);
 }
 
+// Linearizations have no pack form yet: the dual numbers run on the scalar code (the backend's
+// own linearize, cpu_backend.cpp, compiled for plain x86-64 once), whichever copy is in use.
+template <class T>
+void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& request) {
+  cpuBackend<T>().linearize(ctx, request);
+}
+
 template <class T>
 int repeatEvaluation(const BackendContext<T>& ctx, std::int64_t repetitions) {
   const LaneModel<T> model(ctx.model);

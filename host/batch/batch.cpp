@@ -5,6 +5,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "derivatives.h"
 #include "device_memory.h"
 #include "lockstep/backends/cpu_isa.h"
 

@@ -164,6 +164,15 @@ void DeviceArray<U>::release() {
   n_ = 0;
 }
 
+// The element types the batch's other files keep in device memory (derivatives.cpp).
+template class DeviceArray<float>;
+template class DeviceArray<double>;
+template class DeviceArray<std::int32_t>;
+template class DeviceArray<DualOf<float>>;
+template class DeviceArray<DualOf<double>>;
+template class DeviceArray<Transform<DualOf<float>>>;
+template class DeviceArray<Transform<DualOf<double>>>;
+
 // Every per-world array is allocated here, at its final size, so that a batch too large for the
 // device fails when it is made, saying how much it needs, and never later at an upload.
 template <class T>

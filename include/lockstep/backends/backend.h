@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "lockstep/physics/derivatives.h"
 #include "lockstep/physics/world.h"
 
 namespace lockstep {
@@ -67,6 +68,25 @@ struct BackendContext {
   CpuRun cpu{};                            // CPU: the batch's options
 };
 
+// The dual scalar of a batch of T: kDualTangents directions per pass (physics/derivatives.h).
+template <class T>
+using DualOf = Dual<T, kDualTangents>;
+
+// A linearization (physics/derivatives.h) as a backend runs it; every pointer in the backend's memory.
+template <class T>
+struct LinearizeRequest {
+  Linearization what;
+  StepSettings<DualOf<T>> settings;  // one step, as step() takes it (Step only)
+  Directions dirs;                   // dirs.param: the parameters' flat indices
+  T* jacobian;                       // [rows * dirs.count()][worlds], world innermost
+  const Transform<DualOf<T>>* X_PF;  // the model's constant frames as duals
+  const Transform<DualOf<T>>* X_MB;
+  DualWorldLayout layout;
+  DualOf<T>* dualScratch;            // `slots` dual worlds of layout.total scalars
+  std::int32_t* dualInts;            // and layout.ints int32 each
+  std::int64_t slots;                // CPU: one per thread, each contiguous; CUDA: worlds per launch, world innermost
+};
+
 // The backend operations, each declared once: X(name, parameters). Every list of them (the table
 // below, each backend's entries) is generated from this one. Indices, masks and states passed to
 // resets live in the backend's memory (device pointers for CUDA); given states are row-major:
@@ -78,7 +98,8 @@ struct BackendContext {
   X(resetIndices, (const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count))        \
   X(resetMask, (const BackendContext<T>& ctx, const std::uint8_t* mask))                                  \
   X(setStates, (const BackendContext<T>& ctx, const std::int64_t* indices, std::int64_t count, const T* q, \
-                const T* u))
+                const T* u))                                                                              \
+  X(linearize, (const BackendContext<T>& ctx, const LinearizeRequest<T>& request))
 
 // One backend's entry points: a Batch runs everything through the table of its backend.
 template <class T>

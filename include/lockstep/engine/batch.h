@@ -309,6 +309,34 @@ class Batch {
   double dissipatedEnergy(std::int64_t w, int i) const;
   void setDissipatedEnergy(std::int64_t w, int i, double energy);
 
+  // ---- derivatives (host/batch/derivatives.cpp; the method: physics/derivatives.h, docs/derivatives.md) ----
+  // Every world's Jacobian of one step of dt with the integrator (as step(dt, 1, integrator) takes
+  // it, constraint projection included): rows the next state x+ = [q+; u+] in the tangent space (2nu),
+  // columns the directions [dq (nu); u (nu); tau (nu); params (np)]; dq are position increments, a
+  // Ball's or Free's rotation a rotation vector in F (physics/derivatives.h). `params` names
+  // per-world parameter components as parameterNames() does. Exact (forward-mode dual numbers over
+  // the per-world code); where the physics branches, the derivative of the branch taken. A flagged
+  // world, or one whose step fails, gets NaN; the worlds themselves do not change. Computed on the
+  // backend; the result stays in the batch's memory (jacobianView) and in its host copy (jacobian).
+  // Throws BatchMemoryError, before allocating, when the Jacobians do not fit.
+  void linearize(double dt, Integrator integrator = Integrator::RK4, const std::vector<std::string>& params = {});
+  // The same for one evaluation at every world's current state: rows udot (nu).
+  void linearizeEvaluation(const std::vector<std::string>& params = {});
+  // What the last linearization computed: its rows and columns and the parameters of its columns.
+  struct JacobianShape {
+    Linearization what = Linearization::Step;
+    int rows = 0, columns = 0;  // columns: 3 nu + params.size()
+    std::vector<std::string> params;
+  };
+  const JacobianShape& jacobianShape() const;
+  // World w's Jacobian (host copy), rows x columns, row-major; or a block of its columns: the state's
+  // (A: dq and u, 2nu), the actions' (B: nu) or the parameters' (C: np).
+  enum class JacobianBlock { All, State, Action, Parameters };
+  std::vector<double> jacobian(std::int64_t w, JacobianBlock block = JacobianBlock::All) const;
+  // Every world's Jacobian as raw memory: component c = row * columns + column of world w at
+  // data[c * worlds + w] (world innermost, as every per-world field), in host or backend memory.
+  FieldView jacobianView(MemorySpace space);
+
   // ---- moving data and time ----
   void upload();
   void download();
@@ -383,6 +411,9 @@ class Batch {
   CpuOptions cpuOptions_;  // as run (cpuRun_)
   CpuRun cpuRun_;
   std::unique_ptr<Device> device_;
+  struct Derivatives;  // the linearizations' buffers (derivatives.cpp)
+  std::unique_ptr<Derivatives> derivatives_;
+  void linearizeOn(Linearization what, const StepSettings<T>& settings, const std::vector<std::string>& params);
   double constraintTolerance_;
   int maxProjectionIterations_ = 20;
   bool autoReset_ = false;

@@ -1,0 +1,179 @@
+// A Batch's linearizations: the Jacobians of one step or one evaluation of every world, computed on
+// the backend by the per-world code on dual numbers (physics/derivatives.h, docs/derivatives.md).
+#include "derivatives.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace lockstep {
+
+namespace {
+
+// The flat index (registry order, physics/derivatives.h) of a parameter component named publicly.
+std::int32_t flatParameterIndex(const Model& model, const Sizes& s, const std::string& name) {
+  const std::optional<FieldComponent> found = findPublicName(model, parameterFields(), name);
+  if (!found)
+    throw std::invalid_argument("linearize: params: no per-world parameter named \"" + name +
+                                "\" (Batch::parameterNames() and `lockstep info` list them)");
+  std::int64_t offset = 0;
+  for (const FieldInfo& f : parameterFields()) {
+    if (&f == found->field) return static_cast<std::int32_t>(offset + found->component);
+    offset += f.count(s);
+  }
+  throw std::logic_error("linearize: parameter \"" + name + "\" found outside the parameter registry");
+}
+
+// Bytes (rounded up to a GiB fraction) as "1.2 GiB".
+std::string gib(double bytes) { return std::to_string(bytes / double(1 << 30)).substr(0, 5) + " GiB"; }
+
+}  // namespace
+
+template <class T>
+void Batch<T>::linearize(double dt, Integrator integrator, const std::vector<std::string>& params) {
+  StepSettings<T> s = stepSettings(dt, 1, integrator);
+  s.observe = false;
+  s.autoReset = false;
+  linearizeOn(Linearization::Step, s, params);
+}
+
+template <class T>
+void Batch<T>::linearizeEvaluation(const std::vector<std::string>& params) {
+  linearizeOn(Linearization::Evaluation, stepSettings(1.0, 1, Integrator::RK4), params);
+}
+
+template <class T>
+void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
+                           const std::vector<std::string>& params) {
+  using D = DualOf<T>;
+  const Sizes& s = sizes_;
+  std::vector<std::int32_t> paramIndex;
+  std::set<std::string> seen;
+  for (const std::string& name : params) {
+    if (!seen.insert(name).second)
+      throw std::invalid_argument("linearize: params: \"" + name + "\" is named twice");
+    paramIndex.push_back(flatParameterIndex(*model_, s, name));
+  }
+  JacobianShape shape{what, jacobianRows(s, what), 3 * s.nu + static_cast<int>(params.size()), params};
+  const DualWorldLayout layout = DualWorldLayout::of(s);
+  const std::int64_t perWorld = std::int64_t(shape.rows) * shape.columns;
+  const std::int64_t dualWorldBytes = layout.total * std::int64_t(sizeof(D)) + layout.ints * 4;
+  const std::int64_t slots = device_ ? std::clamp<std::int64_t>((std::int64_t(1) << 30) / std::max<std::int64_t>(dualWorldBytes, 1),
+                                                              std::int64_t(1), nWorlds_)
+                                     : std::int64_t(cpuRun_.threads);
+  // Memory, before allocating: the Jacobians (host copy, and device copy on CUDA) and the dual worlds.
+  BatchMemory need;
+  need.hostBytes = perWorld * nWorlds_ * std::int64_t(sizeof(T)) + (device_ ? 0 : slots * dualWorldBytes);
+  need.deviceBytes = device_ ? perWorld * nWorlds_ * std::int64_t(sizeof(T)) + slots * dualWorldBytes : 0;
+  if (!derivatives_ || derivatives_->jacobian.size() != std::size_t(perWorld * nWorlds_)) {
+    const std::string why = whyBatchDoesNotFit(need, memoryAvailable(device_ != nullptr));
+    if (!why.empty())
+      throw BatchMemoryError("linearize: the Jacobians of " + std::to_string(nWorlds_) + " worlds (" +
+                             std::to_string(shape.rows) + " x " + std::to_string(shape.columns) + " each, " +
+                             gib(double(need.hostBytes + need.deviceBytes)) + " with their dual worlds) do not fit: " +
+                             why);
+  }
+  if (!derivatives_) derivatives_ = std::make_unique<Derivatives>();
+  Derivatives& d = *derivatives_;
+  d.shape = JacobianShape{};  // no valid result until this one is complete
+  d.jacobian.assign(static_cast<std::size_t>(perWorld * nWorlds_), T(0));
+  d.paramIndex = paramIndex;
+  d.X_PF.clear();
+  d.X_MB.clear();
+  for (const Transform<T>& X : compiled_.X_PF) d.X_PF.push_back(castTransform<D>(X));
+  for (const Transform<T>& X : compiled_.X_MB) d.X_MB.push_back(castTransform<D>(X));
+
+  LinearizeRequest<T> request{};
+  request.what = what;
+  request.settings = {D(settings.dt), 1, settings.integrator, D(settings.constraintTolerance),
+                      settings.maxProjectionIterations, false, false};
+  request.dirs.nu = s.nu;
+  request.dirs.nParams = static_cast<std::int32_t>(paramIndex.size());
+  request.layout = layout;
+  request.slots = slots;
+  if (device_) {
+    const cudaStream_t stream = asStream(device_->stream);
+    d.deviceJacobian.resize(d.jacobian.size());
+    d.deviceParamIndex.upload(d.paramIndex, stream);
+    d.deviceX_PF.upload(d.X_PF, stream);
+    d.deviceX_MB.upload(d.X_MB, stream);
+    d.deviceScratch.resize(static_cast<std::size_t>(slots * layout.total));
+    d.deviceInts.resize(static_cast<std::size_t>(std::max<std::int64_t>(slots * layout.ints, 1)));
+    request.dirs.param = d.deviceParamIndex.get();
+    request.jacobian = d.deviceJacobian.get();
+    request.X_PF = d.deviceX_PF.get();
+    request.X_MB = d.deviceX_MB.get();
+    request.dualScratch = d.deviceScratch.get();
+    request.dualInts = d.deviceInts.get();
+    ops_->linearize(context(), request);
+    d.deviceJacobian.download(d.jacobian, stream);
+    device_->synchronize("linearizing");
+  } else {
+    checkReadable();
+    d.dualScratch.resize(static_cast<std::size_t>(slots * layout.total));
+    d.dualInts.resize(static_cast<std::size_t>(std::max<std::int64_t>(slots * layout.ints, 1)));
+    request.dirs.param = d.paramIndex.data();
+    request.jacobian = d.jacobian.data();
+    request.X_PF = d.X_PF.data();
+    request.X_MB = d.X_MB.data();
+    request.dualScratch = d.dualScratch.data();
+    request.dualInts = d.dualInts.data();
+    ops_->linearize(context(), request);
+  }
+  d.shape = std::move(shape);
+}
+
+template <class T>
+const typename Batch<T>::JacobianShape& Batch<T>::jacobianShape() const {
+  static const JacobianShape none{};
+  return derivatives_ ? derivatives_->shape : none;
+}
+
+template <class T>
+std::vector<double> Batch<T>::jacobian(std::int64_t w, JacobianBlock block) const {
+  checkWorld(w);
+  const JacobianShape& shape = jacobianShape();
+  if (shape.columns == 0) throw std::logic_error("jacobian: no linearization yet: call linearize() first");
+  const int nu = sizes_.nu;
+  int first = 0, count = shape.columns;
+  if (block == JacobianBlock::State) count = 2 * nu;
+  if (block == JacobianBlock::Action) first = 2 * nu, count = nu;
+  if (block == JacobianBlock::Parameters) first = 3 * nu, count = shape.columns - 3 * nu;
+  std::vector<double> out(static_cast<std::size_t>(shape.rows) * count);
+  for (int r = 0; r < shape.rows; ++r)
+    for (int k = 0; k < count; ++k)
+      out[std::size_t(r) * count + k] =
+          double(derivatives_->jacobian[std::size_t((std::int64_t(r) * shape.columns + first + k) * nWorlds_ + w)]);
+  return out;
+}
+
+template <class T>
+FieldView Batch<T>::jacobianView(MemorySpace space) {
+  const JacobianShape& shape = jacobianShape();
+  if (shape.columns == 0) throw std::logic_error("jacobianView: no linearization yet: call linearize() first");
+  const bool onDevice = space == MemorySpace::Backend && device_;
+  FieldView v;
+  v.name = "jacobian";
+  v.onDevice = onDevice;
+  v.data = onDevice ? static_cast<void*>(derivatives_->deviceJacobian.get())
+                    : static_cast<void*>(derivatives_->jacobian.data());
+  v.elementType = sizeof(T) == 4 ? FieldView::Type::Float32 : FieldView::Type::Float64;
+  v.worlds = nWorlds_;
+  v.components = std::int64_t(shape.rows) * shape.columns;
+  v.worldStride = 1;
+  v.componentStride = nWorlds_;
+  return v;
+}
+
+#define LOCKSTEP_INSTANTIATE(T)                                                                             \
+  template void Batch<T>::linearize(double, Integrator, const std::vector<std::string>&);                   \
+  template void Batch<T>::linearizeEvaluation(const std::vector<std::string>&);                             \
+  template void Batch<T>::linearizeOn(Linearization, const StepSettings<T>&, const std::vector<std::string>&); \
+  template const Batch<T>::JacobianShape& Batch<T>::jacobianShape() const;                                  \
+  template std::vector<double> Batch<T>::jacobian(std::int64_t, JacobianBlock) const;                       \
+  template FieldView Batch<T>::jacobianView(MemorySpace);
+LOCKSTEP_INSTANTIATE(float)
+LOCKSTEP_INSTANTIATE(double)
+#undef LOCKSTEP_INSTANTIATE
+
+}  // namespace lockstep

@@ -1,0 +1,435 @@
+// Exact derivatives of a step and of an evaluation (Batch::linearize, physics/derivatives.h) against
+// central differences of the engine's own step and evaluation, on random trees of every mobilizer
+// with bushings and spring-dampers, sphere contacts (constraint solve and projection), joint stops
+// on either side of engaging, PD actuators with control clamps, ground contacts and per-world
+// parameters; RK4 and semi-implicit Euler; one world alone against the same world in a batch, bit
+// for bit, in double and in float.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "lockstep/engine/batch.h"
+#include "lockstep/engine/builtin_scenes.h"
+#include "random_tree.h"
+#include "test_util.h"
+
+namespace lockstep::test {
+namespace {
+
+using Quat = std::array<double, 4>;  // w, x, y, z
+
+Quat multiply(const Quat& a, const Quat& b) {
+  return {a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3], a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2],
+          a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1], a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0]};
+}
+Quat conjugate(const Quat& a) { return {a[0], -a[1], -a[2], -a[3]}; }
+Quat expMap(const std::array<double, 3>& phi) {
+  const double n = std::sqrt(phi[0] * phi[0] + phi[1] * phi[1] + phi[2] * phi[2]);
+  if (n == 0) return {1, 0, 0, 0};
+  const double s = std::sin(n / 2) / n;
+  return {std::cos(n / 2), s * phi[0], s * phi[1], s * phi[2]};
+}
+std::array<double, 3> logMap(Quat q) {
+  if (q[0] < 0)
+    for (double& x : q) x = -x;
+  const double n = std::sqrt(q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+  const double k = n < 1e-300 ? 2.0 : 2.0 * std::atan2(n, q[0]) / n;
+  return {k * q[1], k * q[2], k * q[3]};
+}
+
+// q moved by the tangent increment h along speed k (physics/derivatives.h): dq adds where qdot is
+// u; a quaternion turns by exp(h e_k) on the left (its rotation vector in F); Free's p adds.
+std::vector<double> retract(const Model& m, std::vector<double> q, int k, double h) {
+  for (const Body& b : m.bodies()) {
+    const int i = k - b.uOffset;
+    if (i < 0 || i >= b.nu) continue;
+    double* qb = &q[b.qOffset];
+    if (mobilizerQdotIsU(b.mobilizer)) {
+      qb[i] += h;
+    } else if (i >= 3) {
+      qb[4 + i - 3] += h;
+    } else {
+      std::array<double, 3> phi{0, 0, 0};
+      phi[i] = h;
+      const Quat r = multiply(expMap(phi), {qb[0], qb[1], qb[2], qb[3]});
+      for (int j = 0; j < 4; ++j) qb[j] = r[j];
+    }
+  }
+  return q;
+}
+
+// The tangent-space difference (a - b) of two configurations near `at`: per speed.
+std::vector<double> tangentDifference(const Model& m, const std::vector<double>& a, const std::vector<double>& b,
+                                      const std::vector<double>& at) {
+  std::vector<double> d(m.nu());
+  for (const Body& body : m.bodies()) {
+    const double* qa = &a[body.qOffset];
+    const double* qb = &b[body.qOffset];
+    if (mobilizerQdotIsU(body.mobilizer)) {
+      for (int i = 0; i < body.nu; ++i) d[body.uOffset + i] = qa[i] - qb[i];
+      continue;
+    }
+    const Quat ref = conjugate({at[body.qOffset], at[body.qOffset + 1], at[body.qOffset + 2], at[body.qOffset + 3]});
+    const std::array<double, 3> la = logMap(multiply({qa[0], qa[1], qa[2], qa[3]}, ref));
+    const std::array<double, 3> lb = logMap(multiply({qb[0], qb[1], qb[2], qb[3]}, ref));
+    for (int i = 0; i < 3; ++i) d[body.uOffset + i] = la[i] - lb[i];
+    if (body.mobilizer == MobilizerType::Free)
+      for (int i = 0; i < 3; ++i) d[body.uOffset + 3 + i] = qa[4 + i] - qb[4 + i];
+  }
+  return d;
+}
+
+struct Case {
+  std::shared_ptr<const Model> model;
+  std::vector<double> q, u, tau;
+  std::vector<std::string> params;  // parameters to differentiate by
+  double constraintTolerance = 1e-10;
+};
+
+// Sets a world's state and actions.
+void place(Batch<double>& b, std::int64_t w, const Case& c, const std::vector<double>& q, const std::vector<double>& u,
+           const std::vector<double>& tau) {
+  b.setQ(w, q);
+  b.setU(w, u);
+  b.setTau(w, tau);
+}
+
+// The Jacobian (rows x columns, row-major) by central differences of the engine's own step (or
+// evaluation): column k from worlds stepped at +h and -h along direction k.
+std::vector<double> centralDifferences(const Case& c, Linearization what, double dt, Integrator integrator, double h) {
+  const Model& m = *c.model;
+  const int nu = m.nu(), columns = 3 * nu + static_cast<int>(c.params.size());
+  const int rows = what == Linearization::Step ? 2 * nu : nu;
+  Batch<double> b(c.model, 1 + 2 * columns);
+  b.setConstraintTolerance(c.constraintTolerance, 50);
+  for (std::int64_t w = 0; w < b.numWorlds(); ++w) place(b, w, c, c.q, c.u, c.tau);
+  for (int k = 0; k < columns; ++k) {
+    for (int side = 0; side < 2; ++side) {
+      const std::int64_t w = 1 + 2 * k + side;
+      const double s = side == 0 ? h : -h;
+      std::vector<double> q = c.q, u = c.u, tau = c.tau;
+      if (k < nu) q = retract(m, q, k, s);
+      else if (k < 2 * nu) u[k - nu] += s;
+      else if (k < 3 * nu) tau[k - 2 * nu] += s;
+      else {  // a step relative to the parameter's size
+        const double p = b.parameter(w, c.params[k - 3 * nu]);
+        b.setParameter(w, c.params[k - 3 * nu], p + s * std::max(1.0, std::abs(p)));
+      }
+      place(b, w, c, q, u, tau);
+    }
+  }
+  if (what == Linearization::Step) b.step(dt, 1, integrator);
+  else b.evaluate();
+  std::vector<double> J(static_cast<std::size_t>(rows) * columns);
+  for (int k = 0; k < columns; ++k) {
+    const std::int64_t plus = 1 + 2 * k, minus = plus + 1;
+    EXPECT_EQ(b.status(plus), 0);
+    EXPECT_EQ(b.status(minus), 0);
+    std::vector<double> col(rows);
+    if (what == Linearization::Step) {
+      const std::vector<double> dq = tangentDifference(m, b.q(plus), b.q(minus), b.q(0));
+      for (int r = 0; r < nu; ++r) col[r] = dq[r];
+      for (int r = 0; r < nu; ++r) col[nu + r] = b.u(plus)[r] - b.u(minus)[r];
+    } else {
+      for (int r = 0; r < nu; ++r) col[r] = b.udot(plus)[r] - b.udot(minus)[r];
+    }
+    const double step = k < 3 * nu ? h : h * std::max(1.0, std::abs(b.parameter(0, c.params[k - 3 * nu])));
+    for (int r = 0; r < rows; ++r) J[std::size_t(r) * columns + k] = col[r] / (2 * step);
+  }
+  return J;
+}
+
+// The linearization of world 1 of a batch of 3 (worlds 0 and 2 elsewhere).
+std::vector<double> exact(const Case& c, Linearization what, double dt, Integrator integrator) {
+  Batch<double> b(c.model, 3);
+  b.setConstraintTolerance(c.constraintTolerance, 50);
+  for (std::int64_t w = 0; w < 3; ++w) place(b, w, c, c.q, c.u, c.tau);
+  b.setU(0, std::vector<double>(c.model->nu(), 0.1));
+  if (what == Linearization::Step) b.linearize(dt, integrator, c.params);
+  else b.linearizeEvaluation(c.params);
+  EXPECT_EQ(b.jacobianShape().columns, 3 * c.model->nu() + int(c.params.size()));
+  return b.jacobian(1);
+}
+
+// Largest |exact - differences| relative to the largest |entry| of each column (and 1).
+void expectMatches(const Case& c, Linearization what, double dt, Integrator integrator, double h, double tol,
+                   const char* label) {
+  const std::vector<double> J = exact(c, what, dt, integrator);
+  const std::vector<double> F = centralDifferences(c, what, dt, integrator, h);
+  ASSERT_EQ(J.size(), F.size());
+  const int columns = 3 * c.model->nu() + static_cast<int>(c.params.size());
+  const int rows = static_cast<int>(J.size()) / columns;
+  double worst = 0;
+  int worstRow = -1, worstColumn = -1;
+  for (int k = 0; k < columns; ++k) {
+    double scale = 1;
+    for (int r = 0; r < rows; ++r) scale = std::max(scale, std::abs(F[std::size_t(r) * columns + k]));
+    for (int r = 0; r < rows; ++r) {
+      const std::size_t i = std::size_t(r) * columns + k;
+      ASSERT_TRUE(std::isfinite(J[i])) << label << " row " << r << " column " << k;
+      const double e = std::abs(J[i] - F[i]) / scale;
+      if (e > worst) worst = e, worstRow = r, worstColumn = k;
+    }
+  }
+  EXPECT_LT(worst, tol) << label << ": worst at row " << worstRow << ", column " << worstColumn << ": exact "
+                        << J[std::size_t(worstRow) * columns + worstColumn] << ", differences "
+                        << F[std::size_t(worstRow) * columns + worstColumn];
+}
+
+void expectStepAndEvaluationMatch(const Case& c, double dt, double h, double tol, const std::string& label) {
+  expectMatches(c, Linearization::Step, dt, Integrator::RK4, h, tol, (label + " RK4").c_str());
+  expectMatches(c, Linearization::Step, dt, Integrator::SemiImplicitEuler, h, tol, (label + " Euler").c_str());
+  expectMatches(c, Linearization::Evaluation, dt, Integrator::RK4, h, tol, (label + " evaluation").c_str());
+}
+
+Case randomCase(unsigned seed, int bodies, int bushings, int springs) {
+  Random rnd(seed);
+  RandomCase r = bushings + springs > 0 ? randomTreeWithElements(rnd, bodies, bushings, springs)
+                                        : randomTree(rnd, bodies);
+  return {r.model, r.q, r.u, r.tau, {}};
+}
+
+}  // namespace
+
+// Every mobilizer type (random trees of 6 bodies), joint damping, random gravity and actions.
+TEST(Linearize, RandomTreesMatchCentralDifferences) {
+  for (unsigned seed = 1; seed <= 6; ++seed) {
+    const Case c = randomCase(seed, 6, 0, 0);
+    expectStepAndEvaluationMatch(c, 1e-3, 1e-6, 1e-7, "tree " + std::to_string(seed));
+  }
+}
+
+// Bushings and spring-dampers between random bodies; the derivative by parameters too.
+TEST(Linearize, ForceElementsAndParametersMatchCentralDifferences) {
+  for (unsigned seed = 11; seed <= 14; ++seed) {
+    Case c = randomCase(seed, 5, 2, 2);
+    c.params = {"gravity.y", "damping." + c.model->uNames()[0]};
+    for (const std::string& name : Batch<double>(c.model, 1).parameterNames()) {
+      if (name.rfind("bushing.", 0) == 0 && name.find(".stiffness.4") != std::string::npos) c.params.push_back(name);
+      if (name.rfind("spring.", 0) == 0 && name.find(".free_length") != std::string::npos) c.params.push_back(name);
+      if (name.rfind("body.b2.", 0) == 0 && (name.find(".mass") != std::string::npos ||
+                                            name.find(".com.x") != std::string::npos ||
+                                            name.find(".inertia.xy") != std::string::npos))
+        c.params.push_back(name);
+    }
+    ASSERT_GE(c.params.size(), 7u);
+    expectStepAndEvaluationMatch(c, 1e-3, 1e-6, 1e-7, "elements " + std::to_string(seed));
+  }
+}
+
+// chain-7-seed: bushing, spring and a sphere contact, whose constraint solve and projection (to a
+// tolerance far below the differences' step) are differentiated through.
+TEST(Linearize, SphereContactConstraintsMatchCentralDifferences) {
+  Case c;
+  c.model = makeChain7Seed();
+  {
+    Batch<double> b(c.model, 1);
+    b.setConstraintTolerance(1e-14, 50);
+    b.setQ(0, chainInitialQ(7));
+    b.assemble();
+    ASSERT_EQ(b.status(0), 0);
+    b.step(1e-3, 50);  // moving along the contact
+    c.q = b.q(0);
+    c.u = b.u(0);
+  }
+  c.tau.assign(c.model->nu(), 0.2);
+  c.params = {"contact.contact.radius_on_B", "spring.spring.stiffness"};
+  c.constraintTolerance = 1e-14;
+  // The projection moves the differences' states back onto the manifold, so only directions along it
+  // are seen by both; the exact derivative of the projected step is compared with differences of it.
+  expectMatches(c, Linearization::Step, 1e-3, Integrator::RK4, 1e-6, 1e-6, "chain-7-seed RK4");
+  expectMatches(c, Linearization::Evaluation, 1e-3, Integrator::RK4, 1e-6, 1e-7, "chain-7-seed evaluation");
+}
+
+namespace {
+
+// Two links on Pins with a stop each and PD actuators with a control clamp on the first; a box on a
+// Free mobilizer with four ground-contact spheres.
+Case stopsActuatorsGroundCase(double firstAngle) {
+  ModelBuilder mb;
+  mb.setGravity({{0, 0, -9.81}});
+  BodyDesc a = simpleBody("a");
+  a.X_BM = Transformd::translation({{0, 0, 0.3}});
+  mb.addBody(a);
+  BodyDesc b = simpleBody("b", "a");
+  b.X_PF = Transformd::translation({{0.2, 0, 0}});
+  b.mobilizer = MobilizerType::Slider;
+  mb.addBody(b);
+  BodyDesc box = simpleBody("box");
+  box.mobilizer = MobilizerType::Free;
+  box.X_PF = Transformd::translation({{2, 0, 0}});
+  mb.addBody(box);
+  JointStopDesc s1{"a", -0.5, 0.5, 200, 0.5};
+  JointStopDesc s2{"b", -0.1, 0.1, 1000, 0.2};
+  mb.addJointStop(s1);
+  mb.addJointStop(s2);
+  ActuatorDesc act;
+  act.coordinate = "a";
+  act.mode = ActuatorMode::Position;
+  act.kp = 30;
+  act.kd = 2;
+  act.gear = 2;
+  act.controlLower = -1;
+  act.controlUpper = 1;
+  mb.addActuator(act);
+  GroundMaterial mat;
+  mat.stiffness = 1e6;
+  mat.dissipation = 1;
+  mat.staticFriction = 0.9;
+  mat.dynamicFriction = 0.6;
+  mat.viscousFriction = 0.1;
+  mat.transitionVelocity = 0.05;
+  for (int k = 0; k < 4; ++k) {
+    GroundContactDesc g;
+    g.name = "corner" + std::to_string(k);
+    g.body = "box";
+    g.center = {{k % 2 ? 0.1 : -0.1, k / 2 ? 0.1 : -0.1, -0.05}};
+    g.radius = 0.02;
+    g.material = mat;
+    mb.addGroundContact(g);
+  }
+  Case c;
+  c.model = mb.build();
+  // The box tilted, two corners in the ground, sliding; the slider past its upper stop.
+  const Quat tilt = expMap({0.05, 0.03, 0.2});
+  c.q = {firstAngle, 0.12, tilt[0], tilt[1], tilt[2], tilt[3], 2.0, 0.1, 0.062};
+  c.u = {0.7, -0.3, 0.4, -0.2, 0.3, 0.25, -0.15, -0.05};
+  c.tau = {0.3, -0.2, 0, 0, 0, 0, 0, 0};
+  c.params = {"ground.corner0.stiffness", "ground.corner1.dynamic_friction", "stop.a.stiffness", "actuator.a.kp"};
+  return c;
+}
+
+}  // namespace
+
+// A stop on either side of engaging, a PD actuator on its clamp's open side, ground contacts
+// sliding and penetrating (Hertz, Hunt-Crossley and the Stribeck curve).
+TEST(Linearize, StopsActuatorsAndGroundContactsMatchCentralDifferences) {
+  const Case inside = stopsActuatorsGroundCase(0.3);   // the first stop not engaged
+  const Case beyond = stopsActuatorsGroundCase(0.62);  // engaged
+  for (const Case* c : {&inside, &beyond}) {
+    const std::string label = c == &inside ? "stop free" : "stop engaged";
+    expectMatches(*c, Linearization::Step, 1e-4, Integrator::RK4, 1e-7, 1e-6, (label + " RK4").c_str());
+    expectMatches(*c, Linearization::Step, 1e-4, Integrator::SemiImplicitEuler, 1e-7, 1e-6, (label + " Euler").c_str());
+    expectMatches(*c, Linearization::Evaluation, 1e-4, Integrator::RK4, 1e-7, 1e-6, (label + " evaluation").c_str());
+  }
+}
+
+// The linearization of a world does not depend on the batch around it, bit for bit: world 0 of a
+// batch of one against world 5 of a batch of 9 whose other worlds differ, in double and in float;
+// and the worlds are not changed.
+template <class T>
+void expectAloneEqualsInBatch() {
+  const Case c = randomCase(21, 5, 1, 1);
+  const std::vector<std::string> params = {"gravity.z"};
+  Batch<T> alone(c.model, 1);
+  alone.setQ(0, c.q);
+  alone.setU(0, c.u);
+  alone.setTau(0, c.tau);
+  alone.linearize(1e-3, Integrator::RK4, params);
+  Batch<T> many(c.model, 9, Backend::Cpu, CpuOptions(2));
+  Random rnd(5);
+  for (std::int64_t w = 0; w < 9; ++w) {
+    std::vector<double> u = c.u;
+    for (double& x : u) x += w == 5 ? 0.0 : rnd.uniform();
+    many.setQ(w, c.q);
+    many.setU(w, u);
+    many.setTau(w, c.tau);
+  }
+  many.setParameter(3, "gravity.z", -3.0);
+  const std::vector<double> q5 = many.q(5), u5 = many.u(5);
+  many.linearize(1e-3, Integrator::RK4, params);
+  const std::vector<double> a = alone.jacobian(0), b = many.jacobian(5);
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(a[i]));
+    EXPECT_EQ(a[i], b[i]) << i;  // bit for bit
+  }
+  EXPECT_EQ(many.q(5), q5);
+  EXPECT_EQ(many.u(5), u5);
+}
+TEST(Linearize, OneWorldAloneEqualsTheSameWorldInABatchDouble) { expectAloneEqualsInBatch<double>(); }
+TEST(Linearize, OneWorldAloneEqualsTheSameWorldInABatchFloat) { expectAloneEqualsInBatch<float>(); }
+
+// The float instance's derivatives are the double's to float accuracy.
+TEST(Linearize, FloatAgreesWithDouble) {
+  const Case c = randomCase(3, 4, 1, 1);
+  Batch<float> f(c.model, 1);
+  Batch<double> d(c.model, 1);
+  f.setQ(0, c.q), f.setU(0, c.u), f.setTau(0, c.tau);
+  d.setQ(0, c.q), d.setU(0, c.u), d.setTau(0, c.tau);
+  f.linearize(1e-3, Integrator::RK4);
+  d.linearize(1e-3, Integrator::RK4);
+  const std::vector<double> a = f.jacobian(0), b = d.jacobian(0);
+  double scale = 1;
+  for (double x : b) scale = std::max(scale, std::abs(x));
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 1e-4 * scale) << i;
+}
+
+// The blocks A, B and C are the Jacobian's columns; the raw view is world innermost.
+TEST(Linearize, BlocksAndViewAreTheJacobiansColumns) {
+  const Case c = randomCase(4, 3, 0, 0);
+  Batch<double> b(c.model, 2);
+  for (std::int64_t w = 0; w < 2; ++w) place(b, w, c, c.q, c.u, c.tau);
+  b.linearize(1e-3, Integrator::RK4, {"gravity.x", "gravity.y"});
+  const int nu = c.model->nu(), columns = 3 * nu + 2, rows = 2 * nu;
+  const std::vector<double> all = b.jacobian(1);
+  const std::vector<double> A = b.jacobian(1, Batch<double>::JacobianBlock::State);
+  const std::vector<double> B = b.jacobian(1, Batch<double>::JacobianBlock::Action);
+  const std::vector<double> C = b.jacobian(1, Batch<double>::JacobianBlock::Parameters);
+  ASSERT_EQ(A.size(), std::size_t(rows * 2 * nu));
+  ASSERT_EQ(B.size(), std::size_t(rows * nu));
+  ASSERT_EQ(C.size(), std::size_t(rows * 2));
+  const FieldView v = b.jacobianView(MemorySpace::Host);
+  EXPECT_EQ(v.components, rows * columns);
+  const double* data = static_cast<const double*>(v.data);
+  for (int r = 0; r < rows; ++r) {
+    for (int k = 0; k < columns; ++k) {
+      const double x = all[std::size_t(r) * columns + k];
+      EXPECT_EQ(data[(r * columns + k) * v.componentStride + 1 * v.worldStride], x);
+      if (k < 2 * nu) EXPECT_EQ(A[std::size_t(r) * 2 * nu + k], x);
+      else if (k < 3 * nu) EXPECT_EQ(B[std::size_t(r) * nu + k - 2 * nu], x);
+      else EXPECT_EQ(C[std::size_t(r) * 2 + k - 3 * nu], x);
+    }
+  }
+  // With zero step the state maps to itself: A = I (position rows by dq, speed rows by u) at dt -> 0.
+  b.linearize(1e-12, Integrator::RK4);
+  const std::vector<double> A0 = b.jacobian(0, Batch<double>::JacobianBlock::State);
+  for (int r = 0; r < rows; ++r)
+    for (int k = 0; k < 2 * nu; ++k) EXPECT_NEAR(A0[std::size_t(r) * 2 * nu + k], r == k ? 1.0 : 0.0, 1e-9);
+}
+
+// A flagged world gets NaN, and so does one whose step fails; the others go on; bad names and reads
+// before a linearization are refused.
+TEST(Linearize, FlaggedAndFailingWorldsGetNaNAndBadRequestsAreRefused) {
+  const Case c = randomCase(8, 3, 0, 0);
+  Batch<double> b(c.model, 3);
+  for (std::int64_t w = 0; w < 3; ++w) place(b, w, c, c.q, c.u, c.tau);
+  EXPECT_THROW(b.jacobian(0), std::logic_error);
+  std::vector<double> fast = c.u;
+  fast[0] = 1e200;  // its step overflows
+  b.setU(1, fast);
+  b.linearize(1e-3);
+  EXPECT_EQ(b.status(1), 0);  // the world itself is not changed
+  for (double x : b.jacobian(1)) EXPECT_TRUE(std::isnan(x));
+  for (double x : b.jacobian(0)) EXPECT_TRUE(std::isfinite(x));
+  for (double x : b.jacobian(2)) EXPECT_TRUE(std::isfinite(x));
+  EXPECT_THROW(b.linearize(1e-3, Integrator::RK4, {"gravity.w"}), std::invalid_argument);
+  EXPECT_THROW(b.linearize(1e-3, Integrator::RK4, {"gravity.x", "gravity.x"}), std::invalid_argument);
+  EXPECT_THROW(b.linearize(-1.0), std::invalid_argument);
+  EXPECT_THROW(b.jacobian(3), std::out_of_range);
+  // A world flagged at the start (u not finite in float).
+  Batch<float> f(c.model, 2);
+  std::vector<double> huge = c.u;
+  huge[0] = 1e300;
+  f.setU(0, huge);
+  ASSERT_NE(f.status(0), 0);
+  f.linearizeEvaluation();
+  for (double x : f.jacobian(0)) EXPECT_TRUE(std::isnan(x));
+  for (double x : f.jacobian(1)) EXPECT_TRUE(std::isfinite(x));
+}
+
+}  // namespace lockstep::test
