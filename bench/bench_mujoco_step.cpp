@@ -6,6 +6,7 @@
 #include <mujoco/mujoco.h>
 
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -28,6 +29,27 @@ void mujocoStep(benchmark::State& state, const std::string& path) {
   mj_deleteModel(m);
 }
 
+// MuJoCo's finite-difference Jacobians of one step, mjd_transitionFD (A = d x+ / d x, B = d x+ / d ctrl
+// in MuJoCo's tangent space), forward or centred differences with eps 1e-6: the anchor of
+// bench_derivatives.cpp's linearize on the same MJCF file.
+void mujocoTransitionFD(benchmark::State& state, const std::string& path, bool centered) {
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
+  if (!m) {
+    state.SkipWithError(error);
+    return;
+  }
+  mjData* d = mj_makeData(m);
+  for (int i = 0; i < 200; ++i) mj_step(m, d);
+  const int nx = 2 * m->nv + m->na;
+  std::vector<mjtNum> A(std::size_t(nx) * nx), B(std::size_t(nx) * m->nu);
+  for (auto _ : state) mjd_transitionFD(m, d, 1e-6, centered ? 1 : 0, A.data(), B.data(), nullptr, nullptr);
+  state.counters["nv"] = m->nv;
+  state.counters["nu"] = m->nu;
+  mj_deleteData(d);
+  mj_deleteModel(m);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -36,6 +58,11 @@ int main(int argc, char** argv) {
                             "reacher"})
     benchmark::RegisterBenchmark((std::string("mujoco/mj_step/") + robot).c_str(), mujocoStep,
                                  dir + robot + ".xml");
+  for (const char* robot : {"reacher", "inverted_double_pendulum", "half_cheetah", "ant"})
+    for (bool centered : {false, true})
+      benchmark::RegisterBenchmark(
+          (std::string("mujoco/mjd_transitionFD/") + robot + (centered ? "/centered" : "/forward")).c_str(),
+          mujocoTransitionFD, dir + robot + ".xml", centered);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

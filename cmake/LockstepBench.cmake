@@ -9,6 +9,7 @@ add_executable(lockstep_bench
   bench/bench_throughput.cpp
   bench/bench_cpu_single.cpp
   bench/bench_rollout.cpp
+  bench/bench_derivatives.cpp
 )
 target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark CUDA::cudart_static)
 # The robots' scene files (bench_scenes.cpp); LOCKSTEP_SCENES_DIR overrides it at run time.

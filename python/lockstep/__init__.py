@@ -269,6 +269,28 @@ class Batch:
         in lastFailure and resetCount incremented."""
         self._b.set_auto_reset(bool(on))
 
+    def linearize(self, params: Sequence[str] = (), dt: Optional[float] = None,
+                  integrator: Optional[str] = None) -> tuple:
+        """Exact derivatives of one step of every world at its current state (docs/derivatives.md):
+        A = d x+ / d x of shape (worlds, 2nu, 2nu), B = d x+ / d tau (worlds, 2nu, nu) and
+        C = d x+ / d p (worlds, 2nu, len(params)), with x = [q; u] in the tangent space (position
+        increments of size nu; a Ball's or Free's rotation as a rotation vector in its parent frame,
+        as its angular speed) and p the named per-world parameters (Model.parameter_names). dt and
+        integrator as step() takes them. The worlds do not change; a flagged world, or one whose step
+        fails, gets NaN. The three arrays are views of one new array of shape (worlds, 2nu, 3nu + np)."""
+        J = self._b.linearize(True, self._dt if dt is None else dt,
+                              self._integrator if integrator is None else integrator, _names("params", params))
+        nu = self.model.nu
+        return J[:, :, :2 * nu], J[:, :, 2 * nu:3 * nu], J[:, :, 3 * nu:]
+
+    def linearize_evaluation(self, params: Sequence[str] = ()) -> tuple:
+        """Exact derivatives of udot at every world's current state: d udot / d x (worlds, nu, 2nu),
+        d udot / d tau (worlds, nu, nu) and d udot / d p (worlds, nu, len(params)), in the tangent
+        space of linearize()."""
+        J = self._b.linearize(False, 1.0, "rk4", _names("params", params))
+        nu = self.model.nu
+        return J[:, :, :2 * nu], J[:, :, 2 * nu:3 * nu], J[:, :, 3 * nu:]
+
     def upload(self) -> None:
         self._b.upload()
 
@@ -348,6 +370,17 @@ class Batch:
         if a.shape != (count, width):
             raise ValueError(f"{what} must have shape ({count}, {width}) or ({width},), not {np.shape(values)}")
         return np.ascontiguousarray(a)
+
+
+def _names(what: str, names) -> list:
+    """A list of names from one string or a sequence of strings."""
+    if isinstance(names, str):
+        return [names]
+    out = list(names)
+    for n in out:
+        if not isinstance(n, str):
+            raise TypeError(f"{what} must be names (strings), not {type(n).__name__}")
+    return out
 
 
 def _count(what: str, value, least: int = 1) -> int:

@@ -6,6 +6,7 @@
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/function.h>
 #include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -384,6 +385,33 @@ struct PyBatch {
     return nb::ndarray<nb::numpy, double>(values->data(), {W, n}, owner);
   }
 
+  // A linearization (Batch::linearize, or linearizeEvaluation when `step` is false) of every world,
+  // as a new array of shape [worlds, rows, columns] (lockstep.Batch.linearize slices A, B and C
+  // from it), in the batch's precision; the batch's lock held and the GIL released while it runs.
+  nb::ndarray<nb::numpy, T> linearize(bool step, double dt, const std::string& integrator,
+                                      const std::vector<std::string>& params) {
+    const Integrator i = parseIntegrator(integrator);
+    auto lock = hold();
+    prepare();
+    {
+      nb::gil_scoped_release release;
+      if (step)
+        batch->linearize(dt, i, params);
+      else
+        batch->linearizeEvaluation(params);
+      batch->synchronize();
+    }
+    const typename Batch<T>::JacobianShape& shape = batch->jacobianShape();
+    const FieldView v = batch->jacobianView(MemorySpace::Host);
+    const std::size_t W = std::size_t(v.worlds), R = std::size_t(shape.rows), C = std::size_t(shape.columns);
+    const T* data = static_cast<const T*>(v.data);
+    auto* values = new std::vector<T>(W * R * C);
+    for (std::size_t c = 0; c < R * C; ++c)
+      for (std::size_t w = 0; w < W; ++w) (*values)[w * R * C + c] = data[c * W + w];
+    nb::capsule owner(values, [](void* p) noexcept { delete static_cast<std::vector<T>*>(p); });
+    return nb::ndarray<nb::numpy, T>(values->data(), {W, R, C}, owner);
+  }
+
   void setParameter(const std::string& name, nb::ndarray<const double, nb::ndim<1>, nb::device::cpu> values) {
     auto lock = hold();
     const std::int64_t W = batch->numWorlds();
@@ -443,6 +471,7 @@ void bindBatch(nb::module_& m, const char* name) {
       .def("quantity", &B::quantity, "name"_a)
       .def("set_parameter", &B::setParameter, "name"_a, "values"_a)
       .def("describe_status", &B::describe, "world"_a)
+      .def("linearize", &B::linearize, "step"_a, "dt"_a, "integrator"_a, "params"_a)
       .def("set_auto_reset", [](B& b, bool on) {
              b.locked([&](Batch<T>& x) {
                x.setAutoReset(on);
@@ -559,6 +588,14 @@ NB_MODULE(_ext, m) {
       .def_prop_ro("nz", [](const PyModel& p) { return p.scene->model->nz(); })
       .def_prop_ro("coordinate_names", [](const PyModel& p) { return p.scene->model->qNames(); })
       .def_prop_ro("speed_names", [](const PyModel& p) { return p.scene->model->uNames(); })
+      .def_prop_ro("quaternions", [](const PyModel& p) {
+        // (first q, first u) of every Ball and Free mobilizer's quaternion (w, x, y, z) and its
+        // angular speeds: where the tangent space differs from the coordinates.
+        std::vector<std::pair<int, int>> out;
+        for (const Body& b : p.scene->model->bodies())
+          if (mobilizerQuaternionIndex(b.mobilizer) == 0) out.emplace_back(b.qOffset, b.uOffset);
+        return out;
+      })
       .def_prop_ro("auxiliary_names", [](const PyModel& p) { return p.scene->model->zNames(); })
       .def_prop_ro("body_names", [](const PyModel& p) {
         std::vector<std::string> names;

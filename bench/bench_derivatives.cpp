@@ -1,0 +1,83 @@
+// The cost of exact derivatives (Batch::linearize, docs/derivatives.md) against the cost of a step,
+// per world, one CPU thread, double, 64 worlds:
+//   derivatives/<scene>/step/<integrator>           one step of every world (the packs)
+//   derivatives/<scene>/linearize/<integrator>      A and B (2nu x 3nu) of one step of every world
+//   derivatives/<scene>/evaluation                  d udot / d (dq, u, tau) of every world
+// The robots of bench_scenes (panda, ur5, solo12, chain-7, chain-7-seed) and Gymnasium's MJCF robots
+// read by MuJoCo's compiler (models/mjcf/), whose side by side anchor, MuJoCo's own
+// mjd_transitionFD on the same file, is in bench_mujoco_step.cpp; Pinocchio's
+// computeABADerivatives is timed by bench/bench_derivatives.py. Counter us_per_world: the median
+// seconds per iteration over the worlds.
+#include <benchmark/benchmark.h>
+
+#include <string>
+#include <vector>
+
+#include "bench_scenes.h"
+#include "lockstep/io/scene.h"
+
+namespace lockstep::bench {
+namespace {
+
+constexpr std::int64_t kWorlds = 64;
+
+enum class What { Step, Linearize, Evaluation };
+
+void derivatives(benchmark::State& state, std::shared_ptr<const Model> model, std::vector<double> q0,
+                 std::vector<double> u0, bool assemble, What what, Integrator integrator) {
+  Batch<double> batch(model, kWorlds, Backend::Cpu, CpuOptions{1});
+  if (u0.empty()) u0.assign(model->nu(), 0.0);
+  batch.setAllStates(q0, u0);
+  if (assemble) batch.assemble();
+  batch.setObserveAfterStep(false);
+  auto run = [&] {
+    if (what == What::Step) {
+      batch.step(1e-3, 1, integrator);
+      batch.setAllStates(q0, u0);  // the same state every time, as for the linearizations
+    } else if (what == What::Linearize) {
+      batch.linearize(1e-3, integrator);
+    } else {
+      batch.linearizeEvaluation();
+    }
+  };
+  run();
+  for (auto _ : state) run();
+  state.counters["us_per_world"] =
+      benchmark::Counter(double(state.iterations()) * kWorlds * 1e-6, benchmark::Counter::kIsRate |
+                                                                      benchmark::Counter::kInvert);
+  state.counters["nu"] = model->nu();
+}
+
+void registerScene(const std::string& name, std::shared_ptr<const Model> model, const std::vector<double>& q0,
+                   const std::vector<double>& u0, bool assemble) {
+  for (Integrator integrator : {Integrator::RK4, Integrator::SemiImplicitEuler}) {
+    const std::string in = integrator == Integrator::RK4 ? "rk4" : "euler";
+    benchmark::RegisterBenchmark(("derivatives/" + name + "/step/" + in).c_str(), derivatives, model, q0, u0,
+                                 assemble, What::Step, integrator);
+    benchmark::RegisterBenchmark(("derivatives/" + name + "/linearize/" + in).c_str(), derivatives, model, q0, u0,
+                                 assemble, What::Linearize, integrator);
+  }
+  benchmark::RegisterBenchmark(("derivatives/" + name + "/evaluation").c_str(), derivatives, model, q0, u0, assemble,
+                               What::Evaluation, Integrator::RK4);
+}
+
+const bool registered = [] {
+  for (const char* name : {"chain-7", "chain-7-seed", "panda", "ur5", "solo12"}) {
+    for (const BenchScene& s : benchScenes())
+      if (s.name == name) registerScene(s.name, s.model, s.q0, s.u0, s.assemble);
+  }
+  // Gymnasium's robots through MuJoCo's compiler, for the side by side with mjd_transitionFD.
+  const std::string dir = std::string(LOCKSTEP_SOURCE_SCENES_DIR) + "/../models/mjcf/";
+  for (const char* robot : {"reacher", "inverted_double_pendulum", "half_cheetah", "ant"}) {
+    try {
+      const Scene scene = loadSceneFile(dir + robot + ".xml");
+      registerScene(std::string("mjcf-") + robot, scene.model, scene.q0, scene.u0, false);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "bench_derivatives: %s left out: %s\n", robot, e.what());
+    }
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace lockstep::bench

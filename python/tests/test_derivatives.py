@@ -1,0 +1,174 @@
+"""Exact derivatives from Python (Batch.linearize, docs/derivatives.md): d udot / d (q, u, tau) against
+Pinocchio's analytic ABA derivatives on three robots, the step's Jacobians against central differences,
+the views' shapes, and a differentiable rollout in PyTorch against torch.autograd.gradcheck."""
+import os
+
+import numpy as np
+import pytest
+
+import lockstep
+
+from conftest import ROOT, scene
+
+MODELS = os.path.join(ROOT, "models")
+
+
+def _without_damping_limits_or_stops(batch):
+    """Joint damping, effort limits and joint stops off: Pinocchio's ABA has none of them."""
+    for name in batch.model.parameter_names:
+        if name.startswith("damping."):
+            batch.params[name] = 0.0
+        elif name.startswith("effort_limit."):
+            batch.params[name] = np.inf
+        elif name.startswith("stop.") and name.endswith(".stiffness"):
+            batch.params[name] = 0.0
+
+
+@pytest.mark.parametrize("robot", ["panda.urdf", "ur5_robot.urdf", "solo12.urdf"])
+def test_evaluation_derivatives_equal_pinocchios_aba_derivatives(robot):
+    pin = pytest.importorskip("pinocchio")
+    path = os.path.join(MODELS, robot)
+    model = lockstep.load(path)
+    worlds = 4
+    b = lockstep.Batch(model, worlds, dtype="float64")
+    _without_damping_limits_or_stops(b)
+    pm = pin.buildModelFromUrdf(path)
+    pd = pm.createData()
+    assert pm.nq == model.nq == pm.nv == model.nu
+    # Lockstep's coordinates by name in Pinocchio's order (each of these robots has one per joint).
+    names = [n for n in pm.names[1:]]
+    order = [model.coordinate_names.index(n) for n in names]
+    rng = np.random.default_rng(7)
+    lo, hi = pm.lowerPositionLimit, pm.upperPositionLimit
+    q = np.array([lo + (hi - lo) * rng.uniform(0.2, 0.8, size=pm.nq) for _ in range(worlds)])
+    u = rng.uniform(-1, 1, size=(worlds, pm.nv))
+    tau = rng.uniform(-2, 2, size=(worlds, pm.nv))
+    inv = np.argsort(order)  # Pinocchio's index of each Lockstep coordinate
+    b.set_state(q[:, inv], u[:, inv])
+    b.field("tau")[:] = tau[:, inv]
+    b.params["gravity.z"] = -9.81
+    b.params["gravity.x"] = 0.0
+    b.params["gravity.y"] = 0.0
+    dx, dtau, _ = b.linearize_evaluation()
+    assert dx.shape == (worlds, model.nu, 2 * model.nu) and dtau.shape == (worlds, model.nu, model.nu)
+    nu = model.nu
+    for w in range(worlds):
+        pin.computeABADerivatives(pm, pd, q[w], u[w], tau[w])
+        ours_q = dx[w][np.ix_(order, order)]
+        ours_u = dx[w][:, nu:][np.ix_(order, order)]
+        ours_tau = dtau[w][np.ix_(order, order)]
+        for ours, theirs, what in ((ours_q, pd.ddq_dq, "dq"), (ours_u, pd.ddq_dv, "du"), (ours_tau, pd.Minv, "dtau")):
+            theirs = np.array(theirs)
+            if what == "dtau":
+                theirs = np.triu(theirs) + np.triu(theirs, 1).T  # Pinocchio fills the upper triangle of Minv
+            scale = np.abs(theirs).max()
+            err = np.abs(ours - theirs).max() / scale
+            assert err < 1e-10, f"{robot} world {w} d udot / {what}: {err:.2e} relative"
+
+
+def test_step_jacobians_match_central_differences_and_keep_the_worlds():
+    model = lockstep.load(scene("panda.json"))
+    b = lockstep.Batch(model, 3, dtype="float64")
+    rng = np.random.default_rng(3)
+    q0 = np.array(b.field("q")[0])
+    u0 = rng.uniform(-0.5, 0.5, size=model.nu)
+    tau0 = rng.uniform(-1, 1, size=model.nu)
+    b.set_state(q0, u0)
+    b.field("tau")[:] = tau0
+    params = ["gravity.z", model.parameter_names[0]]
+    A, B, C = b.linearize(params, dt=1e-3, integrator="rk4")
+    nu = model.nu
+    assert A.shape == (3, 2 * nu, 2 * nu) and B.shape == (3, 2 * nu, nu) and C.shape == (3, 2 * nu, 2)
+    assert np.array_equal(np.array(b.field("u")[0]), u0)  # the worlds are not changed
+    assert np.array_equal(A[0], A[2])
+
+    def stepped(q, u, tau, p):
+        c = lockstep.Batch(model, 1, dtype="float64")
+        c.set_state(q, u)
+        c.field("tau")[:] = tau
+        for name, value in zip(params, p):
+            c.params[name] = value
+        c.step(1, dt=1e-3, integrator="rk4")
+        return np.concatenate([np.array(c.field("q")[0]), np.array(c.field("u")[0])])
+
+    p0 = [b.params[n][0] for n in params]
+    h = 1e-6
+    J = np.zeros((2 * nu, 3 * nu + 2))
+    for k in range(3 * nu + 2):
+        plus, minus = [q0.copy(), u0.copy(), tau0.copy(), list(p0)], [q0.copy(), u0.copy(), tau0.copy(), list(p0)]
+        for s, x in ((h, plus), (-h, minus)):
+            if k < 3 * nu:
+                x[k // nu][k % nu] += s  # panda: every coordinate's rate is its speed
+            else:
+                x[3][k - 3 * nu] += s * max(1.0, abs(p0[k - 3 * nu]))
+        scale = h if k < 3 * nu else h * max(1.0, abs(p0[k - 3 * nu]))
+        J[:, k] = (stepped(*plus) - stepped(*minus)) / (2 * scale)
+    ours = np.concatenate([A[1], B[1], C[1]], axis=1)
+    err = np.abs(ours - J).max() / max(1.0, np.abs(J).max())
+    assert err < 1e-7, err
+
+
+def test_linearize_refuses_unknown_parameters():
+    b = lockstep.Batch(lockstep.load(scene("chain-7.json")), 2, dtype="float64")
+    with pytest.raises(ValueError, match="no per-world parameter named"):
+        b.linearize(["gravity.w"])
+    with pytest.raises(TypeError):
+        b.linearize([3])
+
+
+def test_torch_rollout_gradient_matches_gradcheck():
+    torch = pytest.importorskip("torch")
+    from lockstep.autograd import step
+
+    # A Free body (quaternion coordinates) hanging from a bushing and a Pin pendulum: chain-7-seed's
+    # elements on random trees are covered in C++; here the coordinate maps of a quaternion.
+    model = lockstep.load({
+        "name": "free-and-pin",
+        "gravity": [0, 0, -9.81],
+        "bodies": [
+            {"name": "box", "parent": "ground", "mobilizer": "free", "mass": 2.0, "com": [0.01, 0.02, 0.0],
+             "inertia": [0.03, 0.04, 0.05, 0.001, 0.0, 0.002]},
+            {"name": "arm", "parent": "box", "mobilizer": "pin", "mass": 0.5, "com": [0.0, 0.0, -0.2],
+             "inertia": [0.01, 0.01, 0.002, 0, 0, 0], "X_PF": {"position": [0.1, 0, -0.05]}},
+        ],
+        "linear_bushings": [{"name": "hold", "body1": "ground", "body2": "box",
+                             "stiffness": [5, 5, 5, 50, 50, 50], "damping": [0.5, 0.5, 0.5, 2, 2, 2]}],
+    })
+    worlds = 2
+    b = lockstep.Batch(model, worlds, dtype="float64")
+    rng = np.random.default_rng(1)
+    q0 = np.array(b.field("q"), dtype=np.float64)
+    q0[:, 4:7] += rng.uniform(-0.1, 0.1, size=(worlds, 3))
+    quat = rng.normal(size=(worlds, 4))
+    q0[:, 0:4] = quat / np.linalg.norm(quat, axis=1, keepdims=True)
+    q = torch.tensor(q0, requires_grad=True)
+    u = torch.tensor(rng.uniform(-1, 1, size=(worlds, model.nu)), requires_grad=True)
+    tau = torch.tensor(rng.uniform(-1, 1, size=(worlds, model.nu)), requires_grad=True)
+    p = torch.tensor([[5.0], [7.0]], dtype=torch.float64, requires_grad=True)
+    params = ["bushing.hold.stiffness.3"]
+
+    def rollout(u, tau, p):
+        qk, uk = q, u
+        for _ in range(3):
+            qk, uk = step(b, qk, uk, tau, params=params, p=p, dt=1e-3, integrator="rk4")
+        return qk[:, 4:], uk  # the translation and the speeds (quaternion coordinates: below)
+
+    assert torch.autograd.gradcheck(rollout, (u, tau, p), eps=1e-6, atol=1e-7, rtol=1e-6)
+
+    # The gradient by the quaternion's coordinates: along the unit sphere it is the directional
+    # derivative; along q itself (which the step normalizes away) zero.
+    def loss(q):
+        q1, u1 = step(b, q, u.detach(), tau.detach(), dt=1e-3, integrator="rk4")
+        return (q1[:, 4:] ** 2).sum() + (u1 ** 2).sum() + (q1[:, 0:4] * torch.tensor([0.3, -0.2, 0.5, 0.1], dtype=torch.float64)).sum()
+
+    g = torch.autograd.grad(loss(q), q)[0].numpy()
+    assert np.allclose((g[:, 0:4] * q0[:, 0:4]).sum(axis=1), 0, atol=1e-9)
+    d = rng.normal(size=(worlds, 4))
+    d -= (d * q0[:, 0:4]).sum(axis=1, keepdims=True) * q0[:, 0:4]  # tangent to the sphere
+    h = 1e-6
+    with torch.no_grad():
+        qp, qm = q0.copy(), q0.copy()
+        qp[:, 0:4] += h * d
+        qm[:, 0:4] -= h * d
+        fd = (loss(torch.tensor(qp)).item() - loss(torch.tensor(qm)).item()) / (2 * h)
+    assert abs((g[:, 0:4] * d).sum() - fd) < 1e-6 * max(1.0, abs(fd))
