@@ -137,7 +137,7 @@ __global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
   const ModelView<DualOf<T>> dualModel{sizes, body, request.X_PF, request.X_MB, bushing, spring, contact, ground};
   const DualWorld<DualOf<T>> d =
       dualWorldAt(sizes, request.layout, request.dualScratch + i, request.dualInts + i, request.slots);
-  linearizeWorld<T, kDualTangents, kConstraints>(model, dualModel, batch.world(w), d, request.settings, request.dirs,
+  linearizeWorld<T, kDualTangents, kConstraints>(dualModel, batch.world(w), d, request.settings, request.dirs,
                                                  request.what, Strided<T>{request.jacobian + w, batch.nWorlds});
 }
 

@@ -354,6 +354,23 @@ void expectAloneEqualsInBatch() {
 TEST(Linearize, OneWorldAloneEqualsTheSameWorldInABatchDouble) { expectAloneEqualsInBatch<double>(); }
 TEST(Linearize, OneWorldAloneEqualsTheSameWorldInABatchFloat) { expectAloneEqualsInBatch<float>(); }
 
+// The CPU backend's two dual forms, packs of worlds (Dual<Pack<T>>, models without sphere contacts)
+// and one world at a time (Dual<T>), agree to rounding; the central-difference tests above check the
+// packs (their default) on the models without contacts and the scalar duals on chain-7-seed.
+TEST(Linearize, PacksAgreeWithOneWorldAtATime) {
+  const Case c = randomCase(31, 6, 2, 2);
+  std::vector<double> J[2];
+  for (int lanes = 0; lanes < 2; ++lanes) {
+    Batch<double> b(c.model, 5, Backend::Cpu, CpuOptions(1, lanes == 1));
+    for (std::int64_t w = 0; w < 5; ++w) place(b, w, c, c.q, c.u, c.tau);
+    b.linearize(1e-3, Integrator::RK4, {"gravity.x"});
+    J[lanes] = b.jacobian(4);
+  }
+  double scale = 1;
+  for (double x : J[0]) scale = std::max(scale, std::abs(x));
+  for (std::size_t i = 0; i < J[0].size(); ++i) EXPECT_NEAR(J[0][i], J[1][i], 1e-12 * scale) << i;
+}
+
 // The float instance's derivatives are the double's to float accuracy.
 TEST(Linearize, FloatAgreesWithDouble) {
   const Case c = randomCase(3, 4, 1, 1);

@@ -227,11 +227,13 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
             });
 }
 
-// Linearizations run here, one world at a time on the scalar code instantiated on duals (the
-// packs have no dual form): thread t uses dual world t, contiguous in the request's scratch.
+// Linearizations: on the copy's packs of duals (cpu_packs.cpp) for models without sphere contacts;
+// else, and with CpuOptions::lanes false, here one world at a time on the scalar code instantiated
+// on duals: thread t uses dual world t, contiguous in the request's scratch.
 template <class T>
 void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
   const Sizes& s = ctx.model.sizes;
+  if (ctx.cpu.lanes && s.nc == 0) return packs(ctx).linearize(ctx, r);
   const ModelView<T>& m = ctx.model;
   const ModelView<DualOf<T>> dualModel{s, m.body, r.X_PF, r.X_MB, m.bushing, m.spring, m.contact, m.ground};
   const std::int64_t worlds = ctx.batch.nWorlds;
@@ -242,9 +244,9 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
         dualWorldAt(s, r.layout, r.dualScratch + t * r.layout.total, r.dualInts + t * r.layout.ints, 1);
     const Strided<T> J{r.jacobian + w, worlds};
     if (s.nc > 0)
-      linearizeWorld<T, kDualTangents, true>(m, dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
+      linearizeWorld<T, kDualTangents, true>(dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
     else
-      linearizeWorld<T, kDualTangents, false>(m, dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
+      linearizeWorld<T, kDualTangents, false>(dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
   });
 }
 

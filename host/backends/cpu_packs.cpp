@@ -27,6 +27,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "lane_worlds.h"
@@ -327,11 +328,81 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
   start<T>(ctx, indices, nullptr, count, q, u);
 }
 
-// Linearizations have no pack form yet: the dual numbers run on the scalar code (the backend's
-// own linearize, cpu_backend.cpp, compiled for plain x86-64 once), whichever copy is in use.
+// Linearizations of models without sphere contacts, a pack of worlds at a time: the per-world
+// templates on Dual<Pack<T>, kDualTangents> (dual.h), W worlds per instruction, each lane its own
+// world (physics/derivatives.h's passes, as the scalar duals run them). Each thread keeps one dual
+// world of packs; the lanes past the batch, and those of flagged worlds, compute a copy of a
+// healthy world of their pack and are not stored. (Models with sphere contacts run on the
+// backend's scalar duals, as their steps run on its scalar code.)
 template <class T>
-void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& request) {
-  cpuBackend<T>().linearize(ctx, request);
+void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
+  constexpr int W = kLanes<T>;
+  using P = Pack<T>;
+  using D = Dual<P, kDualTangents>;
+  const Sizes& s = ctx.model.sizes;
+  const ModelView<T>& m = ctx.model;
+  std::vector<Transform<D>> X_PF, X_MB;
+  for (int b = 0; b < s.nb; ++b) {
+    X_PF.push_back(castTransform<D>(m.X_PF[b]));
+    X_MB.push_back(castTransform<D>(m.X_MB[b]));
+  }
+  const ModelView<D> dualModel{s, m.body, X_PF.data(), X_MB.data(), m.bushing, m.spring, m.contact, m.ground};
+  const StepSettings<D> settings{D(P(r.settings.dt.v)), 1, r.settings.integrator,
+                                 D(P(r.settings.constraintTolerance.v)), r.settings.maxProjectionIterations, false, false};
+  const std::int64_t worlds = ctx.batch.nWorlds, packs = (worlds + W - 1) / W;
+  const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ctx.cpu.threads, packs)));
+  std::vector<std::vector<D>> scratch(threads, std::vector<D>(static_cast<std::size_t>(r.layout.total)));
+  std::vector<std::vector<std::int32_t>> ints(threads, std::vector<std::int32_t>(static_cast<std::size_t>(r.layout.ints) + 1));
+  const int count = r.dirs.count(), rows = jacobianRows(s, r.what);
+  forItemsOnThreads(threads, packs, 1, [&](int t, std::int64_t p) {
+    const DualWorld<D> d = dualWorldAt(s, r.layout, scratch[t].data(), ints[t].data(), 1);
+    const std::int64_t w0 = p * W;
+    const int lanes = static_cast<int>(std::min<std::int64_t>(W, worlds - w0));
+    WorldView<T> source[W];
+    bool use[W];
+    int stand = -1;  // the first healthy world of the pack
+    for (int l = 0; l < lanes; ++l) {
+      use[l] = ctx.batch.world(w0 + l).status[0] == kStatusOk;
+      if (use[l] && stand < 0) stand = l;
+    }
+    if (stand < 0) stand = 0;
+    for (int l = 0; l < W; ++l) source[l] = ctx.batch.world(w0 + (l < lanes && use[l] ? l : stand));
+    auto gather = [&](auto field, std::int64_t c) {
+      P v;
+      for (int l = 0; l < W; ++l) v.lane(l) = (source[l].*field)[c];
+      return D(v);
+    };
+    auto load = [&](const auto& x) {  // generic: the int32 branch below is discarded, not compiled
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                               \
+  for (std::int64_t c = 0, n = fieldCount(s, per, parts); c < n; ++c) {                     \
+    if constexpr (std::is_same<type, std::int32_t>::value) x.w.name[c] = kStatusOk;         \
+    else x.w.name[c] = gather(&WorldView<T>::name, c);                                      \
+  }
+      LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+      std::int64_t o = 0;
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                                             \
+  for (std::int64_t c = 0, n = fieldCount(s, per, parts); c < n; ++c) {                                  \
+    P v;                                                                                                  \
+    for (int l = 0; l < W; ++l) v.lane(l) = source[l].params.name[c];                                     \
+    x.params[o + c] = D(v);                                                                               \
+  }                                                                                                       \
+  o += fieldCount(s, per, parts);
+      LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    };
+    auto store = [&](int k, int row, const P& value) {
+      T* out = r.jacobian + (std::int64_t(row) * count + k) * worlds + w0;
+      for (int l = 0; l < lanes; ++l) out[l] = value[l];
+    };
+    const PackBits<T> status =
+        linearizePasses<P, kDualTangents, false>(dualModel, d, settings, r.dirs, r.what, load, store);
+    const T nan = T(0) / T(0);
+    for (int l = 0; l < lanes; ++l) {
+      if (use[l] && status.lane(l) == kStatusOk) continue;
+      for (std::int64_t c = 0; c < std::int64_t(rows) * count; ++c) r.jacobian[c * worlds + w0 + l] = nan;
+    }
+  });
 }
 
 template <class T>

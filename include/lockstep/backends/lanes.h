@@ -338,6 +338,10 @@ inline Pack<S, W> tanhT(Pack<S, W> x) {
   return eachLane(x, [](S a) { return std::tanh(a); });
 }
 template <class S, int W>
+inline Pack<S, W> logT(Pack<S, W> x) {
+  return eachLane(x, [](S a) { return std::log(a); });
+}
+template <class S, int W>
 inline Pack<S, W> powT(Pack<S, W> x, Pack<S, W> y) {
   Pack<S, W> r;
   for (int l = 0; l < W; ++l) r.lane(l) = std::pow(x[l], y[l]);

@@ -121,62 +121,62 @@ LOCKSTEP_HD void loadDualWorld(const Sizes& s, const WorldView<T>& w, const Dual
 #undef LOCKSTEP_X
 }
 
-// Seeds directions k0 .. k0 + N - 1 into a dual world just loaded (all tangents zero).
-template <class T, int N>
-LOCKSTEP_HD void seedDirections(const ModelView<T>& model, const DualWorld<Dual<T, N>>& d, const Directions& dirs,
-                                int k0) {
-  const Sizes& s = model.sizes;
+// Seeds directions k0 .. k0 + N - 1 into a dual world just loaded (all tangents zero). L is the
+// batch's scalar or a pack of worlds (every lane seeded alike).
+template <class L, int N>
+LOCKSTEP_HD void seedDirections(const Sizes& s, const BodyTopology* body, const DualWorld<Dual<L, N>>& d,
+                                const Directions& dirs, int k0) {
   const int nu = s.nu;
   for (int j = 0; j < N; ++j) {
     const int k = k0 + j;
     if (k >= dirs.count()) break;
     if (k < nu) {  // a position increment of speed k's coordinates
       for (int b = 0; b < s.nb; ++b) {
-        const BodyTopology topo = model.body[b];
+        const BodyTopology topo = body[b];
         const int i = k - topo.uOffset;
         if (i < 0 || i >= topo.nu) continue;
-        Strided<Dual<T, N>> q = d.w.q + topo.qOffset;
+        Strided<Dual<L, N>> q = d.w.q + topo.qOffset;
         if (mobilizerQdotIsU(topo.mobilizer)) {
-          q[i].d[j] = T(1);
+          q[i].d[j] = L(1);
         } else if (i >= 3) {  // Free: translation
-          q[4 + i - 3].d[j] = T(1);
+          q[4 + i - 3].d[j] = L(1);
         } else {  // the rotation: dq/d(dq_w[i]) = 1/2 (0, e_i) * q
-          const T qw = q[0].v, qx = q[1].v, qy = q[2].v, qz = q[3].v;
-          const T e[3] = {T(i == 0), T(i == 1), T(i == 2)};
-          q[0].d[j] = T(-0.5) * (e[0] * qx + e[1] * qy + e[2] * qz);
-          q[1].d[j] = T(0.5) * (e[0] * qw + e[1] * qz - e[2] * qy);
-          q[2].d[j] = T(0.5) * (e[1] * qw + e[2] * qx - e[0] * qz);
-          q[3].d[j] = T(0.5) * (e[2] * qw + e[0] * qy - e[1] * qx);
+          const L qw = q[0].v, qx = q[1].v, qy = q[2].v, qz = q[3].v, half = L(0.5);
+          const L x[3] = {qx, qy, qz}, rows[3][3] = {{qw, qz, -qy}, {-qz, qw, qx}, {qy, -qx, qw}};
+          q[0].d[j] = -half * x[i];
+          for (int r = 0; r < 3; ++r) q[1 + r].d[j] = half * rows[r][i];
         }
       }
     } else if (k < 2 * nu) {
-      d.w.u[k - nu].d[j] = T(1);
+      d.w.u[k - nu].d[j] = L(1);
     } else if (k < 3 * nu) {
-      d.w.tau[k - 2 * nu].d[j] = T(1);
+      d.w.tau[k - 2 * nu].d[j] = L(1);
     } else {
-      d.params[dirs.param[k - 3 * nu]].d[j] = T(1);
+      d.params[dirs.param[k - 3 * nu]].d[j] = L(1);
     }
   }
 }
 
-// The tangent-space rows of q (nu of them) for tangent j of the dual q: dq itself where qdot is u,
-// and for quaternions the rotation vector 2 vec(dq conj(q)) of the unit q.
-template <class T, int N>
-LOCKSTEP_HD void positionTangents(const ModelView<T>& model, Strided<const Dual<T, N>> q, int j, Strided<T> rows) {
-  for (int b = 0; b < model.sizes.nb; ++b) {
-    const BodyTopology topo = model.body[b];
-    Strided<const Dual<T, N>> qb = q + topo.qOffset;
-    const Strided<T> r = rows + topo.uOffset;
+// The tangent-space rows of q (nu of them) for tangent j of the dual q, each given to set(row,
+// value): dq itself where qdot is u, and for quaternions the rotation vector 2 vec(dq conj(q)) of
+// the unit q.
+template <class L, int N, class Set>
+LOCKSTEP_HD void positionTangents(const Sizes& s, const BodyTopology* body, Strided<const Dual<L, N>> q, int j,
+                                  const Set& set) {
+  for (int b = 0; b < s.nb; ++b) {
+    const BodyTopology topo = body[b];
+    Strided<const Dual<L, N>> qb = q + topo.qOffset;
     if (mobilizerQdotIsU(topo.mobilizer)) {
-      for (int i = 0; i < topo.nu; ++i) r[i] = qb[i].d[j];
+      for (int i = 0; i < topo.nu; ++i) set(topo.uOffset + i, qb[i].d[j]);
       continue;
     }
-    const T w = qb[0].v, dw = qb[0].d[j];
-    const Vec3<T> v = {{qb[1].v, qb[2].v, qb[3].v}}, dv = {{qb[1].d[j], qb[2].d[j], qb[3].d[j]}};
-    const Vec3<T> rot = T(2) * (w * dv - dw * v - cross(dv, v));
-    for (int i = 0; i < 3; ++i) r[i] = rot[i];
+    const L w = qb[0].v, dw = qb[0].d[j];
+    const Vec3<L> v = {{qb[1].v, qb[2].v, qb[3].v}}, dv = {{qb[1].d[j], qb[2].d[j], qb[3].d[j]}};
+    const Vec3<L> wdv = w * dv, dwv = dw * v;
+    const Vec3<L> rot = L(2) * (wdv - dwv - cross(dv, v));
+    for (int i = 0; i < 3; ++i) set(topo.uOffset + i, rot[i]);
     if (topo.mobilizer == MobilizerType::Free)
-      for (int i = 0; i < 3; ++i) r[3 + i] = qb[4 + i].d[j];
+      for (int i = 0; i < 3; ++i) set(topo.uOffset + 3 + i, qb[4 + i].d[j]);
   }
 }
 
@@ -191,40 +191,59 @@ LOCKSTEP_HD_INLINE int jacobianRows(const Sizes& s, Linearization what) {
   return what == Linearization::Step ? 2 * s.nu : s.nu;
 }
 
-// The Jacobian J (rows x dirs.count(), view J[r * count + k] of this world) of one step of world w
-// (settings as the batch steps, one step) or of its evaluation, through the dual world d
-// (dualModel: the model's frames as duals). A flagged world, or one whose step fails (singular
-// joint inertia, non-finite state, ...) gets NaN everywhere; returns that world's StatusFlag bits
-// (the world itself is not changed).
-template <class T, int N, bool kConstraints>
-LOCKSTEP_HD int linearizeWorld(const ModelView<T>& model, const ModelView<Dual<T, N>>& dualModel,
-                               const WorldView<T>& w, const DualWorld<Dual<T, N>>& d,
-                               const StepSettings<Dual<T, N>>& settings, const Directions& dirs,
-                               Linearization what, Strided<T> J) {
-  using D = Dual<T, N>;
-  const Sizes& s = model.sizes;
-  const int count = dirs.count(), rows = jacobianRows(s, what);
-  int status = w.status[0];
-  for (int k0 = 0; k0 < count && status == kStatusOk; k0 += N) {
-    loadDualWorld(s, w, d);
-    seedDirections<T, N>(model, d, dirs, k0);
+// The passes of a linearization of the world (or pack of worlds, L a pack) that load(d) copies into
+// the dual world d: seed N directions, step (settings: as the batch steps, one step) or evaluate,
+// and give store(k, row, value) the column of each direction k (value: an L). Returns the StatusFlag
+// bits of the first failing pass of each lane (its columns then are not all stored); the lanes that
+// failed before keep failing.
+template <class L, int N, bool kConstraints, class Load, class Store>
+LOCKSTEP_HD StatusOf<L> linearizePasses(const ModelView<Dual<L, N>>& dualModel, const DualWorld<Dual<L, N>>& d,
+                                        const StepSettings<Dual<L, N>>& settings, const Directions& dirs,
+                                        Linearization what, const Load& load, const Store& store) {
+  using D = Dual<L, N>;
+  const Sizes& s = dualModel.sizes;
+  const int count = dirs.count();
+  StatusOf<L> status = StatusOf<L>(kStatusOk);
+  for (int k0 = 0; k0 < count; k0 += N) {
+    load(d);
+    seedDirections<L, N>(s, dualModel.body, d, dirs, k0);
     if (what == Linearization::Step) {
-      status = stepWorld<D, kConstraints>(dualModel, d.w, d.ws, settings);
+      status = firstFailure(status, stepWorld<D, kConstraints>(dualModel, d.w, d.ws, settings));
     } else {
-      status = forwardDynamics<D, kConstraints>(dualModel, d.w, d.ws, d.w.udot, d.ws.ydot(s.nq + s.nu),
-                                                d.w.multipliers).status;
+      const ForceSummary<D> f = forwardDynamics<D, kConstraints>(dualModel, d.w, d.ws, d.w.udot,
+                                                                 d.ws.ydot(s.nq + s.nu), d.w.multipliers);
+      status = firstFailure(status, f.status);
     }
-    if (status != kStatusOk) break;
+    if (allLanes(failed(status))) break;
     for (int j = 0; j < N && k0 + j < count; ++j) {
       const int k = k0 + j;
       if (what == Linearization::Step) {
-        positionTangents<T, N>(model, Strided<const D>(d.w.q), j, Strided<T>{(J + k).p, J.stride * count});
-        for (int r = 0; r < s.nu; ++r) J[std::int64_t(s.nu + r) * count + k] = d.w.u[r].d[j];
+        positionTangents<L, N>(s, dualModel.body, Strided<const D>(d.w.q), j,
+                               [&](int r, const L& value) { store(k, r, value); });
+        for (int r = 0; r < s.nu; ++r) store(k, s.nu + r, d.w.u[r].d[j]);
       } else {
-        for (int r = 0; r < s.nu; ++r) J[std::int64_t(r) * count + k] = d.w.udot[r].d[j];
+        for (int r = 0; r < s.nu; ++r) store(k, r, d.w.udot[r].d[j]);
       }
     }
   }
+  return status;
+}
+
+// The Jacobian J (rows x dirs.count(), view J[r * count + k] of this world) of one step of world w
+// or of its evaluation, through the dual world d (dualModel: the model's frames as duals). A flagged
+// world, or one whose step fails (singular joint inertia, non-finite state, ...), gets NaN
+// everywhere; returns that world's StatusFlag bits (the world itself is not changed).
+template <class T, int N, bool kConstraints>
+LOCKSTEP_HD int linearizeWorld(const ModelView<Dual<T, N>>& dualModel, const WorldView<T>& w,
+                               const DualWorld<Dual<T, N>>& d, const StepSettings<Dual<T, N>>& settings,
+                               const Directions& dirs, Linearization what, Strided<T> J) {
+  const Sizes& s = dualModel.sizes;
+  const int count = dirs.count(), rows = jacobianRows(s, what);
+  int status = w.status[0];
+  if (status == kStatusOk)
+    status = linearizePasses<T, N, kConstraints>(
+        dualModel, d, settings, dirs, what, [&](const DualWorld<Dual<T, N>>& x) { loadDualWorld(s, w, x); },
+        [&](int k, int r, T value) { J[std::int64_t(r) * count + k] = value; });
   if (status != kStatusOk) {
     const T nan = T(0) / T(0);
     for (std::int64_t c = 0; c < std::int64_t(rows) * count; ++c) J[c] = nan;

@@ -12,9 +12,11 @@
 // that of the branch taken. |x| at x = 0 takes the tangent of +x; sqrt at 0 gives infinite
 // tangents (no derivative exists there).
 //
-// T is float or double (the CPU scalar path and the CUDA kernels); the value part is computed by
-// the same operations in the same order as the T code, so a dual step's values equal a plain
-// step's bit for bit where the compiler contracts the same way.
+// T is float or double (the CPU scalar path and the CUDA kernels) or a pack of worlds (lanes.h: the
+// CPU backend's packs, W worlds per instruction, each lane its own world); comparisons then give a
+// mask of lanes and selects choose lane by lane, as for the packs themselves. The value part is
+// computed by the same operations in the same order as the T code, so a dual step's values are a
+// plain step's where the compiler (or the pack's fused products) rounds the same way.
 #pragma once
 
 #include <type_traits>
@@ -33,6 +35,11 @@ struct Dual {
   // A constant: every tangent zero (T(0), T(0.5) * dt, T(someInt), ...).
   template <class U, class = std::enable_if_t<std::is_arithmetic<U>::value>>
   LOCKSTEP_HD_INLINE Dual(U s) : v(T(s)) {
+    for (int k = 0; k < N; ++k) d[k] = T(0);
+  }
+  // A constant of the value type (a pack of worlds' values).
+  template <class U = T, class = std::enable_if_t<!std::is_arithmetic<U>::value>>
+  LOCKSTEP_HD_INLINE Dual(const T& s) : v(s) {
     for (int k = 0; k < N; ++k) d[k] = T(0);
   }
 
@@ -82,12 +89,12 @@ struct Dual {
     for (int k = 0; k < N; ++k) r.d[k] = (a.d[k] - r.v * b.d[k]) * inv;
     return r;
   }
-  LOCKSTEP_HD_INLINE friend bool operator<(const Dual& a, const Dual& b) { return a.v < b.v; }
-  LOCKSTEP_HD_INLINE friend bool operator>(const Dual& a, const Dual& b) { return a.v > b.v; }
-  LOCKSTEP_HD_INLINE friend bool operator<=(const Dual& a, const Dual& b) { return a.v <= b.v; }
-  LOCKSTEP_HD_INLINE friend bool operator>=(const Dual& a, const Dual& b) { return a.v >= b.v; }
-  LOCKSTEP_HD_INLINE friend bool operator==(const Dual& a, const Dual& b) { return a.v == b.v; }
-  LOCKSTEP_HD_INLINE friend bool operator!=(const Dual& a, const Dual& b) { return a.v != b.v; }
+  LOCKSTEP_HD_INLINE friend auto operator<(const Dual& a, const Dual& b) { return a.v < b.v; }
+  LOCKSTEP_HD_INLINE friend auto operator>(const Dual& a, const Dual& b) { return a.v > b.v; }
+  LOCKSTEP_HD_INLINE friend auto operator<=(const Dual& a, const Dual& b) { return a.v <= b.v; }
+  LOCKSTEP_HD_INLINE friend auto operator>=(const Dual& a, const Dual& b) { return a.v >= b.v; }
+  LOCKSTEP_HD_INLINE friend auto operator==(const Dual& a, const Dual& b) { return a.v == b.v; }
+  LOCKSTEP_HD_INLINE friend auto operator!=(const Dual& a, const Dual& b) { return a.v != b.v; }
 };
 
 template <class T, int N>
@@ -124,10 +131,18 @@ LOCKSTEP_HD_INLINE Dual<T, N> tanhT(const Dual<T, N>& a) {
   const T t = tanhT(a.v);
   return chain(a, t, T(1) - t * t);
 }
+// m ? a : b, lane by lane for a mask of lanes (for a bool, math.h's selectT).
+template <class M, class T, int N, class = std::enable_if_t<!std::is_same<M, bool>::value>>
+LOCKSTEP_HD_INLINE Dual<T, N> selectT(const M& m, const Dual<T, N>& a, const Dual<T, N>& b) {
+  Dual<T, N> r;
+  r.v = selectT(m, a.v, b.v);
+  for (int k = 0; k < N; ++k) r.d[k] = selectT(m, a.d[k], b.d[k]);
+  return r;
+}
 // |a|: the tangent of +a where a >= 0 (of the branch taken at 0).
 template <class T, int N>
 LOCKSTEP_HD_INLINE Dual<T, N> absT(const Dual<T, N>& a) {
-  return a.v < T(0) ? -a : a;
+  return selectT(a.v < T(0), -a, a);
 }
 // atan2(y, x)' = (x y' - y x') / (x^2 + y^2).
 template <class T, int N>
@@ -138,24 +153,22 @@ LOCKSTEP_HD_INLINE Dual<T, N> atan2T(const Dual<T, N>& y, const Dual<T, N>& x) {
   for (int k = 0; k < N; ++k) r.d[k] = (x.v * y.d[k] - y.v * x.d[k]) * inv;
   return r;
 }
-// x^y' = y x^(y-1) x' + x^y ln(x) y' (the second term only where y carries a tangent and x > 0).
+// x^y' = y x^(y-1) x' + x^y ln(x) y' (the second term where x > 0; elsewhere x^y has no
+// derivative by y, and the exponents of the physics are constants).
 template <class T, int N>
 LOCKSTEP_HD_INLINE Dual<T, N> powT(const Dual<T, N>& x, const Dual<T, N>& y) {
   Dual<T, N> r;
   r.v = powT(x.v, y.v);
   const T dx = y.v * powT(x.v, y.v - T(1));
-  const T dy = x.v > T(0) ? r.v * log(x.v) : T(0);
-  for (int k = 0; k < N; ++k) r.d[k] = dx * x.d[k] + (y.d[k] != T(0) ? dy * y.d[k] : T(0));
+  const auto positive = x.v > T(0);
+  const T dy = selectT(positive, r.v * logT(selectT(positive, x.v, T(1))), T(0));
+  for (int k = 0; k < N; ++k) r.d[k] = dx * x.d[k] + dy * y.d[k];
   return r;
 }
 // Finite: the value (the tangents are checked where the derivatives are read out).
 template <class T, int N>
-LOCKSTEP_HD_INLINE bool isFiniteT(const Dual<T, N>& a) {
+LOCKSTEP_HD_INLINE auto isFiniteT(const Dual<T, N>& a) {
   return isFiniteT(a.v);
-}
-template <class T, int N>
-LOCKSTEP_HD_INLINE Dual<T, N> selectT(bool m, const Dual<T, N>& a, const Dual<T, N>& b) {
-  return m ? a : b;
 }
 
 }  // namespace lockstep

@@ -26,6 +26,8 @@ LOCKSTEP_HD_INLINE float tanhT(float x) { return tanhf(x); }
 LOCKSTEP_HD_INLINE double tanhT(double x) { return tanh(x); }
 LOCKSTEP_HD_INLINE float powT(float x, float y) { return powf(x, y); }
 LOCKSTEP_HD_INLINE double powT(double x, double y) { return pow(x, y); }
+LOCKSTEP_HD_INLINE float logT(float x) { return logf(x); }
+LOCKSTEP_HD_INLINE double logT(double x) { return log(x); }
 #if defined(__CUDA_ARCH__)
 LOCKSTEP_HD_INLINE bool isFiniteT(float x) { return isfinite(x); }
 LOCKSTEP_HD_INLINE bool isFiniteT(double x) { return isfinite(x); }
