@@ -352,10 +352,10 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
   const std::int64_t worlds = ctx.batch.nWorlds, packs = (worlds + W - 1) / W;
   const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ctx.cpu.threads, packs)));
   std::vector<std::vector<D>> scratch(threads, std::vector<D>(static_cast<std::size_t>(r.layout.total)));
-  std::vector<std::vector<std::int32_t>> ints(threads, std::vector<std::int32_t>(static_cast<std::size_t>(r.layout.ints) + 1));
+  std::vector<std::int32_t> ints(static_cast<std::size_t>(threads * (r.layout.ints + 1)));
   const int count = r.dirs.count(), rows = jacobianRows(s, r.what);
   forItemsOnThreads(threads, packs, 1, [&](int t, std::int64_t p) {
-    const DualWorld<D> d = dualWorldAt(s, r.layout, scratch[t].data(), ints[t].data(), 1);
+    const DualWorld<D> d = dualWorldAt(s, r.layout, scratch[t].data(), ints.data() + t * (r.layout.ints + 1), 1);
     const std::int64_t w0 = p * W;
     const int lanes = static_cast<int>(std::min<std::int64_t>(W, worlds - w0));
     WorldView<T> source[W];
