@@ -521,3 +521,54 @@ TEST(Study, SharesAssembleToTheMomentsOfAllWorlds) {
 
 }  // namespace
 }  // namespace lockstep::test
+
+namespace lockstep::test {
+
+// "sensitivity": "derivative" on a closed form: a body on a Slider along x under gravity g along x,
+// RK4 (exact for constant acceleration): x(T) = x0 + u0 T + g T^2 / 2, u(T) = u0 + g T. Varying g
+// (uniform [1, 3]) and u0 (normal 0.5, sd 0.2): dx/dg = T^2 / 2, dx/du0 = T, du/dg = T, du/du0 = 1,
+// in every world; the measures are their squares and the bounds C nu / Var with the study's own
+// variance. A log-normal variation has nu but no bound; an output the derivatives do not reach is
+// NaN with the reason.
+TEST(Study, DerivativeSensitivityOfAClosedForm) {
+  ModelBuilder mb;
+  mb.setGravity({{2, 0, 0}});
+  BodyDesc b = simpleBody("cart");
+  b.mobilizer = MobilizerType::Slider;
+  mb.addBody(b);
+  const auto model = mb.build();
+  StudySpec spec;
+  spec.worlds = 200;
+  spec.steps = 50;
+  spec.dt = 0.02;  // T = 1
+  spec.sensitivity = Sensitivity::Derivative;
+  spec.vary = {{"gravity.x", Distribution::Uniform, 1.0, 3.0},
+               {"u.cart", Distribution::Normal, 0.5, 0.2},
+               {"damping.cart", Distribution::LogNormal, std::log(1e-9), 0.1}};
+  spec.outputs = {"q.cart", "u.cart", "energy.kinetic"};
+  const StudyResult r = runStudy<double>(model, spec, Backend::Cpu);
+  ASSERT_EQ(r.dgsm.size(), 3u);
+  const double T = 1.0;
+  const double expected[2][2] = {{0.25 * T * T * T * T, T * T}, {T * T, 1.0}};
+  for (int o = 0; o < 2; ++o) {
+    const double variance = r.outputs[o].stddev * r.outputs[o].stddev;
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_NEAR(r.dgsm[o][i], expected[o][i], 1e-6 * expected[o][i]) << o << " " << i;  // damping 1e-9
+      const double C = i == 0 ? 4.0 / (M_PI * M_PI) : 0.04;
+      EXPECT_NEAR(r.dgsmBound[o][i], C * r.dgsm[o][i] / variance, 1e-12) << o << " " << i;
+      EXPECT_TRUE(r.dgsmUndefined[o][i].empty());
+    }
+    // The bound holds: a linear output's total index of g is (d o / d g)^2 Var(g) / Var(o), and
+    // Var(g) = 4/12 < 4/pi^2.
+    EXPECT_GT(r.dgsmBound[o][0], expected[o][0] * (4.0 / 12.0) / variance);
+    EXPECT_TRUE(std::isfinite(r.dgsm[o][2]));
+    EXPECT_TRUE(std::isnan(r.dgsmBound[o][2]));
+    EXPECT_NE(r.dgsmUndefined[o][2].find("log-normal"), std::string::npos);
+  }
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_TRUE(std::isnan(r.dgsm[2][i]));
+    EXPECT_NE(r.dgsmUndefined[2][i].find("do not reach"), std::string::npos) << r.dgsmUndefined[2][i];
+  }
+}
+
+}  // namespace lockstep::test

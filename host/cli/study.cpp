@@ -357,6 +357,21 @@ int runStudyCommand(const StudyOptions& o) {
                       s.totalLow[i], s.totalHigh[i]);
       }
   }
+  if (!r.dgsm.empty()) {
+    std::printf("\nDerivative-based sensitivity: nu = mean (d output / d parameter)^2, and its bound on the total Sobol index\n");
+    for (std::size_t o = 0; o < r.dgsm.size(); ++o)
+      for (std::size_t i = 0; i < spec.vary.size(); ++i) {
+        const char* out = spec.outputs[o].c_str();
+        const char* par = spec.vary[i].parameter.c_str();
+        if (std::isnan(r.dgsm[o][i]))
+          std::printf("  %-28s %-34s null  (%s)\n", out, par, r.dgsmUndefined[o][i].c_str());
+        else if (std::isnan(r.dgsmBound[o][i]))
+          std::printf("  %-28s %-34s nu %12.6g  total <= null  (%s)\n", out, par, r.dgsm[o][i],
+                      r.dgsmUndefined[o][i].c_str());
+        else
+          std::printf("  %-28s %-34s nu %12.6g  total <= %7.4f\n", out, par, r.dgsm[o][i], r.dgsmBound[o][i]);
+      }
+  }
 
   std::vector<std::pair<std::string, std::function<void(const std::string&)>>> files = {
       {o.out + ".csv", [&](const std::string& p) { io::writeTextFile(p, studyCsv(spec, r)); }},

@@ -96,8 +96,11 @@ void readStudy(const JsonNode& s, StudyFile& f) {
   }
   if (auto n = s.find("sensitivity")) {
     const std::string kind = n->string();
-    if (kind != "sobol" && kind != "none") n->fail("must be \"sobol\" or \"none\"" + io::didYouMean(kind, {"sobol", "none"}));
-    spec.sensitivity = kind == "sobol" ? Sensitivity::Sobol : Sensitivity::None;
+    if (kind != "sobol" && kind != "derivative" && kind != "none")
+      n->fail("must be \"sobol\", \"derivative\" or \"none\"" + io::didYouMean(kind, {"sobol", "derivative", "none"}));
+    spec.sensitivity = kind == "sobol" ? Sensitivity::Sobol : kind == "derivative" ? Sensitivity::Derivative : Sensitivity::None;
+    if (spec.sensitivity == Sensitivity::Derivative && spec.vary.empty())
+      n->fail("a derivative study needs at least one variation in \"vary\"");
     if (spec.sensitivity == Sensitivity::Sobol && spec.vary.empty()) n->fail("a Sobol study needs at least one variation in \"vary\"");
     if (spec.sensitivity == Sensitivity::Sobol && s.has("until"))
       n->fail("a Sobol study runs its whole design: leave out \"until\"");

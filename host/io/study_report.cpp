@@ -99,6 +99,18 @@ std::string studyJson(const StudyFile& f, Backend backend, const StudyResult& r,
         j["sobol"].push_back(e);
       }
   }
+  if (spec.sensitivity == Sensitivity::Derivative) {
+    j["sensitivity"] = {{"method", "derivative"}, {"worlds", r.worlds}};
+    for (std::size_t o = 0; o < r.dgsm.size(); ++o)
+      for (std::size_t i = 0; i < spec.vary.size(); ++i) {
+        nlohmann::json e = {{"output", spec.outputs[o]},
+                            {"parameter", spec.vary[i].parameter},
+                            {"dgsm", number(r.dgsm[o][i])},
+                            {"total_index_bound", number(r.dgsmBound[o][i])}};
+        if (!r.dgsmUndefined[o][i].empty()) e["reason"] = r.dgsmUndefined[o][i];
+        j["dgsm"].push_back(e);
+      }
+  }
   return j.dump(2) + "\n";
 }
 

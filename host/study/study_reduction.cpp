@@ -75,6 +75,62 @@ OutputStats reduceValues(const std::string& name, const double* values, const st
   return s;
 }
 
+namespace {
+
+constexpr double kPi = 3.14159265358979323846;
+
+// A derivative study's measures (StudyResult::dgsm): over the healthy worlds, nu = mean of the
+// squared derivative, and the bound C nu / Var(output) on the total Sobol index.
+void reduceDerivatives(const StudySpec& spec, const StudyOutcomes& all, StudyResult& r) {
+  const std::size_t nv = spec.vary.size(), no = spec.outputs.size();
+  r.dgsm.assign(no, std::vector<double>(nv, kNaN));
+  r.dgsmBound.assign(no, std::vector<double>(nv, kNaN));
+  r.dgsmUndefined.assign(no, std::vector<std::string>(nv));
+  for (std::size_t o = 0; o < no; ++o) {
+    const Moments m = momentsOf(all.values[o].data(), all.size(), all.status.data());
+    const double variance = m.count > 1 ? m.variance() : kNaN;
+    for (std::size_t v = 0; v < nv; ++v) {
+      const std::vector<double>& g = all.gradients[o * nv + v];
+      double sum = 0;
+      std::int64_t count = 0;
+      bool reached = true;
+      for (std::int64_t w = 0; w < all.size(); ++w) {
+        if (all.status[w] != 0) continue;
+        if (std::isnan(g[w])) reached = false;
+        sum += g[w] * g[w];
+        ++count;
+      }
+      std::string& why = r.dgsmUndefined[o][v];
+      const Variation& var = spec.vary[v];
+      if (count == 0) {
+        why = "no healthy world";
+        continue;
+      }
+      if (!reached) {
+        why = "the derivatives do not reach d '" + spec.outputs[o] + "' / d '" + var.parameter +
+              "' (outputs: q and u components; varied values: per-world parameters, and the initial q and u "
+              "of models without sphere contacts; docs/derivatives.md)";
+        continue;
+      }
+      const double nu = sum / double(count);
+      r.dgsm[o][v] = nu;
+      if (var.distribution == Distribution::LogNormal) {
+        why = "a log-normal distribution has no Poincare constant: no bound on the total index";
+        continue;
+      }
+      if (!(variance > 0)) {
+        why = m.count < 2 ? "fewer than 2 healthy worlds" : "output '" + spec.outputs[o] + "' is constant";
+        continue;
+      }
+      const double poincare =
+          var.distribution == Distribution::Uniform ? (var.b - var.a) * (var.b - var.a) / (kPi * kPi) : var.b * var.b;
+      r.dgsmBound[o][v] = poincare * nu / variance;
+    }
+  }
+}
+
+}  // namespace
+
 StudyResult reduceStudy(const StudySpec& spec, const StudyOutcomes& all) {
   if (all.first != 0) throw std::invalid_argument("reduceStudy: the outcomes must start at world 0");
   const std::int64_t n = all.size();
@@ -149,6 +205,7 @@ StudyResult reduceStudy(const StudySpec& spec, const StudyOutcomes& all) {
       r.sobolUndefined.push_back(std::move(undefined));
     }
   }
+  if (spec.sensitivity == Sensitivity::Derivative) reduceDerivatives(spec, all, r);
   return r;
 }
 

@@ -119,6 +119,9 @@ StudyRun runStudyRounds(const Communicator& ranks, std::shared_ptr<const Model> 
   const auto start = std::chrono::steady_clock::now();
   auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
   const bool distributed = reduction == StudyReduction::OnRanks;
+  if (distributed && spec.sensitivity == Sensitivity::Derivative)
+    throw std::invalid_argument("study: sensitivity \"derivative\" reduces every world's derivatives on rank 0: "
+                                "gather the outcomes (leave out reducing on the ranks)");
   DistributedReduction partial;
   partial.moments.resize(spec.outputs.size());
   partial.sketches.resize(spec.outputs.size());
@@ -160,6 +163,7 @@ StudyRun runStudyRounds(const Communicator& ranks, std::shared_ptr<const Model> 
       round.first = done;
       for (const std::vector<double>& v : mine.values) round.values.push_back(ranks.gather(v));
       round.status = ranks.gather(mine.status);
+      for (const std::vector<double>& g : mine.gradients) round.gradients.push_back(ranks.gather(g));
       if (ranks.root()) {
         run.outcomes.append(round);
         next = nextRoundWorlds(spec, run.outcomes);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <limits>
 #include <sstream>
 #include <stdexcept>
 
@@ -104,6 +105,62 @@ void setInput(Batch<T>& batch, std::int64_t w, const StudyInput& in, double valu
   batch.setU(w, u);
 }
 
+// A derivative study's plan: where each varied value enters the derivatives of the state
+// x = [q (tangent space, docs/derivatives.md); u] (a column of the linearization, or a row of the
+// initial state), and which row of x each output is. -1: the derivatives do not reach it.
+struct DerivativePlan {
+  std::vector<std::string> params;  // the linearization's parameters: the varied per-world parameters
+  std::vector<int> column;          // per variation: its index in params, or -1
+  std::vector<int> initialRow;      // per variation: the row of x it starts, or -1
+  std::vector<int> outputRow;       // per output: its row of x, or -1
+};
+
+// The row of x of coordinate c: its speed where qdot is u, a Free mobilizer's translation; -1 for a
+// quaternion's coordinates.
+int tangentRowOfCoordinate(const Model& m, int c) {
+  for (const Body& b : m.bodies()) {
+    const int k = c - b.qOffset;
+    if (k < 0 || k >= b.nq) continue;
+    if (mobilizerQdotIsU(b.mobilizer)) return b.uOffset + k;
+    if (b.mobilizer == MobilizerType::Free && k >= 4) return b.uOffset + 3 + (k - 4);
+    return -1;
+  }
+  return -1;
+}
+
+DerivativePlan derivativePlan(const Model& m, const StudySpec& spec, const std::vector<StudyInput>& inputs) {
+  DerivativePlan plan;
+  // The initial assembly onto sphere contacts is not differentiated: it moves the initial state,
+  // and depends on the contacts' geometry.
+  const bool assembles = !m.contacts().empty();
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const StudyInput& in = inputs[i];
+    int column = -1, row = -1;
+    if (!in.initialState) {
+      const std::string field = in.component.field->name;
+      if (!(assembles && (field == "sphereCenters" || field == "sphereRadii" || field == "contactEnabled"))) {
+        column = static_cast<int>(plan.params.size());
+        plan.params.push_back(spec.vary[i].parameter);
+      }
+    } else if (!assembles) {
+      const int c = static_cast<int>(in.component.component);
+      row = std::string(in.component.field->name) == "q" ? tangentRowOfCoordinate(m, c) : m.nu() + c;
+    }
+    plan.column.push_back(column);
+    plan.initialRow.push_back(row);
+  }
+  const std::vector<std::string> qNames = publicNames(m, *findField("q")), uNames = publicNames(m, *findField("u"));
+  for (const std::string& o : spec.outputs) {
+    int row = -1;
+    for (std::size_t c = 0; c < qNames.size() && row < 0; ++c)
+      if (qNames[c] == o) row = tangentRowOfCoordinate(m, static_cast<int>(c));
+    for (std::size_t c = 0; c < uNames.size() && row < 0; ++c)
+      if (uNames[c] == o) row = m.nu() + static_cast<int>(c);
+    plan.outputRow.push_back(row);
+  }
+  return plan;
+}
+
 }  // namespace
 
 Distribution parseDistribution(const std::string& s) {
@@ -151,6 +208,10 @@ void StudyOutcomes::append(const StudyOutcomes& more) {
                                 " do not follow worlds [" + std::to_string(first) + ", " +
                                 std::to_string(first + size()) + ")");
   for (std::size_t o = 0; o < values.size(); ++o) values[o].insert(values[o].end(), more.values[o].begin(), more.values[o].end());
+  if (more.gradients.size() != gradients.size())
+    throw std::invalid_argument("StudyOutcomes::append: the worlds that follow carry other derivatives");
+  for (std::size_t g = 0; g < gradients.size(); ++g)
+    gradients[g].insert(gradients[g].end(), more.gradients[g].begin(), more.gradients[g].end());
   status.insert(status.end(), more.status.begin(), more.status.end());
 }
 
@@ -184,6 +245,8 @@ void validateStudy(const std::shared_ptr<const Model>& modelPtr, const StudySpec
   }
   if (spec.sensitivity == Sensitivity::Sobol && spec.vary.empty())
     throw std::invalid_argument("study: sensitivity: a Sobol study needs at least one variation");
+  if (spec.sensitivity == Sensitivity::Derivative && spec.vary.empty())
+    throw std::invalid_argument("study: sensitivity: a derivative study needs at least one variation");
   if (spec.bootstrapResamples < 1) throw std::invalid_argument("study: bootstrap resamples: must be at least 1");
   for (const Variation& v : spec.vary) {
     if (!std::isfinite(v.a) || !std::isfinite(v.b))
@@ -239,9 +302,13 @@ StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec
   std::vector<OutputLocation> outputs;
   for (const std::string& o : spec.outputs) outputs.push_back(locateOutput(*model, o));
 
+  const bool derivatives = spec.sensitivity == Sensitivity::Derivative;
+  const DerivativePlan plan = derivatives ? derivativePlan(*model, spec, inputs) : DerivativePlan{};
+
   StudyOutcomes out;
   out.first = first;
   out.values.assign(spec.outputs.size(), {});
+  if (derivatives) out.gradients.assign(spec.outputs.size() * spec.vary.size(), {});
   for (std::vector<double>& v : out.values) v.reserve(static_cast<std::size_t>(count));
   out.status.reserve(static_cast<std::size_t>(count));
   const std::int64_t chunk = spec.chunk > 0 ? std::min(spec.chunk, count) : count;
@@ -266,12 +333,41 @@ StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec
     batch.upload();
     if (!model->contacts().empty()) batch.assemble();
     const int piece = progress ? std::max(1, spec.steps / 100) : std::max(1, spec.steps);  // steps per call
+    // A derivative study: each world's S = d x / d (varied values), 2nu x vary, from its initial
+    // rows, carried step by step: S <- A S + C (A, C of the step's linearization).
+    const int nx = 2 * model->nu(), nv = static_cast<int>(spec.vary.size());
+    std::vector<double> S;
+    if (derivatives) {
+      S.assign(static_cast<std::size_t>(n) * nx * nv, 0.0);
+      for (std::int64_t w = 0; w < n; ++w)
+        for (int v = 0; v < nv; ++v)
+          if (plan.initialRow[v] >= 0) S[(std::size_t(w) * nx + plan.initialRow[v]) * nv + v] = 1.0;
+    }
+    std::vector<double> next(static_cast<std::size_t>(nx) * nv);
     for (int steps = 0; steps < spec.steps;) {
-      const int k = std::min(piece, spec.steps - steps);
+      const int k = derivatives ? 1 : std::min(piece, spec.steps - steps);
+      if (derivatives) {
+        batch.linearize(spec.dt, spec.integrator, plan.params);
+        const FieldView J = batch.jacobianView(MemorySpace::Host);
+        const T* jac = static_cast<const T*>(J.data);
+        const int columns = batch.jacobianShape().columns, nu = model->nu();
+        for (std::int64_t w = 0; w < n; ++w) {
+          double* Sw = &S[std::size_t(w) * nx * nv];
+          auto entry = [&](int r, int c) { return double(jac[(std::int64_t(r) * columns + c) * n + w]); };
+          for (int r = 0; r < nx; ++r)
+            for (int v = 0; v < nv; ++v) {
+              double x = plan.column[v] >= 0 ? entry(r, 3 * nu + plan.column[v]) : 0.0;
+              for (int c = 0; c < nx; ++c) x += entry(r, c) * Sw[c * nv + v];
+              next[std::size_t(r) * nv + v] = x;
+            }
+          std::copy(next.begin(), next.end(), Sw);
+        }
+      }
       batch.step(spec.dt, k, spec.integrator);
       batch.synchronize();
       steps += k;
-      if (progress) progress((double(done) + double(n) * steps / spec.steps) / double(count), elapsed());
+      if (progress && (!derivatives || steps % piece == 0 || steps == spec.steps))
+        progress((double(done) + double(n) * steps / spec.steps) / double(count), elapsed());
     }
     batch.evaluate();
     batch.synchronize();
@@ -281,6 +377,16 @@ StudyOutcomes runStudyWorlds(std::shared_ptr<const Model> model, const StudySpec
       out.values[o].insert(out.values[o].end(), v.begin(), v.end());
     }
     for (std::int64_t w = 0; w < n; ++w) out.status.push_back(batch.status(w));
+    if (derivatives) {
+      for (std::size_t o = 0; o < outputs.size(); ++o)
+        for (int v = 0; v < nv; ++v) {
+          std::vector<double>& g = out.gradients[o * nv + v];
+          const int row = plan.outputRow[o];
+          const bool reached = row >= 0 && (plan.column[v] >= 0 || plan.initialRow[v] >= 0);
+          for (std::int64_t w = 0; w < n; ++w)
+            g.push_back(reached ? S[(std::size_t(w) * nx + row) * nv + v] : std::numeric_limits<double>::quiet_NaN());
+        }
+    }
     done += n;
     if (progress && spec.steps == 0) progress(double(done) / double(count), elapsed());
   }

@@ -442,6 +442,9 @@ def run_study(study: Union[str, os.PathLike, Mapping[str, Any]], device: str = "
       for a Sobol study "sobol": per output a dict of arrays [variations] "first", "first_low",
         "first_high", "total", "total_low", "total_high" (95% bootstrap intervals; NaN where
         undefined), "rows" and "undefined" (the reasons);
+      for a derivative study ("sensitivity": "derivative") "dgsm" [outputs, variations] (the mean
+        squared derivative of each output by each varied value over the healthy worlds), "dgsm_bound"
+        (Sobol and Kucherenko's bound on the total Sobol index) and "dgsm_undefined" (why NaN);
       per world (as PREFIX.npz): "parameters" [worlds, variations] (the drawn values) with
         "parameter_names", "outcomes" [outputs, worlds] and "status" [worlds] (statistics are over
         the worlds of status 0);
@@ -467,6 +470,8 @@ def run_study(study: Union[str, os.PathLike, Mapping[str, Any]], device: str = "
     for s in r["sobol"]:
         for key in ("first", "first_low", "first_high", "total", "total_low", "total_high"):
             s[key] = np.array(s[key], dtype=np.float64)
+    for key in ("dgsm", "dgsm_bound"):
+        r[key] = np.array(r[key], dtype=np.float64).reshape(len(r[key]), k)
     r["parameters"] = np.array(r["parameters"], dtype=np.float64).reshape(k, len(r["status"])).T.copy()
     r["outcomes"] = np.array(r["outcomes"], dtype=np.float64)
     r["status"] = np.array(r["status"], dtype=np.int32)

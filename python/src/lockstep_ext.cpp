@@ -553,6 +553,9 @@ nb::dict runStudyFile(const StudyFile& f, const std::string& device) {
     sobol.append(x);
   }
   d["sobol"] = sobol;  // [output], a Sobol study only
+  d["dgsm"] = r.dgsm;                       // [output][variation], a derivative study only
+  d["dgsm_bound"] = r.dgsmBound;            // [output][variation]
+  d["dgsm_undefined"] = r.dgsmUndefined;    // [output][variation]
   std::vector<std::vector<double>> drawn(spec.vary.size());  // [variation][world]
   for (std::size_t i = 0; i < spec.vary.size(); ++i)
     for (std::int64_t w = 0; w < run.outcomes.size(); ++w) drawn[i].push_back(studyDraw(spec, static_cast<int>(i), w));

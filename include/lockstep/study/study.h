@@ -60,7 +60,10 @@ struct StoppingRule {
   std::int64_t every = 0;        // worlds added per round after the first StudySpec::worlds (0: worlds)
 };
 
-enum class Sensitivity { None, Sobol };
+// Sobol: Saltelli's design and indices. Derivative: every world carries the derivatives of its state
+// by the varied values along its trajectory (Batch::linearize, docs/derivatives.md), and the study
+// reports the derivative-based global sensitivity measures of its outputs (StudyResult::dgsm).
+enum class Sensitivity { None, Sobol, Derivative };
 
 struct StudySpec {
   std::vector<Variation> vary;
@@ -107,6 +110,14 @@ struct StudyResult {
   // parameter that does not vary, an output that is constant, fewer than 2 healthy base rows.
   std::vector<SobolIndices> sobol;
   std::vector<std::vector<std::string>> sobolUndefined;  // [output][variation]: why S_i, ST_i are NaN, or ""
+  // [output][variation], a derivative study: the derivative-based global sensitivity measure
+  // nu = mean over the healthy worlds of (d output / d varied value)^2, and Sobol and Kucherenko's
+  // bound on the total Sobol index, C nu / Var(output), C the Poincare constant of the variation's
+  // distribution ((b - a)^2 / pi^2 for uniform on [a, b], sd^2 for normal). NaN, with the reason,
+  // where undefined (an output or a varied value the derivatives do not reach, a log-normal
+  // variation's bound: its distribution has no Poincare constant, a constant output).
+  std::vector<std::vector<double>> dgsm, dgsmBound;
+  std::vector<std::vector<std::string>> dgsmUndefined;
   double wallSeconds = 0;
 };
 
@@ -115,6 +126,9 @@ struct StudyOutcomes {
   std::int64_t first = 0;
   std::vector<std::vector<double>> values;  // [output][world - first]
   std::vector<std::int32_t> status;         // [world - first]; 0: healthy
+  // A derivative study's d output / d varied value of every world at the end of its run:
+  // [output * vary.size() + variation][world - first]; NaN where the derivatives do not reach.
+  std::vector<std::vector<double>> gradients;
   std::int64_t size() const { return static_cast<std::int64_t>(status.size()); }
   // Appends the outcomes of the worlds that follow (more.first == first + size(), else throws).
   void append(const StudyOutcomes& more);
