@@ -20,6 +20,7 @@ add_library(lockstep STATIC
   host/backends/cpu_backend.cpp
   host/model/builtin_scenes.cpp
   kernels/batch_kernels.cu
+  kernels/linearize_kernels.cu
   host/study/study_worlds.cpp
   host/study/study_reduction.cpp
   host/study/study_rounds.cpp

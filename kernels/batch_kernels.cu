@@ -2,62 +2,13 @@
 // physics, and host launchers that size the grid, launch on the batch's stream and check for
 // launch errors. One thread per world; each world's workspace is strided across worlds in device
 // memory so that consecutive threads touch consecutive addresses.
-#include <cuda_runtime.h>
-
-#include <algorithm>
-#include <type_traits>
-
-#include "lockstep/backends/backend.h"
-#include "lockstep/backends/device.h"
+#include "kernel_parameters.h"
 
 namespace lockstep {
 
 namespace {
 
-constexpr int kBlock = 128;
-
-// Kernel parameters, model then data, each array its own `__restrict__` parameter: the model's
-// arrays, then every per-world field (`const` where the kernels only read it: the users' inputs and
-// the initial states) and every per-world parameter (`const`), then the workspaces. The data lists
-// are generated from the registry (views.h); a kernel puts them back into its BatchView.
-#define LOCKSTEP_MODEL_PARAMETERS(T)                                                                          \
-  Sizes sizes, const BodyTopology* __restrict__ body, const Transform<T>* __restrict__ X_PF,                  \
-      const Transform<T>* __restrict__ X_MB, const ElementTopology* __restrict__ bushing,                     \
-      const ElementTopology* __restrict__ spring, const ElementTopology* __restrict__ contact,                 \
-      const ElementTopology* __restrict__ ground
-#define LOCKSTEP_MODEL_ARGUMENTS(m) m.sizes, m.body, m.X_PF, m.X_MB, m.bushing, m.spring, m.contact, m.ground
-
-__host__ __device__ constexpr bool readOnlyInKernels(Role role) { return role == Role::Input || role == Role::Reset; }
-template <class P, bool kReadOnly>
-using KernelPointer = std::conditional_t<kReadOnly, const P*, P*>;
-
-#define LOCKSTEP_FIELD_PARAMETER(type, name, per, role, prefix, parts, doc) \
-  , KernelPointer<type, readOnlyInKernels(role)> __restrict__ name
-#define LOCKSTEP_PARAM_PARAMETER(type, name, per, role, prefix, parts, doc) \
-  , const type* __restrict__ name##Data, ParamArray<type> name
-#define LOCKSTEP_DATA_PARAMETERS \
-  std::int64_t nWorlds LOCKSTEP_WORLD_FIELDS(LOCKSTEP_FIELD_PARAMETER) LOCKSTEP_PARAM_FIELDS(LOCKSTEP_PARAM_PARAMETER)
-#define LOCKSTEP_FIELD_ARGUMENT(type, name, per, role, prefix, parts, doc) , ctx.batch.name
-#define LOCKSTEP_PARAM_ARGUMENT(type, name, per, role, prefix, parts, doc) , ctx.batch.name.data, ctx.batch.name
-#define LOCKSTEP_DATA_ARGUMENTS_OF_CTX \
-  ctx.batch.nWorlds LOCKSTEP_WORLD_FIELDS(LOCKSTEP_FIELD_ARGUMENT) LOCKSTEP_PARAM_FIELDS(LOCKSTEP_PARAM_ARGUMENT)
-// The kernel's ModelView `model` and BatchView `batch` from its parameters (the per-world code
-// never writes a field that came in as const).
-#define LOCKSTEP_FIELD_VIEW(type, name, per, role, prefix, parts, doc) batch.name = const_cast<type*>(name);
-#define LOCKSTEP_PARAM_VIEW(type, name, per, role, prefix, parts, doc) \
-  batch.name = name;                                                   \
-  batch.name.data = name##Data;
-#define LOCKSTEP_VIEWS_FROM_PARAMETERS(T)                                       \
-  const ModelView<T> model{sizes, body, X_PF, X_MB, bushing, spring, contact, ground}; \
-  BatchView<T> batch;                                                           \
-  batch.nWorlds = nWorlds;                                                      \
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_FIELD_VIEW)                                    \
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_PARAM_VIEW)
-
-__device__ __forceinline__ std::int64_t threadIndex() {
-  return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-
+using namespace kernels;
 
 // kConstraints: one kernel per model kind, so that models without sphere contacts run a kernel
 // without the constraint solver's registers and stack.
@@ -126,28 +77,6 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
                   givenU + i * sizes.nu);
 }
 
-// Worlds w0 .. w0 + request.slots - 1, one thread each, its dual world in the request's scratch
-// (world innermost); the Jacobian of world w is strided across all the batch's worlds.
-template <class T, bool kConstraints>
-__global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
-                                LinearizeRequest<T> request, std::int64_t w0) {
-  LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
-  const std::int64_t i = threadIndex(), w = w0 + i;
-  if (i >= request.slots || w >= batch.nWorlds) return;
-  const ModelView<DualOf<T>> dualModel{sizes, body, request.X_PF, request.X_MB, bushing, spring, contact, ground};
-  const DualWorld<DualOf<T>> d =
-      dualWorldAt(sizes, request.layout, request.dualScratch + i, request.dualInts + i, request.slots);
-  linearizeWorld<T, kDualTangents, kConstraints>(dualModel, batch.world(w), d, request.settings, request.dirs,
-                                                 request.what, Strided<T>{request.jacobian + w, batch.nWorlds});
-}
-
-// The arguments every kernel starts with, from the launcher's backend context `ctx`.
-#define LOCKSTEP_CONTEXT_ARGUMENTS(ctx) \
-  LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, ctx.layout, ctx.scratch
-
-unsigned gridFor(std::int64_t n) { return static_cast<unsigned>((n + kBlock - 1) / kBlock); }
-cudaStream_t streamOf(const void* s) { return static_cast<cudaStream_t>(const_cast<void*>(s)); }
-
 // ---- the backend operations (backend.h): host launchers ----------------------------------------
 
 template <class T>
@@ -195,19 +124,10 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
   checkCuda(cudaGetLastError(), "setStatesKernel launch");
 }
 
-// As many worlds per launch as the request has dual worlds.
+// Linearizations: their kernel and launcher are in linearize_kernels.cu (compiled beside this file).
 template <class T>
 void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& request) {
-  for (std::int64_t w0 = 0; w0 < ctx.batch.nWorlds; w0 += request.slots) {
-    const std::int64_t n = std::min<std::int64_t>(request.slots, ctx.batch.nWorlds - w0);
-    if (ctx.model.sizes.nc > 0)
-      linearizeKernel<T, true><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
-          LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
-    else
-      linearizeKernel<T, false><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
-          LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
-    checkCuda(cudaGetLastError(), "linearizeKernel launch");
-  }
+  launchLinearize<T>(ctx, request);
 }
 
 }  // namespace

@@ -1,0 +1,50 @@
+// The CUDA backend's linearizations (physics/derivatives.h): the per-world code on dual numbers,
+// one thread per world, each world's dual world strided across the worlds of a launch in the
+// request's scratch; launched in pieces of as many worlds as the request has dual worlds. A file of
+// its own: its four kernels (float and double, with and without the constraint solve) are the
+// costliest code to compile, and build beside batch_kernels.cu.
+#include <algorithm>
+
+#include "kernel_parameters.h"
+
+namespace lockstep {
+namespace kernels {
+
+namespace {
+
+// Worlds w0 .. w0 + request.slots - 1, one thread each, its dual world in the request's scratch
+// (world innermost); the Jacobian of world w is strided across all the batch's worlds.
+template <class T, bool kConstraints>
+__global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
+                                LinearizeRequest<T> request, std::int64_t w0) {
+  LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
+  const std::int64_t i = threadIndex(), w = w0 + i;
+  if (i >= request.slots || w >= batch.nWorlds) return;
+  const ModelView<DualOf<T>> dualModel{sizes, body, request.X_PF, request.X_MB, bushing, spring, contact, ground};
+  const DualWorld<DualOf<T>> d =
+      dualWorldAt(sizes, request.layout, request.dualScratch + i, request.dualInts + i, request.slots);
+  linearizeWorld<T, kDualTangents, kConstraints>(dualModel, batch.world(w), d, request.settings, request.dirs,
+                                                 request.what, Strided<T>{request.jacobian + w, batch.nWorlds});
+}
+
+}  // namespace
+
+template <class T>
+void launchLinearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& request) {
+  for (std::int64_t w0 = 0; w0 < ctx.batch.nWorlds; w0 += request.slots) {
+    const std::int64_t n = std::min<std::int64_t>(request.slots, ctx.batch.nWorlds - w0);
+    if (ctx.model.sizes.nc > 0)
+      linearizeKernel<T, true><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
+          LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
+    else
+      linearizeKernel<T, false><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
+          LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
+    checkCuda(cudaGetLastError(), "linearizeKernel launch");
+  }
+}
+
+template void launchLinearize<float>(const BackendContext<float>&, const LinearizeRequest<float>&);
+template void launchLinearize<double>(const BackendContext<double>&, const LinearizeRequest<double>&);
+
+}  // namespace kernels
+}  // namespace lockstep
