@@ -204,7 +204,10 @@ def test_derivative_study_reports_dgsm_beside_spearman():
     assert abs(np.mean(g ** 2) - r["dgsm"][1, 1]) < 1e-6 * r["dgsm"][1, 1]
 
 
-SHIPPED = sorted(f for f in os.listdir(os.path.join(ROOT, "scenes")) if f.endswith(".json"))
+# free-bushing-grid-16 is left out: its full Jacobian (1,536 speeds, 4,608 directions) takes over two
+# minutes of one core; free-bushing-grid-4 has the same elements.
+SHIPPED = sorted(f for f in os.listdir(os.path.join(ROOT, "scenes"))
+                 if f.endswith(".json") and f != "free-bushing-grid-16.json")
 
 
 @pytest.mark.parametrize("name", SHIPPED)
@@ -228,6 +231,10 @@ def test_shipped_scenes_step_jacobians_match_central_differences(name):
     columns = rng.choice(np.arange(nu, 3 * nu), size=min(6, 2 * nu), replace=False)
     h = 1e-6
     c = lockstep.Batch(model, 2 * len(columns), dtype="float64")
+    # Every world of c as world 0 of b: a scene may give each world its own values (targets, gains).
+    for p in model.parameter_names:
+        c.params[p] = b.params[p][0]
+    c.field("target")[:] = np.array(b.field("target")[0])
     for i, k in enumerate(columns):
         for side, s in ((0, h), (1, -h)):
             u, tau = u0.copy(), tau0.copy()
