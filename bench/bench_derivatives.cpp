@@ -3,6 +3,8 @@
 //   derivatives/<scene>/step/<integrator>           one step of every world (the packs)
 //   derivatives/<scene>/linearize/<integrator>      A and B (2nu x 3nu) of one step of every world
 //   derivatives/<scene>/evaluation                  d udot / d (dq, u, tau) of every world
+//   derivatives/<scene>/linearize/rk4/cuda          A and B of 4096 worlds on the GPU (skipped without one;
+//                                                   the Jacobians' copy to the host included)
 // The robots of bench_scenes (panda, ur5, solo12, chain-7, chain-7-seed) and Gymnasium's MJCF robots
 // read by MuJoCo's compiler (models/mjcf/), whose side by side anchor, MuJoCo's own
 // mjd_transitionFD on the same file, is in bench_mujoco_step.cpp; Pinocchio's
@@ -14,6 +16,7 @@
 #include <vector>
 
 #include "bench_scenes.h"
+#include "lockstep/backends/device.h"
 #include "lockstep/io/scene.h"
 
 namespace lockstep::bench {
@@ -48,6 +51,24 @@ void derivatives(benchmark::State& state, std::shared_ptr<const Model> model, st
   state.counters["nu"] = model->nu();
 }
 
+void derivativesOnDevice(benchmark::State& state, std::shared_ptr<const Model> model, std::vector<double> q0,
+                         std::vector<double> u0, bool assemble) {
+  if (!queryDevice().available) {
+    state.SkipWithError(("skipped: " + queryDevice().reason).c_str());
+    return;
+  }
+  constexpr std::int64_t kDeviceWorlds = 4096;
+  Batch<double> batch(model, kDeviceWorlds, Backend::Cuda);
+  if (u0.empty()) u0.assign(model->nu(), 0.0);
+  batch.setAllStates(q0, u0);
+  batch.upload();
+  if (assemble) batch.assemble();
+  batch.linearize(1e-3, Integrator::RK4);
+  for (auto _ : state) batch.linearize(1e-3, Integrator::RK4);
+  state.counters["us_per_world"] = benchmark::Counter(double(state.iterations()) * kDeviceWorlds * 1e-6,
+                                                      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
 void registerScene(const std::string& name, std::shared_ptr<const Model> model, const std::vector<double>& q0,
                    const std::vector<double>& u0, bool assemble) {
   for (Integrator integrator : {Integrator::RK4, Integrator::SemiImplicitEuler}) {
@@ -59,6 +80,8 @@ void registerScene(const std::string& name, std::shared_ptr<const Model> model, 
   }
   benchmark::RegisterBenchmark(("derivatives/" + name + "/evaluation").c_str(), derivatives, model, q0, u0, assemble,
                                What::Evaluation, Integrator::RK4);
+  benchmark::RegisterBenchmark(("derivatives/" + name + "/linearize/rk4/cuda").c_str(), derivativesOnDevice, model, q0,
+                               u0, assemble);
 }
 
 const bool registered = [] {

@@ -33,7 +33,7 @@ throughput_filter='*Cuda*'                              # lockstep_throughput_te
 # compute-sanitizer runs: small batches, every kernel (advance/evaluate both variants, assemble,
 # resets, given states, graphs, DLPack, Thrust reductions); the 65,536-block and out-of-memory
 # tests are left out (too slow instrumented; the latter takes the whole device memory on purpose).
-sanitizer_filter='GpuPaths.AdvanceAndEvaluateWithContactsFloat:GpuPaths.AdvanceAndEvaluateWithoutContactsDouble:GpuPaths.AssembleMatchesCpu:GpuPaths.ResetsByIndexAndMaskMatchCpu:GpuPaths.SetStatesMatchesCpu:GpuPaths.RecordedStepsMatchStepsBitForBit:GpuPaths.DLPackDeviceTensorsReadAndWriteTheBatch:GpuPaths.StudyReductionOnTheDeviceMatchesTheHost:GpuSpatial.*'
+sanitizer_filter='GpuPaths.AdvanceAndEvaluateWithContactsFloat:GpuPaths.AdvanceAndEvaluateWithoutContactsDouble:GpuPaths.AssembleMatchesCpu:GpuPaths.ResetsByIndexAndMaskMatchCpu:GpuPaths.SetStatesMatchesCpu:GpuPaths.RecordedStepsMatchStepsBitForBit:GpuPaths.DLPackDeviceTensorsReadAndWriteTheBatch:GpuPaths.StudyReductionOnTheDeviceMatchesTheHost:GpuSpatial.*:Linearize.CudaMatchesCpu'
 bench_filter_gpu='^step/chain-7/cuda/'
 
 die() { echo "gpu-check: $*" >&2; exit 2; }
