@@ -19,7 +19,7 @@ __global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
                                 LinearizeRequest<T> request, std::int64_t w0) {
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t i = threadIndex(), w = w0 + i;
-  if (i >= request.slots || w >= batch.nWorlds) return;
+  if (i >= request.slots || w >= request.first + request.count) return;
   const ModelView<DualOf<T>> dualModel{sizes, body, request.X_PF, request.X_MB, bushing, spring, contact, ground};
   const DualWorld<DualOf<T>> d =
       dualWorldAt(sizes, request.layout, request.dualScratch + i, request.dualInts + i, request.slots);
@@ -31,8 +31,9 @@ __global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
 
 template <class T>
 void launchLinearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& request) {
-  for (std::int64_t w0 = 0; w0 < ctx.batch.nWorlds; w0 += request.slots) {
-    const std::int64_t n = std::min<std::int64_t>(request.slots, ctx.batch.nWorlds - w0);
+  const std::int64_t end = request.first + request.count;
+  for (std::int64_t w0 = request.first; w0 < end; w0 += request.slots) {
+    const std::int64_t n = std::min<std::int64_t>(request.slots, end - w0);
     if (ctx.model.sizes.nc > 0)
       linearizeKernel<T, true><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
           LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);

@@ -490,3 +490,29 @@ TEST(Linearize, CudaMatchesCpu) {
 }
 
 }  // namespace lockstep::test
+
+namespace lockstep::test {
+
+// A linearization in pieces of worlds (as Python runs a large batch) equals one of every world, bit
+// for bit; a piece keeps the other worlds' Jacobians of the same shape, and a new shape starts
+// them as NaN; a range outside the batch is refused.
+TEST(Linearize, PiecesOfWorldsEqualTheWhole) {
+  const Case c = randomCase(51, 4, 1, 1);
+  Batch<double> whole(c.model, 11), pieces(c.model, 11);
+  for (Batch<double>* b : {&whole, &pieces})
+    for (std::int64_t w = 0; w < 11; ++w) {
+      std::vector<double> u = c.u;
+      u[0] += 0.01 * w;
+      place(*b, w, c, c.q, u, c.tau);
+    }
+  whole.linearize(1e-3, Integrator::RK4, {"gravity.z"});
+  pieces.linearize(1e-3, Integrator::RK4, {"gravity.z"}, {0, 3});
+  for (double x : pieces.jacobian(5)) EXPECT_TRUE(std::isnan(x));
+  pieces.linearize(1e-3, Integrator::RK4, {"gravity.z"}, {3, 5});
+  pieces.linearize(1e-3, Integrator::RK4, {"gravity.z"}, {8, -1});
+  for (std::int64_t w = 0; w < 11; ++w) EXPECT_EQ(pieces.jacobian(w), whole.jacobian(w)) << w;
+  EXPECT_THROW(pieces.linearize(1e-3, Integrator::RK4, {"gravity.z"}, {10, 2}), std::out_of_range);
+  EXPECT_THROW(pieces.linearize(1e-3, Integrator::RK4, {"gravity.z"}, {-1, 2}), std::out_of_range);
+}
+
+}  // namespace lockstep::test

@@ -237,9 +237,10 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
   const ModelView<T>& m = ctx.model;
   const ModelView<DualOf<T>> dualModel{s, m.body, r.X_PF, r.X_MB, m.bushing, m.spring, m.contact, m.ground};
   const std::int64_t worlds = ctx.batch.nWorlds;
-  const int threads = static_cast<int>(std::min<std::int64_t>({ctx.cpu.threads, r.slots, std::max<std::int64_t>(worlds, 1)}));
-  const std::int64_t chunk = std::max<std::int64_t>(1, worlds / (std::int64_t(threads) * 8));
-  forItemsOnThreads(threads, worlds, chunk, [&](int t, std::int64_t w) {
+  const int threads = static_cast<int>(std::min<std::int64_t>({ctx.cpu.threads, r.slots, std::max<std::int64_t>(r.count, 1)}));
+  const std::int64_t chunk = std::max<std::int64_t>(1, r.count / (std::int64_t(threads) * 8));
+  forItemsOnThreads(threads, r.count, chunk, [&](int t, std::int64_t i) {
+    const std::int64_t w = r.first + i;
     const DualWorld<DualOf<T>> d =
         dualWorldAt(s, r.layout, r.dualScratch + t * r.layout.total, r.dualInts + t * r.layout.ints, 1);
     const Strided<T> J{r.jacobian + w, worlds};

@@ -349,15 +349,15 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
   const ModelView<D> dualModel{s, m.body, X_PF.data(), X_MB.data(), m.bushing, m.spring, m.contact, m.ground};
   const StepSettings<D> settings{D(P(r.settings.dt.v)), 1, r.settings.integrator,
                                  D(P(r.settings.constraintTolerance.v)), r.settings.maxProjectionIterations, false, false};
-  const std::int64_t worlds = ctx.batch.nWorlds, packs = (worlds + W - 1) / W;
+  const std::int64_t worlds = ctx.batch.nWorlds, end = r.first + r.count, packs = (r.count + W - 1) / W;
   const int threads = static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(ctx.cpu.threads, packs)));
   std::vector<std::vector<D>> scratch(threads, std::vector<D>(static_cast<std::size_t>(r.layout.total)));
   std::vector<std::int32_t> ints(static_cast<std::size_t>(threads * (r.layout.ints + 1)));
   const int count = r.dirs.count(), rows = jacobianRows(s, r.what);
   forItemsOnThreads(threads, packs, 1, [&](int t, std::int64_t p) {
     const DualWorld<D> d = dualWorldAt(s, r.layout, scratch[t].data(), ints.data() + t * (r.layout.ints + 1), 1);
-    const std::int64_t w0 = p * W;
-    const int lanes = static_cast<int>(std::min<std::int64_t>(W, worlds - w0));
+    const std::int64_t w0 = r.first + p * W;
+    const int lanes = static_cast<int>(std::min<std::int64_t>(W, end - w0));
     WorldView<T> source[W];
     bool use[W];
     int stand = -1;  // the first healthy world of the pack

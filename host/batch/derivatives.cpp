@@ -3,6 +3,7 @@
 #include "derivatives.h"
 
 #include <algorithm>
+#include <limits>
 #include <set>
 #include <stdexcept>
 
@@ -30,21 +31,26 @@ std::string gib(double bytes) { return std::to_string(bytes / double(1 << 30)).s
 }  // namespace
 
 template <class T>
-void Batch<T>::linearize(double dt, Integrator integrator, const std::vector<std::string>& params) {
+void Batch<T>::linearize(double dt, Integrator integrator, const std::vector<std::string>& params, WorldRange worlds) {
   StepSettings<T> s = stepSettings(dt, 1, integrator);
   s.observe = false;
   s.autoReset = false;
-  linearizeOn(Linearization::Step, s, params);
+  linearizeOn(Linearization::Step, s, params, worlds);
 }
 
 template <class T>
-void Batch<T>::linearizeEvaluation(const std::vector<std::string>& params) {
-  linearizeOn(Linearization::Evaluation, stepSettings(1.0, 1, Integrator::RK4), params);
+void Batch<T>::linearizeEvaluation(const std::vector<std::string>& params, WorldRange worlds) {
+  linearizeOn(Linearization::Evaluation, stepSettings(1.0, 1, Integrator::RK4), params, worlds);
 }
 
 template <class T>
 void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
-                           const std::vector<std::string>& params) {
+                           const std::vector<std::string>& params, WorldRange worlds) {
+  if (worlds.count < 0) worlds.count = nWorlds_ - worlds.first;
+  if (worlds.first < 0 || worlds.first > nWorlds_ || worlds.count > nWorlds_ - worlds.first)
+    throw std::out_of_range("linearize: worlds [" + std::to_string(worlds.first) + ", " +
+                            std::to_string(worlds.first + worlds.count) + ") are not in the batch's [0, " +
+                            std::to_string(nWorlds_) + ")");
   using D = DualOf<T>;
   const Sizes& s = sizes_;
   std::vector<std::int32_t> paramIndex;
@@ -75,8 +81,10 @@ void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
   }
   if (!derivatives_) derivatives_ = std::make_unique<Derivatives>();
   Derivatives& d = *derivatives_;
+  const bool keep = d.shape.what == shape.what && d.shape.columns == shape.columns && d.shape.params == shape.params &&
+                    d.jacobian.size() == std::size_t(perWorld * nWorlds_);
   d.shape = JacobianShape{};  // no valid result until this one is complete
-  d.jacobian.assign(static_cast<std::size_t>(perWorld * nWorlds_), T(0));
+  if (!keep) d.jacobian.assign(static_cast<std::size_t>(perWorld * nWorlds_), std::numeric_limits<T>::quiet_NaN());
   d.paramIndex = paramIndex;
   d.X_PF.clear();
   d.X_MB.clear();
@@ -91,9 +99,11 @@ void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
   request.dirs.nParams = static_cast<std::int32_t>(paramIndex.size());
   request.layout = layout;
   request.slots = slots;
+  request.first = worlds.first;
+  request.count = worlds.count;
   if (device_) {
     const cudaStream_t stream = asStream(device_->stream);
-    d.deviceJacobian.resize(d.jacobian.size());
+    if (d.deviceJacobian.resize(d.jacobian.size()) || !keep) d.deviceJacobian.upload(d.jacobian, stream);
     d.deviceParamIndex.upload(d.paramIndex, stream);
     d.deviceX_PF.upload(d.X_PF, stream);
     d.deviceX_MB.upload(d.X_MB, stream);
@@ -166,9 +176,10 @@ FieldView Batch<T>::jacobianView(MemorySpace space) {
 }
 
 #define LOCKSTEP_INSTANTIATE(T)                                                                             \
-  template void Batch<T>::linearize(double, Integrator, const std::vector<std::string>&);                   \
-  template void Batch<T>::linearizeEvaluation(const std::vector<std::string>&);                             \
-  template void Batch<T>::linearizeOn(Linearization, const StepSettings<T>&, const std::vector<std::string>&); \
+  template void Batch<T>::linearize(double, Integrator, const std::vector<std::string>&, WorldRange);       \
+  template void Batch<T>::linearizeEvaluation(const std::vector<std::string>&, WorldRange);                 \
+  template void Batch<T>::linearizeOn(Linearization, const StepSettings<T>&, const std::vector<std::string>&,  \
+                                      WorldRange);                                                          \
   template const Batch<T>::JacobianShape& Batch<T>::jacobianShape() const;                                  \
   template std::vector<double> Batch<T>::jacobian(std::int64_t, JacobianBlock) const;                       \
   template FieldView Batch<T>::jacobianView(MemorySpace);

@@ -388,18 +388,33 @@ struct PyBatch {
   // A linearization (Batch::linearize, or linearizeEvaluation when `step` is false) of every world,
   // as a new array of shape [worlds, rows, columns] (lockstep.Batch.linearize slices A, B and C
   // from it), in the batch's precision; the batch's lock held and the GIL released while it runs.
+  // It runs in pieces of worlds, as step() runs in slices of steps: between them Python's signal
+  // handlers run, so that Ctrl-C stops a long linearization within about a second (the first piece
+  // is 64 worlds, the next ones sized to take about a quarter of a second, at most twice the last).
   nb::ndarray<nb::numpy, T> linearize(bool step, double dt, const std::string& integrator,
                                       const std::vector<std::string>& params) {
     const Integrator i = parseIntegrator(integrator);
     auto lock = hold();
     prepare();
-    {
-      nb::gil_scoped_release release;
-      if (step)
-        batch->linearize(dt, i, params);
-      else
-        batch->linearizeEvaluation(params);
-      batch->synchronize();
+    const std::int64_t W = batch->numWorlds();
+    std::int64_t piece = 64;
+    for (std::int64_t first = 0; first < W;) {
+      const std::int64_t n = std::min(piece, W - first);
+      const auto t0 = std::chrono::steady_clock::now();
+      {
+        nb::gil_scoped_release release;
+        if (step)
+          batch->linearize(dt, i, params, {first, n});
+        else
+          batch->linearizeEvaluation(params, {first, n});
+        batch->synchronize();
+      }
+      first += n;
+      if (first == W) break;
+      if (PyErr_CheckSignals() != 0) throw nb::python_error();
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double wanted = seconds > 0 ? double(n) * 0.25 / seconds : 2.0 * double(n);
+      piece = std::max<std::int64_t>(1, std::int64_t(std::min(wanted, 2.0 * double(n))));
     }
     const typename Batch<T>::JacobianShape& shape = batch->jacobianShape();
     const FieldView v = batch->jacobianView(MemorySpace::Host);

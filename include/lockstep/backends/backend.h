@@ -85,6 +85,7 @@ struct LinearizeRequest {
   DualOf<T>* dualScratch;            // `slots` dual worlds of layout.total scalars
   std::int32_t* dualInts;            // and layout.ints int32 each
   std::int64_t slots;                // CPU: one per thread, each contiguous; CUDA: worlds per launch, world innermost
+  std::int64_t first, count;         // the worlds [first, first + count) are linearized; the others' Jacobians kept
 };
 
 // The backend operations, each declared once: X(name, parameters). Every list of them (the table

@@ -318,10 +318,18 @@ class Batch {
   // the per-world code); where the physics branches, the derivative of the branch taken. A flagged
   // world, or one whose step fails, gets NaN; the worlds themselves do not change. Computed on the
   // backend; the result stays in the batch's memory (jacobianView) and in its host copy (jacobian).
-  // Throws BatchMemoryError, before allocating, when the Jacobians do not fit.
-  void linearize(double dt, Integrator integrator = Integrator::RK4, const std::vector<std::string>& params = {});
+  // Throws BatchMemoryError, before allocating, when the Jacobians do not fit. `worlds` limits the
+  // call to some worlds (Python does a large batch in pieces, between which Ctrl-C is seen): the
+  // others keep their Jacobians when the last linearization had the same rows and columns, and are
+  // NaN otherwise.
+  struct WorldRange {
+    std::int64_t first = 0;
+    std::int64_t count = -1;  // -1: to the last world
+  };
+  void linearize(double dt, Integrator integrator = Integrator::RK4, const std::vector<std::string>& params = {},
+                 WorldRange worlds = {});
   // The same for one evaluation at every world's current state: rows udot (nu).
-  void linearizeEvaluation(const std::vector<std::string>& params = {});
+  void linearizeEvaluation(const std::vector<std::string>& params = {}, WorldRange worlds = {});
   // What the last linearization computed: its rows and columns and the parameters of its columns.
   struct JacobianShape {
     Linearization what = Linearization::Step;
@@ -413,7 +421,8 @@ class Batch {
   std::unique_ptr<Device> device_;
   struct Derivatives;  // the linearizations' buffers (derivatives.cpp)
   std::unique_ptr<Derivatives> derivatives_;
-  void linearizeOn(Linearization what, const StepSettings<T>& settings, const std::vector<std::string>& params);
+  void linearizeOn(Linearization what, const StepSettings<T>& settings, const std::vector<std::string>& params,
+                   WorldRange worlds);
   double constraintTolerance_;
   int maxProjectionIterations_ = 20;
   bool autoReset_ = false;
