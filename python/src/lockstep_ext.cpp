@@ -396,10 +396,10 @@ struct PyBatch {
     const Integrator i = parseIntegrator(integrator);
     auto lock = hold();
     prepare();
-    const std::int64_t W = batch->numWorlds();
+    const std::int64_t worlds = batch->numWorlds();
     std::int64_t piece = 64;
-    for (std::int64_t first = 0; first < W;) {
-      const std::int64_t n = std::min(piece, W - first);
+    for (std::int64_t first = 0; first < worlds;) {
+      const std::int64_t n = std::min(piece, worlds - first);
       const auto t0 = std::chrono::steady_clock::now();
       {
         nb::gil_scoped_release release;
@@ -410,7 +410,7 @@ struct PyBatch {
         batch->synchronize();
       }
       first += n;
-      if (first == W) break;
+      if (first == worlds) break;
       if (PyErr_CheckSignals() != 0) throw nb::python_error();
       const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       const double wanted = seconds > 0 ? double(n) * 0.25 / seconds : 2.0 * double(n);
