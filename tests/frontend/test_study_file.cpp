@@ -193,9 +193,15 @@ TEST_F(StudyFiles, UntilAndSensitivityAreReadAndCheckedWithTheirPath) {
       "until": {"output": "time", "ci_half_width": 0.01, "max_worlds": 50}})"));
   EXPECT_NE(e.find("b.json: until.max_worlds: must be at least the study's worlds (100)"), std::string::npos) << e;
   e = loadError(write("c.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"], "sensitivity": "sobel"})"));
-  EXPECT_NE(e.find("c.json: sensitivity: must be \"sobol\" or \"none\""), std::string::npos) << e;
+  EXPECT_NE(e.find("c.json: sensitivity: must be \"sobol\", \"derivative\" or \"none\" (did you mean 'sobol'?)"),
+            std::string::npos) << e;
   e = loadError(write("d.json", "{" + scene + R"(, "outputs": ["time"], "sensitivity": "sobol"})"));
   EXPECT_NE(e.find("d.json: sensitivity: a Sobol study needs at least one variation"), std::string::npos) << e;
+  const StudyFile h = loadStudyFile(write("t.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"],
+      "sensitivity": "derivative"})"));
+  EXPECT_EQ(h.spec.sensitivity, Sensitivity::Derivative);
+  e = loadError(write("f.json", "{" + scene + R"(, "outputs": ["time"], "sensitivity": "derivative"})"));
+  EXPECT_NE(e.find("f.json: sensitivity: a derivative study needs at least one variation"), std::string::npos) << e;
   e = loadError(write("e.json", "{" + scene + ", " + vary + R"(, "outputs": ["time"], "until": {"output": "time",
       "ci_half_width": -1, "max_worlds": 5000}})"));
   EXPECT_NE(e.find("e.json: until.ci_half_width:"), std::string::npos) << e;
