@@ -10,16 +10,25 @@
 
 namespace {
 
-void mujocoStep(benchmark::State& state, const std::string& path) {
+// The model of an MJCF file and its data 200 steps on (past the first contacts), zero controls;
+// null (the benchmark skipped with MuJoCo's message) when the file cannot be read.
+mjModel* loadAndSettle(benchmark::State& state, const std::string& path, mjData** d) {
   char error[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
   if (!m) {
     state.SkipWithError(error);
-    return;
+    return nullptr;
   }
-  mjData* d = mj_makeData(m);
-  for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0;
-  for (int i = 0; i < 200; ++i) mj_step(m, d);  // past the first contacts
+  *d = mj_makeData(m);
+  for (int i = 0; i < m->nu; ++i) (*d)->ctrl[i] = 0;
+  for (int i = 0; i < 200; ++i) mj_step(m, *d);
+  return m;
+}
+
+void mujocoStep(benchmark::State& state, const std::string& path) {
+  mjData* d = nullptr;
+  mjModel* m = loadAndSettle(state, path, &d);
+  if (!m) return;
   for (auto _ : state) mj_step(m, d);
   state.counters["steps_per_s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["sim_s_per_wall_s"] =
@@ -33,14 +42,9 @@ void mujocoStep(benchmark::State& state, const std::string& path) {
 // in MuJoCo's tangent space), forward or centred differences with eps 1e-6: the anchor of
 // bench_derivatives.cpp's linearize on the same MJCF file.
 void mujocoTransitionFD(benchmark::State& state, const std::string& path, bool centered) {
-  char error[1000] = "";
-  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
-  if (!m) {
-    state.SkipWithError(error);
-    return;
-  }
-  mjData* d = mj_makeData(m);
-  for (int i = 0; i < 200; ++i) mj_step(m, d);
+  mjData* d = nullptr;
+  mjModel* m = loadAndSettle(state, path, &d);
+  if (!m) return;
   const int nx = 2 * m->nv + m->na;
   std::vector<mjtNum> A(std::size_t(nx) * nx), B(std::size_t(nx) * m->nu);
   for (auto _ : state) mjd_transitionFD(m, d, 1e-6, centered ? 1 : 0, A.data(), B.data(), nullptr, nullptr);
