@@ -25,9 +25,6 @@ std::int32_t flatParameterIndex(const Model& model, const Sizes& s, const std::s
   throw std::logic_error("linearize: parameter \"" + name + "\" found outside the parameter registry");
 }
 
-// Bytes (rounded up to a GiB fraction) as "1.2 GiB".
-std::string gib(double bytes) { return std::to_string(bytes / double(1 << 30)).substr(0, 5) + " GiB"; }
-
 }  // namespace
 
 template <class T>
@@ -76,7 +73,7 @@ void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
     if (!why.empty())
       throw BatchMemoryError("linearize: the Jacobians of " + std::to_string(nWorlds_) + " worlds (" +
                              std::to_string(shape.rows) + " x " + std::to_string(shape.columns) + " each, " +
-                             gib(double(need.hostBytes + need.deviceBytes)) + " with their dual worlds) do not fit: " +
+                             gibText(double(need.hostBytes + need.deviceBytes), 1) + " with their dual worlds) do not fit: " +
                              why);
   }
   if (!derivatives_) derivatives_ = std::make_unique<Derivatives>();
@@ -116,7 +113,13 @@ void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
     request.dualScratch = d.deviceScratch.get();
     request.dualInts = d.deviceInts.get();
     ops_->linearize(context(), request);
-    d.deviceJacobian.download(d.jacobian, stream);
+    // The worlds just linearized, back to the host copy: every component's [first, first + count).
+    const std::size_t row = sizeof(T) * std::size_t(nWorlds_), offset = std::size_t(worlds.first);
+    if (worlds.count > 0)
+      checkCuda(cudaMemcpy2DAsync(d.jacobian.data() + offset, row, d.deviceJacobian.get() + offset, row,
+                                  sizeof(T) * std::size_t(worlds.count), std::size_t(perWorld),
+                                  cudaMemcpyDeviceToHost, stream),
+                "copying the Jacobians to the host");
     device_->synchronize("linearizing");
   } else {
     checkReadable();

@@ -14,13 +14,13 @@
 
 namespace lockstep {
 
-namespace {
-
-std::string gibText(double bytes, int decimals = 2) {
+std::string gibText(double bytes, int decimals) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.*f GiB", decimals, bytes / double(1ull << 30));
   return buf;
 }
+
+namespace {
 
 // Byte counts that saturate at INT64_MAX instead of wrapping around.
 constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max();

@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "lockstep/engine/batch.h"
@@ -34,6 +35,9 @@ class DeviceArray {
   U* p_ = nullptr;
   std::size_t n_ = 0;
 };
+
+// Bytes as "1.23 GiB" (decimals after the point), for the memory messages of host/batch/.
+std::string gibText(double bytes, int decimals = 2);
 
 inline cudaStream_t asStream(void* s) { return static_cast<cudaStream_t>(s); }
 

@@ -98,6 +98,9 @@ def step(batch, q, u, tau, params: Sequence[str] = (), p=None, dt: Optional[floa
          integrator: Optional[str] = None):
     """One differentiable step of every world: (q+, u+) from q (worlds, nq), u (worlds, nu), tau
     (worlds, nu) and, when params are named, p (worlds, len(params))."""
+    if batch.device != "cpu":
+        raise ValueError("lockstep.autograd.step: the batch must be on the CPU (lockstep.Batch(..., device=\"cpu\")): "
+                         "its state and actions are written from host arrays")
     params = tuple(params)
     if (p is None) != (len(params) == 0):
         raise ValueError("step: give p (worlds, len(params)) exactly when params are named")

@@ -108,6 +108,19 @@ def test_step_jacobians_match_central_differences_and_keep_the_worlds():
     assert err < 1e-7, err
 
 
+def test_autograd_step_refuses_mismatched_parameters():
+    pytest.importorskip("torch")
+    import torch
+    from lockstep.autograd import step
+
+    b = lockstep.Batch(lockstep.load(scene("chain-7.json")), 2, dtype="float64")
+    q, u, tau = (torch.zeros(2, 7, dtype=torch.float64) for _ in range(3))
+    with pytest.raises(ValueError, match="give p"):
+        step(b, q, u, tau, params=["gravity.z"])
+    with pytest.raises(ValueError, match="give p"):
+        step(b, q, u, tau, p=torch.zeros(2, 1, dtype=torch.float64))
+
+
 def test_linearize_refuses_unknown_parameters():
     b = lockstep.Batch(lockstep.load(scene("chain-7.json")), 2, dtype="float64")
     with pytest.raises(ValueError, match="no per-world parameter named"):
