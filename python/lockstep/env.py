@@ -14,7 +14,6 @@ instead of stepping it, returning its first observation with reward 0 and neithe
 """
 from __future__ import annotations
 
-from collections import abc
 from typing import Any, Callable, Dict, Optional, Sequence
 
 import numpy as np
@@ -23,32 +22,10 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from . import Batch, Model, load
+from .episodes import RenderedFrames
 
 RewardFn = Callable[[Batch, np.ndarray, np.ndarray], np.ndarray]
 TerminatedFn = Callable[[Batch, np.ndarray], np.ndarray]
-
-
-class RenderedFrames(abc.Sequence):
-    """render()'s frames, one per sub-environment as Gymnasium's vector environments return them,
-    each drawn when first asked for (RecordVideo(record_first_only=True) draws one). `env` has
-    batch, num_envs, width, height and camera."""
-
-    def __init__(self, env):
-        self._env, self._drawn = env, {}
-
-    def __len__(self) -> int:
-        return self._env.num_envs
-
-    def __getitem__(self, i):
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        i = int(i) + (len(self) if int(i) < 0 else 0)
-        if not 0 <= i < len(self):
-            raise IndexError(f"sub-environment {i} is outside the {len(self)}")
-        if i not in self._drawn:
-            env = self._env
-            self._drawn[i] = env.batch.render(world=i, width=env.width, height=env.height, camera=env.camera)
-        return self._drawn[i]
 
 
 class VectorEnv(gym.vector.VectorEnv):

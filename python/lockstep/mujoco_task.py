@@ -1,0 +1,232 @@
+"""The base of the MuJoCo tasks (lockstep/<task>, lockstep.tasks): a Gymnasium v5 task's XML, spaces,
+actions, initial state and episode length on a Batch, with the episode rules of lockstep.episodes.
+A task (lockstep.tasks) adds only its observation, reward, termination and reset noise."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Any, Dict, Optional, Sequence
+
+import numpy as np
+import gymnasium as gym
+from gymnasium.vector import AutoresetMode
+from gymnasium.vector.utils import batch_space
+
+from . import Batch, _ext, load
+from .arrays import NumpyOps, TorchOps, quaternion_of_rotation_vector, quaternion_product
+from .episodes import EpisodeVectorEnv
+from .mujoco_state import MujocoState
+
+ASSETS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "assets")
+
+
+def _asset(name: str) -> str:
+    """The task's XML: installed beside the package, or in the source tree's models/mjcf."""
+    for base in (ASSETS, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "models", "mjcf")):
+        path = os.path.normpath(os.path.join(base, name))
+        if os.path.isfile(path):
+            return path
+    raise FileNotFoundError(f"lockstep: the task model {name} is neither in {ASSETS} nor in the source tree's "
+                            f"models/mjcf (reinstall lockstep)")
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """A Gymnasium v5 MuJoCo task: its XML, frame_skip, the engine's dt (RK4), its episode length and
+    its keyword arguments with Gymnasium's defaults."""
+    name: str
+    xml: str
+    frame_skip: int
+    engine_dt: float
+    max_episode_steps: int
+    defaults: Dict[str, Any] = field(default_factory=dict)
+    # render(): the camera's azimuth and elevation (degrees, MuJoCo's convention); it follows the world.
+    camera: Dict[str, float] = field(default_factory=lambda: {"azimuth": 135.0, "elevation": -20.0})
+
+
+class MujocoTaskEnv(EpisodeVectorEnv):
+    """The base of the seven tasks: num_envs worlds of the task's model, each one sub-environment.
+    It maps the engine's state to MuJoCo's (self.state, a MujocoState), writes the actions and sets
+    the initial states; lockstep.episodes applies the episode rules. A task defines _observe,
+    _progress, _reward and _noise.
+
+    Keywords beyond the task's own (Gymnasium's v5 keyword arguments):
+      device: "cpu" or "cuda" (observations, rewards and flags in device memory, as torch tensors);
+      dtype: the engine's precision, "float64" (default) or "float32";
+      array: "numpy" (default on the CPU) or "torch" (the default on CUDA);
+      autoreset_mode: AutoresetMode.NEXT_STEP (default), SAME_STEP or DISABLED (or their values);
+      action: "torque" (Gymnasium's: the control of each motor) or "target" (a position target per
+        actuated joint, tracked by PD gains kp and kd within the motor's torque range);
+      randomize: per-world parameters drawn again for every world that resets, as a study file's
+        "vary" list ({"parameter": "body.torso.mass", "distribution": "uniform", "low": 4, "high": 6});
+      max_episode_steps: truncation (default Gymnasium's), threads: CPU threads (0: all cores),
+      engine_dt: the engine's step (must divide frame_skip * MuJoCo's timestep).
+    """
+
+    spec_: TaskSpec
+
+    def __init__(self, num_envs: int = 1, *, device: str = "cpu", dtype: str = "float64", array: Optional[str] = None,
+                 autoreset_mode=AutoresetMode.NEXT_STEP, action: str = "torque", kp: Optional[float] = None,
+                 kd: Optional[float] = None, randomize: Optional[Sequence[dict]] = None,
+                 max_episode_steps: Optional[int] = None, threads: int = 0, engine_dt: Optional[float] = None,
+                 render_mode: Optional[str] = None, width: int = 480, height: int = 480,
+                 camera: Optional[Dict[str, Any]] = None, frame_skip: Optional[int] = None, xml_file: Optional[str] = None,
+                 **task_kwargs):
+        spec = self.spec_
+        unknown = sorted(set(task_kwargs) - set(spec.defaults))
+        if unknown:
+            raise TypeError(f"lockstep/{spec.name}: unknown keyword argument(s) {', '.join(unknown)}; the task "
+                            f"takes {', '.join(sorted(spec.defaults))} and the vector environment's own")
+        self._init_rendering(f"lockstep/{spec.name}", render_mode, width, height,
+                             spec.camera if camera is None else camera)
+        self.options = {**spec.defaults, **task_kwargs}
+        self.frame_skip = spec.frame_skip if frame_skip is None else int(frame_skip)
+        if self.frame_skip < 1:
+            raise ValueError(f"frame_skip must be at least 1, not {frame_skip!r}")
+        xml = _asset(spec.xml) if xml_file is None else os.fspath(xml_file)
+        self.layout = _ext.mjcf_layout(xml)
+        self.dt = self.layout["timestep"] * self.frame_skip  # Gymnasium's env dt
+        edt = spec.engine_dt if engine_dt is None else float(engine_dt)
+        substeps = self.dt / edt
+        if not (np.isfinite(substeps) and substeps >= 1 and abs(substeps - round(substeps)) < 1e-9 * substeps):
+            raise ValueError(f"engine_dt {edt!r} must divide the environment's dt {self.dt!r} (frame_skip "
+                             f"{self.frame_skip} x timestep {self.layout['timestep']})")
+        self.substeps, self.engine_dt = int(round(substeps)), self.dt / round(substeps)
+
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f'device must be "cpu" or "cuda", not {device!r}')
+        array = array or ("torch" if device == "cuda" else "numpy")
+        if array not in ("numpy", "torch") or (device == "cuda" and array != "torch"):
+            raise ValueError(f'array must be "numpy" or "torch" ("torch" on CUDA), not {array!r}')
+        self.model = load({"name": spec.name, "mjcf": {"path": xml},
+                           "simulation": {"dt": self.engine_dt, "integrator": "rk4"}})
+        self.batch = Batch(self.model, num_envs, device=device, dtype=dtype, threads=threads)
+        self.num_envs = self.batch.worlds
+        self.device = self.batch.device
+        self.xp = TorchOps(dtype, "cuda" if self.device == "cuda" else "cpu") if array == "torch" else NumpyOps(dtype)
+        self.state = MujocoState(self.batch, self.layout, self.xp)
+        self._init_episodes(max_episode_steps=spec.max_episode_steps if max_episode_steps is None else max_episode_steps,
+                            autoreset_mode=autoreset_mode, randomize=randomize, render_fps=int(np.round(1.0 / self.dt)))
+
+        # Initial state: MuJoCo's qpos0 (clamped into the joint ranges: Ant's ankles start outside
+        # theirs, where a stop would start compressed) and zero velocities.
+        self.init_qpos = np.array(self.layout["qpos0"], dtype=np.float64)
+        self.init_qvel = np.zeros(self.layout["nv"])
+        params = self.batch.params
+        speed_names = self.model.speed_names
+        for lo_hi, (qa, _, _, uo) in zip(self._ranges(), self.state.scalar):
+            self.init_qpos[qa] = np.clip(self.init_qpos[qa], *lo_hi)
+
+        # Actions.
+        acts = self.layout["actuators"]
+        if any(a["drives_target"] for a in acts):
+            raise ValueError(f"lockstep/{spec.name}: position and velocity servos are not tasks' actuators here")
+        self._act_u = np.array([a["u"] for a in acts], dtype=np.int64)
+        ctrl = np.array([a["ctrl_range"] for a in acts], dtype=np.float64)
+        if action == "torque":
+            low, high = ctrl[:, 0], ctrl[:, 1]
+        elif action == "target":
+            if kp is None or kd is None or not (kp > 0 and kd >= 0):
+                raise ValueError('action="target" needs the PD gains: kp > 0 and kd >= 0 (N m/rad, N m s/rad)')
+            ranges = np.array([self._range_of_speed(u) for u in self._act_u], dtype=np.float64)
+            low, high = ranges[:, 0], ranges[:, 1]
+            for a, u in zip(acts, self._act_u):
+                name = speed_names[u]
+                params[f"actuator.{name}.mode"] = 1.0
+                params[f"actuator.{name}.kp"] = float(kp)
+                params[f"actuator.{name}.kd"] = float(kd)
+                limit = abs(a["gear"]) * np.max(np.abs(a["ctrl_range"]))
+                if np.isfinite(limit):
+                    params[f"effort_limit.{name}"] = limit
+        else:
+            raise ValueError(f'action must be "torque" or "target", not {action!r}')
+        self.action = action
+        if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+            raise ValueError(f"lockstep/{spec.name}: the actuators' control ranges must be finite")
+        self.single_action_space = gym.spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
+        self.action_space = batch_space(self.single_action_space, self.num_envs)
+
+        obs = self._observe()
+        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs.shape[1],), dtype=np.float64)
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+
+    # --- what each task defines ---
+    def _observe(self):
+        raise NotImplementedError
+
+    def _progress(self):
+        """What the reward needs from before the step (positions whose rate is rewarded)."""
+        return None
+
+    def _reward(self, before, ctrl):
+        """(reward, terminated, info of arrays) after a step; ctrl: the actions [n, nu] as given."""
+        raise NotImplementedError
+
+    def _noise(self, qpos, qvel, rng):
+        """Adds the task's reset noise to qpos, qvel (NumPy [k, nq], [k, nv], copies of the initial state)."""
+        raise NotImplementedError
+
+    # --- helpers ---
+    def _ranges(self):
+        return [self._range_of_speed(uo) for (_, _, _, uo) in self.state.scalar]
+
+    def _range_of_speed(self, u):
+        name = self.model.speed_names[u]
+        params = self.batch.params
+        key = f"stop.{name}.lower"
+        if key in params:
+            lo, hi = float(params[key][0]), float(params[f"stop.{name}.upper"][0])
+            if np.isfinite(lo) and np.isfinite(hi):
+                return lo, hi
+        return -np.pi, np.pi
+
+    def _tangent_noise(self, qpos, scale, rng, kind="uniform"):
+        """Gymnasium's qpos noise, but on a free or ball joint's orientation a rotation by a random
+        rotation vector of the same distribution per component (the quaternion stays unit)."""
+        k = qpos.shape[0]
+        draw = (lambda n: rng.uniform(-scale, scale, (k, n))) if kind == "uniform" else \
+            (lambda n: scale * rng.standard_normal((k, n)))
+        out = qpos.copy()
+        out[:, self.state.qpos_of_q] += draw(len(self.state.qpos_of_q))
+        for j in self.state.free + self.state.ball:
+            a = j["qpos_adr"] + (3 if j["type"] == "free" else 0)
+            if j["type"] == "free":
+                out[:, a - 3:a] += draw(3)
+            out[:, a:a + 4] = quaternion_product(out[:, a:a + 4], quaternion_of_rotation_vector(draw(3)))
+        return out
+
+    # --- the episode layer's hooks (lockstep.episodes) ---
+    def _start_episodes(self, idx: np.ndarray) -> None:
+        """MuJoCo's initial state (qpos0 clamped into the ranges, qvel 0) with the task's reset noise."""
+        qpos = np.broadcast_to(self.init_qpos, (idx.size, self.init_qpos.size)).copy()
+        qvel = np.broadcast_to(self.init_qvel, (idx.size, self.init_qvel.size)).copy()
+        qpos, qvel = self._noise(qpos, qvel, self.np_random)
+        q, u = self.state.to_lockstep(qpos, qvel)
+        self.batch.set_state(q, u, indices=idx)
+        self.state.invalidate()
+
+    def _write_actions(self, actions):
+        xp = self.xp
+        a = xp.asarray(actions)
+        if tuple(a.shape) != self.action_space.shape:
+            raise ValueError(f"actions must have shape {self.action_space.shape}, not {tuple(a.shape)}")
+        if self.action == "torque":
+            self.state.fields["tau"][:, self._act_u] = a
+        else:
+            low, high = xp.asarray(self.single_action_space.low), xp.asarray(self.single_action_space.high)
+            self.state.fields["target"][:, 2 * self._act_u] = xp.clip(a, low, high)
+        return a
+
+    def _before_step(self):
+        return self._progress()
+
+    def _advance(self) -> None:
+        self.batch.step(self.substeps, self.engine_dt)
+        self.state.invalidate()
+
+    def _score(self, before, actions, obs):
+        return self._reward(before, actions)
+
+    def close_extras(self, **kwargs):
+        super().close_extras(**kwargs)
+        self.state = None
