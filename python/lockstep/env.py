@@ -4,13 +4,15 @@ Every world is one sub-environment. Actions are generalized forces written into 
 field (one per mobility, clipped to the action space); observations are registry fields chosen by
 name, concatenated per world; reward and termination are functions the user writes on arrays:
 
-    def reward(batch, obs, actions):   -> array of shape (num_envs,)
+    def reward(batch, obs, actions):   -> array of shape (num_envs,),
+                                          or (that array, {info term: array of shape (num_envs,)})
     def terminated(batch, obs):        -> boolean array of shape (num_envs,)
 
-Worlds whose status bits are set (the engine flagged them: NaN, singular bushing, ...) are
-terminated too, with their status in info["status"]. Autoreset follows Gymnasium's default
-next-step mode (metadata["autoreset_mode"]): after a sub-environment ends, the next step() resets it
-instead of stepping it, returning its first observation with reward 0 and neither flag set.
+The episode rules are those of every Lockstep vector environment, the MuJoCo tasks' included
+(lockstep.episodes, docs/environments.md): truncation at max_episode_steps; a world the engine
+flags (NaN, singular bushing, ...) is truncated with reward 0 and the reason in info["status"];
+the autoreset modes NEXT_STEP (the default), SAME_STEP and DISABLED; reset(seed=..., options=
+{"reset_mask": ...}); domain randomization (`randomize`); each info term with its own "_key" mask.
 """
 from __future__ import annotations
 
@@ -22,34 +24,34 @@ from gymnasium.vector import AutoresetMode
 from gymnasium.vector.utils import batch_space
 
 from . import Batch, Model, load
-from .episodes import RenderedFrames
+from .arrays import NumpyOps
+from .episodes import EpisodeVectorEnv, RenderedFrames  # noqa: F401  (RenderedFrames: lockstep.env's before)
 
-RewardFn = Callable[[Batch, np.ndarray, np.ndarray], np.ndarray]
+RewardFn = Callable[[Batch, np.ndarray, np.ndarray], Any]
 TerminatedFn = Callable[[Batch, np.ndarray], np.ndarray]
 
 
-class VectorEnv(gym.vector.VectorEnv):
-    metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"]}
-
+class VectorEnv(EpisodeVectorEnv):
     def __init__(self, model, num_envs: int, reward_fn: RewardFn, terminated_fn: Optional[TerminatedFn] = None, *,
                  observations: Sequence[str] = ("q", "u"), max_episode_steps: int = 1000, dt: Optional[float] = None,
                  substeps: int = 1, action_high=None, reset_noise: float = 0.0, device: str = "cpu",
-                 dtype: str = "float64", render_mode: Optional[str] = None, width: int = 480, height: int = 480,
-                 camera: Optional[Dict[str, Any]] = None):
+                 dtype: str = "float64", autoreset_mode=AutoresetMode.NEXT_STEP,
+                 randomize: Optional[Sequence[dict]] = None, render_mode: Optional[str] = None, width: int = 480,
+                 height: int = 480, camera: Optional[Dict[str, Any]] = None):
         """model: a lockstep.Model or a scene path; each env step advances `substeps` engine steps of
         dt (default the scene's). action_high: the bound of each action (scalar or one per mobility;
         default the joints' effort limits, which must then all be finite). reset_noise: reset()
         adds uniform noise in [-reset_noise, reset_noise] to every initial coordinate q.
+        autoreset_mode: AutoresetMode.NEXT_STEP (default), SAME_STEP or DISABLED (or their values).
+        randomize: per-world parameters drawn again for every world that resets, as a study file's
+        "vary" list ({"parameter": "body.link1.mass", "distribution": "uniform", "low": 1, "high": 2}).
         render_mode="rgb_array": render() returns one (height, width, 3) frame per sub-environment,
         drawn when read (Batch.render; camera as there, following the world by default)."""
-        if render_mode not in (None, "rgb_array"):
-            raise ValueError(f'render_mode must be "rgb_array" or None, not {render_mode!r}')
-        self.render_mode, self.width, self.height = render_mode, int(width), int(height)
-        self.camera = dict(camera or {})
+        self._init_rendering("lockstep.VectorEnv", render_mode, width, height, camera)
         if not isinstance(model, Model):
             model = load(model)
-        if max_episode_steps < 1 or substeps < 1:
-            raise ValueError("max_episode_steps and substeps must be at least 1")
+        if substeps < 1:
+            raise ValueError(f"substeps must be at least 1, not {substeps!r}")
         if dt is not None and not (np.isfinite(dt) and dt > 0):
             raise ValueError(f"dt must be a positive finite number of seconds, not {dt!r}")
         if not (np.isfinite(reset_noise) and reset_noise >= 0):
@@ -65,12 +67,14 @@ class VectorEnv(gym.vector.VectorEnv):
             raise NotImplementedError("VectorEnv returns NumPy arrays: use device=\"cpu\" (on CUDA, drive a "
                                       "Batch directly through its DLPack views)")
         self.num_envs = int(num_envs)
+        self.xp = NumpyOps(self.batch.dtype)
         self.reward_fn, self.terminated_fn = reward_fn, terminated_fn
         self.observation_names = tuple(observations)
-        self.max_episode_steps, self.substeps = int(max_episode_steps), int(substeps)
+        self.substeps = int(substeps)
         self.dt = model.dt if dt is None else float(dt)
         self.reset_noise = float(reset_noise)
-        self.metadata = {**type(self).metadata, "render_fps": max(1, int(round(1.0 / (self.dt * self.substeps))))}
+        self._init_episodes(max_episode_steps=max_episode_steps, autoreset_mode=autoreset_mode, randomize=randomize,
+                            render_fps=max(1, int(round(1.0 / (self.dt * self.substeps)))))
 
         nu = model.nu
         if action_high is None:
@@ -84,8 +88,6 @@ class VectorEnv(gym.vector.VectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
 
-        self._episode_steps = np.zeros(self.num_envs, dtype=np.int64)
-        self._autoreset = np.zeros(self.num_envs, dtype=bool)
         self._initial_q = np.array(self._view("initialQ") if "initialQ" in Batch.__dict__ else
                                    np.broadcast_to(model.initial_q, (self.num_envs, model.nq)))
         self._initial_u = np.array(self._view("initialU") if "initialU" in Batch.__dict__ else
@@ -95,68 +97,36 @@ class VectorEnv(gym.vector.VectorEnv):
         v = self.batch.field(name)
         return v.reshape(self.num_envs, -1) if v.ndim == 1 else v
 
+    # --- the episode layer's hooks (lockstep.episodes) ---
     def _observe(self) -> np.ndarray:
         return np.concatenate([self._view(n) for n in self.observation_names], axis=1, dtype=self.batch.dtype)
 
-    def _reset_worlds(self, mask: np.ndarray) -> None:
-        idx = np.flatnonzero(mask)
-        if idx.size == 0:
-            return
+    def _start_episodes(self, idx: np.ndarray) -> None:
+        """The scene's initial state, with uniform noise of half-width reset_noise on q."""
         self.batch.reset(indices=idx)
         if self.reset_noise > 0:
             q = self._initial_q[idx] + self.np_random.uniform(-self.reset_noise, self.reset_noise,
                                                               (idx.size, self._initial_q.shape[1]))
             self.batch.set_state(q, self._initial_u[idx], indices=idx)
         self.batch.evaluate()
-        self._episode_steps[idx] = 0
 
-    def _check_open(self) -> None:
-        if self.batch is None:
-            raise gym.error.ClosedEnvironmentError("lockstep.VectorEnv: the environment is closed (close() was "
-                                                   "called); make a new one")
-
-    def reset(self, *, seed: Optional[int] = None, options: Optional[dict] = None):
-        self._check_open()
-        super().reset(seed=seed, options=options)
-        self._reset_worlds(np.ones(self.num_envs, dtype=bool))
-        self._autoreset[:] = False
-        return self._observe(), {}
-
-    def step(self, actions):
-        self._check_open()
+    def _write_actions(self, actions):
         actions = np.asarray(actions, dtype=self.batch.dtype)
         if actions.shape != self.action_space.shape:
             raise ValueError(f"actions must have shape {self.action_space.shape}, not {actions.shape}")
         low, high = self.single_action_space.low, self.single_action_space.high
         self.batch.tau[...] = np.clip(actions, low, high)
+        return actions
+
+    def _advance(self) -> None:
         self.batch.step(self.substeps, self.dt)
-        self._episode_steps += 1
 
-        resetting = self._autoreset.copy()
-        self._reset_worlds(resetting)
-        obs = self._observe()
-        reward = np.asarray(self.reward_fn(self.batch, obs, actions), dtype=np.float64).reshape(self.num_envs)
-        status = np.array(self.batch.status)
-        terminated = status != 0
-        if self.terminated_fn is not None:
-            terminated |= np.asarray(self.terminated_fn(self.batch, obs), dtype=bool).reshape(self.num_envs)
-        truncated = self._episode_steps >= self.max_episode_steps
-        reward[resetting] = 0.0
-        terminated[resetting] = False
-        truncated[resetting] = False
-        self._autoreset = terminated | truncated
-        info = {}
-        if status.any():
-            info = {"status": status, "_status": status != 0}
-        return obs, reward, terminated, truncated, info
-
-    def render(self):
-        """With render_mode="rgb_array", one frame per sub-environment (drawn when read); else None."""
-        self._check_open()
-        if self.render_mode is None:
-            gym.logger.warn('render() was called without render_mode; make the environment with render_mode="rgb_array"')
-            return None
-        return RenderedFrames(self)
-
-    def close_extras(self, **kwargs):
-        self.batch = None
+    def _score(self, before, actions, obs):
+        n = self.num_envs
+        reward, terms = self.reward_fn(self.batch, obs, actions), {}
+        if isinstance(reward, tuple):
+            reward, terms = reward
+        reward = np.asarray(reward, dtype=np.float64).reshape(n)
+        terminated = np.zeros(n, dtype=bool) if self.terminated_fn is None else \
+            np.asarray(self.terminated_fn(self.batch, obs), dtype=bool).reshape(n)
+        return reward, terminated, {k: np.array(v) for k, v in terms.items()}  # copies: not the engine's memory

@@ -1,4 +1,5 @@
-"""lockstep.sb3.VecEnv: a Lockstep vector environment as Stable-Baselines3's VecEnv.
+"""lockstep.sb3.VecEnv: a Lockstep vector environment (a task, or lockstep.VectorEnv) as
+Stable-Baselines3's VecEnv.
 
     import gymnasium as gym, lockstep
     from lockstep.sb3 import VecEnv
@@ -19,7 +20,7 @@ import numpy as np
 from gymnasium.vector import AutoresetMode
 from stable_baselines3.common.vec_env.base_vec_env import VecEnv as _SB3VecEnv
 
-from .tasks import MujocoTaskEnv
+from .episodes import EpisodeVectorEnv
 
 
 def _numpy(a) -> np.ndarray:
@@ -27,13 +28,12 @@ def _numpy(a) -> np.ndarray:
 
 
 class VecEnv(_SB3VecEnv):
-    def __init__(self, env: MujocoTaskEnv):
+    def __init__(self, env: EpisodeVectorEnv):
         env = getattr(env, "unwrapped", env)
-        if not isinstance(env, MujocoTaskEnv):
-            raise TypeError(f"lockstep.sb3.VecEnv wraps a Lockstep task environment (gymnasium.make_vec("
-                            f"\"lockstep/...\")), not {type(env).__name__}")
-        env.autoreset_mode = AutoresetMode.SAME_STEP
-        env.metadata["autoreset_mode"] = AutoresetMode.SAME_STEP
+        if not isinstance(env, EpisodeVectorEnv):
+            raise TypeError(f"lockstep.sb3.VecEnv wraps a Lockstep vector environment (gymnasium.make_vec("
+                            f"\"lockstep/...\") or lockstep.VectorEnv), not {type(env).__name__}")
+        env.set_autoreset_mode(AutoresetMode.SAME_STEP)
         self.env = env
         self._actions = None
         self._seed: Optional[int] = None
