@@ -36,15 +36,6 @@ class LogCapture : public console_bridge::OutputHandler {
   std::vector<std::string> errors;
 };
 
-// The rotation R with R * from = to, for unit vectors: the shortest rotation, or a half turn about
-// `halfTurnAxis` (perpendicular to `from`) when `to` = -from.
-Rotationd rotationTaking(const Vec3d& from, const Vec3d& to, int halfTurnAxis) {
-  const Vec3d v = cross(from, to);
-  const double s = norm(v), c = dot(from, to);
-  if (s < 1e-15) return c > 0 ? Rotationd::identity() : Rotationd::aboutAxis(halfTurnAxis, M_PI);
-  return Rotationd::aboutUnitVector(v / s, std::atan2(s, c));
-}
-
 // urdfdom's links own their children (shared pointers): a cycle of joints would never be freed,
 // and a long chain would be freed by one nested destructor call per link. Dropping every link's
 // children before the robot is freed frees each link on its own, whatever the joints are.
@@ -442,6 +433,13 @@ UrdfImport importUrdf(const std::string& xml, const std::string& source, const U
 
 UrdfImport importUrdfFile(const std::string& path, const UrdfOptions& options) {
   return importUrdf(io::readTextFile(path), path, options);
+}
+
+Rotationd rotationTaking(const Vec3d& from, const Vec3d& to, int halfTurnAxis) {
+  const Vec3d v = cross(from, to);
+  const double s = norm(v), c = dot(from, to);
+  if (s < 1e-15) return c > 0 ? Rotationd::identity() : Rotationd::aboutAxis(halfTurnAxis, M_PI);
+  return Rotationd::aboutUnitVector(v / s, std::atan2(s, c));
 }
 
 MassProperties reexpressMassProperties(const Transformd& X_BC, const MassProperties& inC) {
