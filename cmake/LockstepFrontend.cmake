@@ -75,7 +75,7 @@ add_executable(lockstep_cli
   host/cli/simulate.cpp
   host/cli/info.cpp
   host/cli/recording.cpp
-  host/cli/study.cpp
+  host/cli/study_command.cpp
   host/cli/bench.cpp
   host/cli/plot.cpp
   host/cli/app.cpp

@@ -62,7 +62,7 @@ TEST(Study, SamplingIsCounterBased) {
 }
 
 // Golden values of the first draws of a few (seed, variation, world), computed independently with
-// Python's integers from the definition (splitmix64 of the counters, uniform01 in study.cpp):
+// Python's integers from the definition (splitmix64 of the counters, uniform01 in host/study/study_worlds.cpp):
 // draw 0 is a uniform(0, 1) variation's value; draw 1 enters a normal one (Box-Muller).
 TEST(Study, DrawsArePinned) {
   struct Golden {
