@@ -195,9 +195,7 @@ int runStudyCommand(const StudyOptions& o) {
     if (f.spec.until.maxWorlds > 0 && f.spec.until.maxWorlds < f.spec.worlds)
       throw std::invalid_argument("--worlds " + std::to_string(f.spec.worlds) + " is more than the study's until.max_worlds (" +
                                   std::to_string(f.spec.until.maxWorlds) + ")");
-    backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
-                             : o.device == "cuda" ? DeviceChoice::Cuda
-                                                  : DeviceChoice::Auto);
+    backend = resolveBackend(parseDeviceChoice(o.device));
     // One GPU per rank on a node (node-local rank), or a share of the node's cores.
     if (backend == Backend::Cuda && ranks.usesMpi()) selectCudaDevice(ranks.localRank() % std::max(1, cudaDeviceCount()));
     const std::int64_t planned =
@@ -206,7 +204,7 @@ int runStudyCommand(const StudyOptions& o) {
     const int share = std::max(1, cores / ranks.localSize());
     threads = cappedCpuThreads(o.threads > 0 ? o.threads : (ranks.localSize() > 1 ? share : 0),
                                   std::max<std::int64_t>(1, planned / ranks.size()));
-    const Precision precision = f.precision == "float" ? Precision::Float : Precision::Double;
+    const Precision precision = parsePrecision(f.precision);
     chunk = o.chunk > 0 ? o.chunk : chunkFromMemory(*f.scene.model, precision, backend, threads, ranks.localSize());
     f.spec.chunk = chunk;
     f.spec.cpuThreads = threads;
@@ -306,7 +304,7 @@ int runStudyCommand(const StudyOptions& o) {
   };
   StudyRun done;
   try {
-    done = f.precision == "float" ? run(float{}) : run(double{});
+    done = withPrecision(parsePrecision(f.precision), run);
   } catch (const std::exception& e) {
     // Every rank stops; rank 0 says why (and which rank failed).
     if (!ranks.root()) return 1;
@@ -456,9 +454,9 @@ Command addStudyCommand(CLI::App& parent) {
   addWholeNumber(*app, "--seed", o->seed, 0, std::numeric_limits<std::int64_t>::max(),
                  "seed of the parameter draws (default: the study's)");
   app->add_option("--precision", o->precision, "float or double (default: the study's)")
-      ->check(CLI::IsMember({"float", "double"}));
+      ->check(CLI::IsMember(precisionNames()));
   app->add_option("--device", o->device, "cpu, cuda or auto; under MPI each rank takes GPU (node-local rank mod GPUs)")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+      ->check(CLI::IsMember(deviceChoiceNames()));
   app->add_option("--out", o->out, "prefix of the output files: PREFIX.csv, PREFIX.json, PREFIX.png")
       ->capture_default_str();
   addWholeNumber(*app, "--chunk", o->chunk, 1, kMaxWorlds,
