@@ -13,6 +13,8 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "options.h"
+
 namespace lockstep::cli {
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the .npy headers below declare little-endian data");
@@ -559,20 +561,6 @@ template Frame readFrame<double>(Batch<double>&, const RecordingLayout&);
 
 bool isRecordingPath(const std::string& path) { return endsWith(path, ".csv") || endsWith(path, ".npz"); }
 
-namespace {
-
-std::string sizeText(double bytes) {
-  char buf[64];
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  for (double b = bytes; b >= 1024 && u < 6; b /= 1024) ++u;
-  if (u == 0) std::snprintf(buf, sizeof(buf), "%.0f bytes", bytes);
-  else std::snprintf(buf, sizeof(buf), "%.1f %s", bytes / std::pow(1024.0, u), units[u]);
-  return buf;
-}
-
-}  // namespace
-
 RecordingSize recordingSize(const std::string& path, const Model& model, const RecordingLayout& layout,
                             std::int64_t worlds, int frames) {
   // In doubles: a recording too large for any disk must still be counted without overflow.
@@ -612,10 +600,10 @@ void checkRecordingFits(const std::string& option, const std::string& path, cons
   if (size.peakBytes <= available) return;
   char values[32];
   std::snprintf(values, sizeof(values), "%.3g", size.values);
-  std::string need = "'" + path + "' needs about " + sizeText(size.bytes) + " (" + values + " values)";
+  std::string need = "'" + path + "' needs about " + bytesText(size.bytes) + " (" + values + " values)";
   if (size.peakBytes > size.bytes)
-    need += ", and " + sizeText(size.peakBytes) + " while it is written (its arrays are staged beside it, then archived)";
-  throw std::runtime_error(option + ": " + need + ", but the file system of '" + folder + "' has " + sizeText(available) +
+    need += ", and " + bytesText(size.peakBytes) + " while it is written (its arrays are staged beside it, then archived)";
+  throw std::runtime_error(option + ": " + need + ", but the file system of '" + folder + "' has " + bytesText(available) +
                            " free; record fewer quantities (--record), fewer frames (--record-every) or fewer worlds");
 }
 

@@ -45,12 +45,6 @@ struct StudyOptions {
 // The environment variable that makes one rank fail on purpose (tests of the failure path).
 constexpr const char* kFailRankVariable = "LOCKSTEP_STUDY_FAIL_RANK";
 
-std::string gibText(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", bytes / double(1 << 30));
-  return text;
-}
-
 // Bytes rank 0 holds per world of a study at its peak (the Spearman correlations): each output's
 // gathered value, its copy and its ranks; the status; the parameters redrawn; one parameter's
 // ranks and the index sort behind them.
