@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "../io/text_file.h"
 #include "options.h"
 
 namespace lockstep::cli {
@@ -29,61 +30,6 @@ std::string folderOf(const std::string& path) {
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   return folder.empty() ? "." : folder.string();
 }
-
-// ---- the file being written: PATH.partial, renamed to PATH once complete, removed if not ----------
-
-class PartialFile {
- public:
-  explicit PartialFile(const std::string& path) : path_(path), partial_(path + ".partial") {}
-  PartialFile(const PartialFile&) = delete;
-  PartialFile& operator=(const PartialFile&) = delete;
-  ~PartialFile() {
-    if (file_) std::fclose(file_);
-    if (!committed_) std::remove(partial_.c_str());
-  }
-
-  const std::string& partial() const { return partial_; }
-
-  // Creates PATH.partial and opens it for put().
-  void open() {
-    file_ = std::fopen(partial_.c_str(), "wb");
-    if (!file_) throw std::runtime_error(partial_ + ": cannot open for writing: " + std::strerror(errno));
-  }
-  // Creates PATH.partial empty, for another writer to fill before commit().
-  void create() {
-    open();
-    const int closed = std::fclose(file_);
-    file_ = nullptr;
-    if (closed != 0) fail("creating it");
-  }
-
-  // Appends n bytes; the first failed write throws, naming the file and the system's reason.
-  void put(const void* data, std::size_t n, const char* during) {
-    if (n && std::fwrite(data, 1, n, file_) != n) fail(during);
-  }
-
-  // Closes PATH.partial and renames it to PATH.
-  void commit() {
-    if (file_) {
-      const int closed = std::fclose(file_);
-      file_ = nullptr;
-      if (closed != 0) fail("closing it");
-    }
-    if (std::rename(partial_.c_str(), path_.c_str()) != 0)
-      throw std::runtime_error(path_ + ": cannot rename " + partial_ + " to it: " + std::strerror(errno));
-    committed_ = true;
-  }
-
-  [[noreturn]] void fail(const std::string& during) const {
-    throw std::runtime_error(path_ + ": writing " + partial_ + " failed while " + during + ": " +
-                             std::strerror(errno ? errno : EIO) + " (the partial file is removed)");
-  }
-
- private:
-  std::string path_, partial_;
-  std::FILE* file_ = nullptr;
-  bool committed_ = false;
-};
 
 std::string frameWord(int frame, int frames) {
   return "writing frame " + std::to_string(frame + 1) + " of " + std::to_string(frames);
@@ -148,7 +94,7 @@ class CsvRecording : public Recording {
     row.append(buf, r.ptr);
   }
 
-  PartialFile out_;
+  io::PartialFile out_;
   RecordingLayout layout_;
   std::vector<std::int64_t> widths_;
   std::int64_t worlds_;
@@ -339,7 +285,7 @@ class NpzRecording : public Recording {
   }
 
   std::string path_;
-  PartialFile out_;
+  io::PartialFile out_;
   RecordingLayout layout_;
   int frames_, written_ = 0;
   std::vector<NpyStream> streams_;
