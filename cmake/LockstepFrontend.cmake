@@ -81,7 +81,7 @@ add_executable(lockstep_cli
   host/cli/app.cpp
   host/cli/options.cpp
   host/cli/ranks.cpp
-  host/cli/npz_file.cpp
+  host/cli/npz.cpp
   host/cli/view.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)

@@ -20,7 +20,7 @@
 #include "lockstep/io/study_file.h"
 #include "options.h"
 #include "ranks.h"
-#include "recording.h"
+#include "npz.h"
 #include "../io/text_file.h"
 
 namespace lockstep::cli {
