@@ -13,6 +13,7 @@
 #include "lockstep/backends/device.h"
 #include "options.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/study_file.h"
 #include "lockstep/view/html_viewer.h"
 #include "progress.h"

@@ -17,6 +17,7 @@
 #include "lockstep/backends/device.h"
 #include "lockstep/report/png_plots.h"
 #include "lockstep/study/study.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/study_file.h"
 #include "options.h"
 #include "ranks.h"

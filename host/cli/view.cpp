@@ -10,6 +10,7 @@
 
 #include "commands.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/view/frames.h"
 #include "lockstep/view/html_viewer.h"
 #include "lockstep/view/video.h"

@@ -30,6 +30,7 @@
 #include "lockstep/io/input_error.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/scene_description.h"
 #include "lockstep/study/study.h"
 #include "lockstep/io/study_file.h"

@@ -14,6 +14,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "test_util.h"
 
 namespace lockstep::test {
