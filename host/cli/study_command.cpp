@@ -136,6 +136,14 @@ void writeOutcomes(const std::string& path, const StudySpec& spec, const StudyOu
   writeNpz(path, members);
 }
 
+// The plots of an output's statistics and of its Sobol indices.
+HistogramPlot histogramPlot(const OutputStats& s, const std::string& title) {
+  return {title, s.name, s.count, s.mean, s.stddev, s.min, s.max, s.quantiles, s.histogram};
+}
+SobolPlot sobolPlot(const SobolIndices& s, const std::vector<std::string>& names, const std::string& title) {
+  return {title, names, s.first, s.total, s.firstLow, s.firstHigh, s.totalLow, s.totalHigh, s.rows, s.resamples};
+}
+
 // Writes every file under a temporary name first, then renames them all: a failure leaves no
 // partial file (and the original error is the one reported).
 void writeAll(const std::vector<std::pair<std::string, std::function<void(const std::string&)>>>& files) {
@@ -371,9 +379,9 @@ int runStudyCommand(const StudyOptions& o) {
       {o.out + ".json", [&](const std::string& p) { io::writeTextFile(p, studyJson(f, backend, r, distributed)); }}};
   if (healthy)
     files.push_back({o.out + ".png", [&](const std::string& p) {
-                       writeHistogramPng(p, r.outputs.front(),
-                                         f.scene.name + ": " + std::to_string(r.worlds) + " worlds after " +
-                                             std::to_string(spec.steps) + " steps");
+                       writeHistogramPng(p, histogramPlot(r.outputs.front(),
+                                                          f.scene.name + ": " + std::to_string(r.worlds) +
+                                                              " worlds after " + std::to_string(spec.steps) + " steps"));
                      }});
   // Beside the histogram, the bar chart of the sensitivities: the first output's Sobol indices, or
   // Spearman's rho of every parameter against every output.
@@ -383,8 +391,8 @@ int runStudyCommand(const StudyOptions& o) {
       healthy && (!r.sobol.empty() || (!r.spearman.empty() && spec.outputs.size() <= LinePlot::kMaxCurves));
   if (sensitivityChart && !r.sobol.empty())
     files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
-                       writeSobolPng(p, parameters, r.sobol.front(),
-                                     f.scene.name + ": Sobol indices of " + spec.outputs.front());
+                       writeSobolPng(p, sobolPlot(r.sobol.front(), parameters,
+                                                  f.scene.name + ": Sobol indices of " + spec.outputs.front()));
                      }});
   else if (sensitivityChart)
     files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
