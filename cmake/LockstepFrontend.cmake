@@ -75,13 +75,13 @@ add_executable(lockstep_cli
   host/cli/simulate.cpp
   host/cli/info.cpp
   host/cli/recording.cpp
-  host/cli/study.cpp
+  host/cli/study_command.cpp
   host/cli/bench.cpp
   host/cli/plot.cpp
   host/cli/app.cpp
   host/cli/options.cpp
   host/cli/ranks.cpp
-  host/cli/npz_file.cpp
+  host/cli/npz.cpp
   host/cli/view.cpp
 )
 set_target_properties(lockstep_cli PROPERTIES OUTPUT_NAME lockstep)

@@ -25,6 +25,7 @@ add_library(lockstep STATIC
   host/study/study_reduction.cpp
   host/study/study_rounds.cpp
   host/study/study_statistics.cpp
+  host/study/run_choices.cpp
 )
 # The throughput measurement: the command line's `bench` calls it, so it is built with or without
 # the benchmarks.

@@ -18,12 +18,16 @@ TEST(Plot, HistogramPngIsWritten) {
   }
   const OutputStats s = reduceValues("q.joint7", values.data(), status.data(), 1000, {0.05, 0.5, 0.95}, 30);
   const std::string path = ::testing::TempDir() + "lockstep_histogram.png";
-  writeHistogramPng(path, s, "chain-7 study");
+  const HistogramPlot h = {"chain-7 study", s.name, s.count, s.mean, s.stddev, s.min, s.max, s.quantiles, s.histogram};
+  writeHistogramPng(path, h);
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   ASSERT_GT(bytes.size(), 1000u);
   EXPECT_EQ(bytes.substr(1, 3), "PNG");
-  EXPECT_THROW(writeHistogramPng("/nonexistent-dir/x.png", s, "t"), std::runtime_error);
+  EXPECT_THROW(writeHistogramPng("/nonexistent-dir/x.png", h), std::runtime_error);
+  HistogramPlot empty = h;
+  empty.count = 0;
+  EXPECT_THROW(writeHistogramPng(path, empty), std::runtime_error);
 }
 
 // Reads a file whole.
@@ -33,7 +37,9 @@ std::string fileBytes(const std::string& path) {
 }
 
 TEST(Plot, SobolAndSpearmanPngsAreWritten) {
-  SobolIndices s;
+  SobolPlot s;
+  s.title = "Ishigami";
+  s.names = {"x1", "x2", "x3"};
   s.rows = 4096;
   s.resamples = 500;
   s.first = {0.31, 0.44, -0.01};
@@ -42,14 +48,16 @@ TEST(Plot, SobolAndSpearmanPngsAreWritten) {
   s.firstHigh = {0.34, 0.47, 0.01};
   s.totalLow = {0.53, 0.42, 0.22};
   s.totalHigh = {0.59, 0.46, 0.26};
-  const std::vector<std::string> names = {"x1", "x2", "x3"};
+  const std::vector<std::string> names = s.names;
   const std::string sobol = ::testing::TempDir() + "lockstep_sobol.png";
-  writeSobolPng(sobol, names, s, "Ishigami");
+  writeSobolPng(sobol, s);
   std::string bytes = fileBytes(sobol);
   ASSERT_GT(bytes.size(), 1000u);
   EXPECT_EQ(bytes.substr(1, 3), "PNG");
-  EXPECT_THROW(writeSobolPng(sobol, {"x1"}, s, "t"), std::runtime_error);
-  EXPECT_THROW(writeSobolPng("/nonexistent-dir/x.png", names, s, "t"), std::runtime_error);
+  SobolPlot mismatched = s;
+  mismatched.names = {"x1"};
+  EXPECT_THROW(writeSobolPng(sobol, mismatched), std::runtime_error);
+  EXPECT_THROW(writeSobolPng("/nonexistent-dir/x.png", s), std::runtime_error);
 
   const std::vector<std::vector<double>> rho = {{0.9, -0.2}, {-1.0, NAN}, {0.05, 0.5}};
   const std::string spearman = ::testing::TempDir() + "lockstep_spearman.png";

@@ -5,6 +5,7 @@
 
 #include "lockstep/engine/builtin_scenes.h"
 #include "lockstep/backends/device.h"
+#include "lockstep/study/run_choices.h"
 #include "lockstep/study/study.h"
 #include "test_util.h"
 
@@ -62,7 +63,7 @@ TEST(Study, SamplingIsCounterBased) {
 }
 
 // Golden values of the first draws of a few (seed, variation, world), computed independently with
-// Python's integers from the definition (splitmix64 of the counters, uniform01 in study.cpp):
+// Python's integers from the definition (splitmix64 of the counters, uniform01 in host/study/study_worlds.cpp):
 // draw 0 is a uniform(0, 1) variation's value; draw 1 enters a normal one (Box-Muller).
 TEST(Study, DrawsArePinned) {
   struct Golden {
@@ -517,6 +518,27 @@ TEST(Study, SharesAssembleToTheMomentsOfAllWorlds) {
   share.add(0, x.data(), status.data(), 1500);
   partial.add(share);
   EXPECT_THROW(partial.total(n), std::logic_error);
+}
+
+// The names of --precision, --device, study files' "precision" and Python's device=, and the one
+// float/double dispatch behind them.
+TEST(RunChoices, NamesParseBothWaysAndThePrecisionPicksTheScalarType) {
+  for (const std::string& name : precisionNames()) EXPECT_EQ(precisionName(parsePrecision(name)), name);
+  EXPECT_EQ(parsePrecision("float"), Precision::Float);
+  EXPECT_EQ(parsePrecision("double"), Precision::Double);
+  EXPECT_EQ(parseDeviceChoice("cpu"), DeviceChoice::Cpu);
+  EXPECT_EQ(parseDeviceChoice("cuda"), DeviceChoice::Cuda);
+  EXPECT_EQ(parseDeviceChoice("auto"), DeviceChoice::Auto);
+  EXPECT_EQ(deviceChoiceNames(), (std::vector<std::string>{"cpu", "cuda", "auto"}));
+  try {
+    parseDeviceChoice("gpu");
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "device must be \"cpu\", \"cuda\" or \"auto\", not \"gpu\"");
+  }
+  EXPECT_THROW(parsePrecision("half"), std::invalid_argument);
+  EXPECT_EQ(withPrecision(Precision::Float, [](auto t) { return sizeof(t); }), sizeof(float));
+  EXPECT_EQ(withPrecision(Precision::Double, [](auto t) { return sizeof(t); }), sizeof(double));
 }
 
 }  // namespace

@@ -48,9 +48,7 @@ int runBench(const BenchOptions& o) {
   std::string error, isa;
   try {
     scene = o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene);
-    backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
-                             : o.device == "cuda" ? DeviceChoice::Cuda
-                                                  : DeviceChoice::Auto);
+    backend = resolveBackend(parseDeviceChoice(o.device));
     if (backend == Backend::Cuda && ranks.usesMpi()) selectCudaDevice(ranks.localRank() % std::max(1, cudaDeviceCount()));
     worlds = parseWholeNumberList("--worlds", o.worlds.empty() ? (backend == Backend::Cuda ? "1,256,4096,65536,1048576"
                                                                                            : "1,256,4096")
@@ -58,7 +56,7 @@ int runBench(const BenchOptions& o) {
                                   1, kMaxWorlds);
     for (const std::string& p : splitList(o.precision)) {
       if (p != "float" && p != "double") throw std::invalid_argument("--precision: '" + p + "' is not float or double");
-      precisions.push_back(p == "float" ? Precision::Float : Precision::Double);
+      precisions.push_back(parsePrecision(p));
     }
     if (backend == Backend::Cpu) isa = describeCpuIsa();  // throws on a bad LOCKSTEP_CPU_ISA, before any output
   } catch (const std::exception& e) {
@@ -151,7 +149,7 @@ Command addBenchCommand(CLI::App& parent) {
          "comma-separated world counts (default: 1,256,4096 on the CPU; up to 1048576 on a GPU)")
       ->type_name("LIST");
   app->add_option("--precision", o->precision, "float, double or both (comma-separated)")->capture_default_str();
-  app->add_option("--device", o->device, "cpu, cuda or auto")->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+  app->add_option("--device", o->device, "cpu, cuda or auto")->check(CLI::IsMember(deviceChoiceNames()));
   addWholeNumber(*app, "--steps-per-call", o->stepsPerCall, 1, kMaxInt, "steps per timed call (default: 10)");
   addWholeNumber(*app, "--repetitions", o->repetitions, 1, kMaxInt,
                  "timed calls; the median is reported (default: 5)");

@@ -148,6 +148,28 @@ void checkMemory(const Model& model, Precision precision, std::int64_t worlds, B
 }
 
 namespace {
+
+const char* const kByteUnits[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+
+// Bytes in kByteUnits[unit]: whole bytes, or one decimal.
+std::string inByteUnit(double bytes, int unit) {
+  char text[64];
+  if (unit == 0) std::snprintf(text, sizeof text, "%.0f bytes", bytes);
+  else std::snprintf(text, sizeof text, "%.1f %s", bytes / std::pow(1024.0, unit), kByteUnits[unit]);
+  return text;
+}
+
+}  // namespace
+
+std::string gibText(double bytes) { return inByteUnit(bytes, 3); }
+
+std::string bytesText(double bytes) {
+  int unit = 0;
+  for (double b = bytes; b >= 1024 && unit < 6; b /= 1024) ++unit;
+  return inByteUnit(bytes, unit);
+}
+
+namespace {
 volatile std::sig_atomic_t gInterruptSignal = 0;
 extern "C" void noteInterrupt(int signal) { gInterruptSignal = signal; }
 }  // namespace

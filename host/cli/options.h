@@ -63,6 +63,11 @@ void checkWritable(const std::string& option, const std::string& path);
 // `model` does not fit in the memory available on `backend`; the message says how many worlds fit.
 void checkMemory(const Model& model, Precision precision, std::int64_t worlds, Backend backend, int cpuThreads);
 
+// Bytes for messages: in GiB with one decimal ("12.3 GiB"), as the engine's memory messages print
+// them; or in the largest binary unit they reach ("812 bytes", "1.5 MiB", "12.3 GiB", up to EiB).
+std::string gibText(double bytes);
+std::string bytesText(double bytes);
+
 // ---- interrupts --------------------------------------------------------------------------------
 // While a run writes files, Ctrl-C (SIGINT) and SIGTERM ask it to stop: catchInterrupts() installs
 // handlers that only note the signal (a second one ends the program at once, as by default); the run

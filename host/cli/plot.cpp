@@ -10,7 +10,7 @@
 #include <stdexcept>
 
 #include "commands.h"
-#include "npz_file.h"
+#include "npz.h"
 #include "lockstep/report/png_plots.h"
 
 namespace lockstep::cli {
@@ -99,13 +99,13 @@ class Plotter {
     for (std::int64_t f = 0; f < time_->frames(); ++f) t[f] = time_->at(f, w, 0);
     return t;
   }
-  std::vector<double> series(const Array& a, std::int64_t w, std::int64_t c) const {
+  std::vector<double> series(const NpyArray& a, std::int64_t w, std::int64_t c) const {
     std::vector<double> y(a.frames());
     for (std::int64_t f = 0; f < a.frames(); ++f) y[f] = a.at(f, w, c);
     return y;
   }
   std::vector<std::string> componentNames(const std::string& name) const {
-    const Array& a = arrays_.at(name);
+    const NpyArray& a = arrays_.at(name);
     auto n = arrays_.find(name + "_names");
     std::vector<std::string> names = n != arrays_.end() ? n->second.strings() : std::vector<std::string>();
     if (static_cast<std::int64_t>(names.size()) != a.width()) {
@@ -114,7 +114,7 @@ class Plotter {
     }
     return names;
   }
-  const Array* find(const std::string& name) const {
+  const NpyArray* find(const std::string& name) const {
     auto it = arrays_.find(name);
     return it == arrays_.end() ? nullptr : &it->second;
   }
@@ -140,7 +140,7 @@ class Plotter {
 
   // Every component of one array, one image per world (and per 12 components).
   void array(const std::string& name) {
-    const Array& a = arrays_.at(name);
+    const NpyArray& a = arrays_.at(name);
     const std::vector<std::string> names = componentNames(name);
     const std::int64_t pages = (a.width() + LinePlot::kMaxCurves - 1) / LinePlot::kMaxCurves;
     for (std::int64_t w : worlds_) {
@@ -166,9 +166,9 @@ class Plotter {
   Energies energiesOf(std::int64_t w) const {
     Energies e;
     std::vector<double> ke, pe;
-    if (const Array* a = find("kinetic_energy")) ke = series(*a, w, 0);
-    if (const Array* a = find("potential_energy")) pe = series(*a, w, 0);
-    if (const Array* a = find("energy"); a && a->width() == 2) {
+    if (const NpyArray* a = find("kinetic_energy")) ke = series(*a, w, 0);
+    if (const NpyArray* a = find("potential_energy")) pe = series(*a, w, 0);
+    if (const NpyArray* a = find("energy"); a && a->width() == 2) {
       ke = series(*a, w, 0);
       pe = series(*a, w, 1);
     }
@@ -177,13 +177,13 @@ class Plotter {
       total.resize(ke.size());
       for (std::size_t f = 0; f < ke.size(); ++f) total[f] = ke[f] + pe[f];
     }
-    if (const Array* a = find("energy.total")) total = series(*a, w, 0);
+    if (const NpyArray* a = find("energy.total")) total = series(*a, w, 0);
     if (!ke.empty()) e.curves.push_back({"kinetic", ke});
     if (!pe.empty()) e.curves.push_back({"potential", pe});
     if (!total.empty()) e.curves.push_back({"KE + PE", total});
-    if (const Array* a = find("energy.balance")) {
+    if (const NpyArray* a = find("energy.balance")) {
       e.balance = series(*a, w, 0);
-    } else if (const Array* z = find("z"); z && !total.empty()) {
+    } else if (const NpyArray* z = find("z"); z && !total.empty()) {
       e.balance = total;
       for (std::size_t f = 0; f < total.size(); ++f)
         for (std::int64_t c = 0; c < z->width(); ++c) e.balance[f] += z->at(static_cast<std::int64_t>(f), w, c);
@@ -225,7 +225,7 @@ class Plotter {
     for (std::int64_t w : worlds_) {
       LinePlot p;
       for (const char* name : {"contactError", "contact.separation", "contact.velocity_error", "contact.acceleration_error"}) {
-        const Array* a = find(name);
+        const NpyArray* a = find(name);
         if (!a) continue;
         const std::vector<std::string> names = componentNames(name);
         for (std::int64_t c = 0; c < a->width() && static_cast<int>(p.curves.size()) < LinePlot::kMaxCurves; ++c)
@@ -240,8 +240,8 @@ class Plotter {
   }
 
   PlotOptions o_;
-  std::map<std::string, Array> arrays_;
-  const Array* time_ = nullptr;
+  std::map<std::string, NpyArray> arrays_;
+  const NpyArray* time_ = nullptr;
   std::vector<std::int64_t> worlds_;
   std::string dir_;
   std::vector<std::string> written_;

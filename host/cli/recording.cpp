@@ -2,20 +2,22 @@
 
 #include <sys/statvfs.h>
 #include <unistd.h>
-#include <zip.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
 
+#include "../io/text_file.h"
+#include "npz.h"
+#include "options.h"
+
 namespace lockstep::cli {
 
-static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the .npy headers below declare little-endian data");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the recorded arrays are written as little-endian data");
 
 namespace {
 
@@ -27,61 +29,6 @@ std::string folderOf(const std::string& path) {
   const std::filesystem::path folder = std::filesystem::path(path).parent_path();
   return folder.empty() ? "." : folder.string();
 }
-
-// ---- the file being written: PATH.partial, renamed to PATH once complete, removed if not ----------
-
-class PartialFile {
- public:
-  explicit PartialFile(const std::string& path) : path_(path), partial_(path + ".partial") {}
-  PartialFile(const PartialFile&) = delete;
-  PartialFile& operator=(const PartialFile&) = delete;
-  ~PartialFile() {
-    if (file_) std::fclose(file_);
-    if (!committed_) std::remove(partial_.c_str());
-  }
-
-  const std::string& partial() const { return partial_; }
-
-  // Creates PATH.partial and opens it for put().
-  void open() {
-    file_ = std::fopen(partial_.c_str(), "wb");
-    if (!file_) throw std::runtime_error(partial_ + ": cannot open for writing: " + std::strerror(errno));
-  }
-  // Creates PATH.partial empty, for another writer to fill before commit().
-  void create() {
-    open();
-    const int closed = std::fclose(file_);
-    file_ = nullptr;
-    if (closed != 0) fail("creating it");
-  }
-
-  // Appends n bytes; the first failed write throws, naming the file and the system's reason.
-  void put(const void* data, std::size_t n, const char* during) {
-    if (n && std::fwrite(data, 1, n, file_) != n) fail(during);
-  }
-
-  // Closes PATH.partial and renames it to PATH.
-  void commit() {
-    if (file_) {
-      const int closed = std::fclose(file_);
-      file_ = nullptr;
-      if (closed != 0) fail("closing it");
-    }
-    if (std::rename(partial_.c_str(), path_.c_str()) != 0)
-      throw std::runtime_error(path_ + ": cannot rename " + partial_ + " to it: " + std::strerror(errno));
-    committed_ = true;
-  }
-
-  [[noreturn]] void fail(const std::string& during) const {
-    throw std::runtime_error(path_ + ": writing " + partial_ + " failed while " + during + ": " +
-                             std::strerror(errno ? errno : EIO) + " (the partial file is removed)");
-  }
-
- private:
-  std::string path_, partial_;
-  std::FILE* file_ = nullptr;
-  bool committed_ = false;
-};
 
 std::string frameWord(int frame, int frames) {
   return "writing frame " + std::to_string(frame + 1) + " of " + std::to_string(frames);
@@ -146,7 +93,7 @@ class CsvRecording : public Recording {
     row.append(buf, r.ptr);
   }
 
-  PartialFile out_;
+  io::PartialFile out_;
   RecordingLayout layout_;
   std::vector<std::int64_t> widths_;
   std::int64_t worlds_;
@@ -154,42 +101,6 @@ class CsvRecording : public Recording {
 };
 
 // ---- NPZ: one .npy array per quantity, in a stored (uncompressed) zip ---------------------------
-
-// The .npy version 1.0 header for a C-order array (NumPy's format.rst): magic, version, header
-// length, then a dict padded with spaces and ended by '\n' so that the data starts 64-aligned.
-std::string npyHeader(const std::string& descr, const std::vector<std::int64_t>& shape) {
-  std::string dict = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (";
-  for (std::size_t i = 0; i < shape.size(); ++i) dict += std::to_string(shape[i]) + (shape.size() == 1 ? "," : (i + 1 < shape.size() ? ", " : ""));
-  dict += "), }";
-  const std::size_t unpadded = 10 + dict.size() + 1;
-  dict.append((64 - unpadded % 64) % 64, ' ');
-  dict += '\n';
-  std::string header = "\x93NUMPY";
-  header += '\x01';
-  header += '\x00';
-  header += static_cast<char>(dict.size() & 0xff);
-  header += static_cast<char>(dict.size() >> 8);
-  return header + dict;
-}
-
-// UTF-8 to code points (invalid bytes become U+FFFD), for NumPy's '<U' strings.
-std::u32string decodeUtf8(const std::string& s) {
-  std::u32string out;
-  for (std::size_t i = 0; i < s.size();) {
-    const unsigned char c = s[i];
-    const int extra = c < 0x80 ? 0 : (c >> 5) == 6 ? 1 : (c >> 4) == 14 ? 2 : (c >> 3) == 30 ? 3 : -1;
-    char32_t cp = extra == 0 ? c : extra == 1 ? (c & 0x1f) : extra == 2 ? (c & 0x0f) : (c & 0x07);
-    bool ok = extra >= 0 && i + extra < s.size();
-    for (int k = 1; ok && k <= extra; ++k) {
-      const unsigned char d = s[i + k];
-      ok = (d >> 6) == 2;
-      cp = (cp << 6) | (d & 0x3f);
-    }
-    out += ok ? cp : U'\uFFFD';
-    i += ok ? extra + 1 : 1;
-  }
-  return out;
-}
 
 // A staging file holding one .npy array while the frames arrive: in the output's folder (the file
 // system whose free space was checked, checkRecordingFits()), removed from it at once, so that nothing is
@@ -263,51 +174,23 @@ class NpzRecording : public Recording {
   }
 
  private:
-  // The staged arrays as a stored archive at PATH.partial (libzip writes it beside, then renames).
+  // The staged arrays as a stored archive at PATH.partial.
   void writeArchive() {
-    int error = 0;
-    zip_t* archive = zip_open(out_.partial().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
-    if (!archive) {
-      zip_error_t e;
-      zip_error_init_with_code(&e, error);
-      const std::string what = zip_error_strerror(&e);
-      zip_error_fini(&e);
-      throw std::runtime_error(path_ + ": cannot create the archive: " + what);
-    }
+    NpzArchive archive(path_, out_.partial());
     for (NpyStream& s : streams_) {
       if (std::fflush(s.file) != 0 || std::fseek(s.file, 0, SEEK_SET) != 0)
-        fail(archive, "staging '" + s.name + "' failed: " + std::strerror(errno ? errno : EIO));
-      // The source owns the FILE from here on and closes it.
-      zip_source_t* source = zip_source_filep(archive, s.file, 0, static_cast<zip_int64_t>(s.bytes));
-      if (!source) fail(archive, zip_strerror(archive));
+        archive.fail("staging '" + s.name + "' failed: " + std::strerror(errno ? errno : EIO));
+      std::FILE* file = s.file;  // the archive's from here on
       s.file = nullptr;
-      const zip_int64_t index = zip_file_add(archive, (s.name + ".npy").c_str(), source, ZIP_FL_OVERWRITE);
-      if (index < 0) {
-        zip_source_free(source);
-        fail(archive, zip_strerror(archive));
-      }
-      if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0)
-        fail(archive, zip_strerror(archive));
-      // A fixed entry time (the earliest a zip can say: 1980-01-01 00:00), not the time of the run:
-      // identical runs write identical bytes.
-      if (zip_file_set_dostime(archive, static_cast<zip_uint64_t>(index), kDosTime, kDosDate, 0) != 0)
-        fail(archive, zip_strerror(archive));
+      archive.add(s.name, file, s.bytes);
     }
-    if (zip_close(archive) != 0) fail(archive, zip_strerror(archive));
+    archive.close();
   }
 
   void closeStreams() {
     for (NpyStream& s : streams_)
       if (s.file) std::fclose(s.file);
     streams_.clear();
-  }
-
-  static constexpr zip_uint16_t kDosTime = 0;                            // 00:00:00
-  static constexpr zip_uint16_t kDosDate = (0 << 9) | (1 << 5) | 1;  // 1980 + 0, January, 1st
-  [[noreturn]] void fail(zip_t* archive, const std::string& what) {
-    const std::string message = path_ + ": " + what;
-    zip_discard(archive);
-    throw std::runtime_error(message);
   }
 
   NpyStream& add(const std::string& name, const std::string& descr, const std::vector<std::int64_t>& shape) {
@@ -323,84 +206,19 @@ class NpzRecording : public Recording {
   }
 
   void addNames(const std::string& name, const std::vector<std::string>& names) {
-    std::vector<std::u32string> decoded;
-    std::size_t width = 1;
-    for (const std::string& n : names) {
-      decoded.push_back(decodeUtf8(n));
-      width = std::max(width, decoded.back().size());
-    }
-    NpyStream& s = add(name, "<U" + std::to_string(width), {static_cast<std::int64_t>(names.size())});
-    for (std::u32string d : decoded) {
-      d.resize(width, U'\0');
-      s.put(d.data(), width * sizeof(char32_t), path_, "writing the names");
-    }
+    const NpyStrings strings = npyStrings(names);
+    NpyStream& s = add(name, strings.descr, {static_cast<std::int64_t>(names.size())});
+    s.put(strings.data.data(), strings.data.size(), path_, "writing the names");
   }
 
   std::string path_;
-  PartialFile out_;
+  io::PartialFile out_;
   RecordingLayout layout_;
   int frames_, written_ = 0;
   std::vector<NpyStream> streams_;
 };
 
 }  // namespace
-
-void writeNpz(const std::string& path, const std::vector<NpzMember>& members) {
-  // Each member's .npy bytes, kept alive until the archive is closed.
-  std::vector<std::string> blobs;
-  for (const NpzMember& m : members) {
-    std::string b;
-    if (!m.strings.empty()) {
-      std::vector<std::u32string> decoded;
-      std::size_t width = 1;
-      for (const std::string& n : m.strings) {
-        decoded.push_back(decodeUtf8(n));
-        width = std::max(width, decoded.back().size());
-      }
-      b = npyHeader("<U" + std::to_string(width), {static_cast<std::int64_t>(m.strings.size())});
-      for (std::u32string d : decoded) {
-        d.resize(width, U'\0');
-        b.append(reinterpret_cast<const char*>(d.data()), width * sizeof(char32_t));
-      }
-    } else if (m.integer) {
-      b = npyHeader("<i4", m.shape);
-      b.append(reinterpret_cast<const char*>(m.ints.data()), m.ints.size() * sizeof(std::int32_t));
-    } else {
-      b = npyHeader("<f8", m.shape);
-      b.append(reinterpret_cast<const char*>(m.doubles.data()), m.doubles.size() * sizeof(double));
-    }
-    blobs.push_back(std::move(b));
-  }
-  int error = 0;
-  zip_t* archive = zip_open(path.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
-  if (!archive) {
-    zip_error_t e;
-    zip_error_init_with_code(&e, error);
-    const std::string what = zip_error_strerror(&e);
-    zip_error_fini(&e);
-    throw std::runtime_error(path + ": cannot create the archive: " + what);
-  }
-  auto fail = [&](const std::string& what) {
-    const std::string message = path + ": " + what;
-    zip_discard(archive);
-    throw std::runtime_error(message);
-  };
-  for (std::size_t k = 0; k < members.size(); ++k) {
-    zip_source_t* source = zip_source_buffer(archive, blobs[k].data(), blobs[k].size(), 0);
-    if (!source) fail(zip_strerror(archive));
-    const zip_int64_t index = zip_file_add(archive, (members[k].name + ".npy").c_str(), source, ZIP_FL_OVERWRITE);
-    if (index < 0) {
-      zip_source_free(source);
-      fail(zip_strerror(archive));
-    }
-    if (zip_set_file_compression(archive, static_cast<zip_uint64_t>(index), ZIP_CM_STORE, 0) != 0)
-      fail(zip_strerror(archive));
-    // A fixed entry time (1980-01-01 00:00): identical runs write identical bytes.
-    if (zip_file_set_dostime(archive, static_cast<zip_uint64_t>(index), 0, (1 << 5) | 1, 0) != 0)
-      fail(zip_strerror(archive));
-  }
-  if (zip_close(archive) != 0) fail(zip_strerror(archive));
-}
 
 // ---- what is recorded ----------------------------------------------------------------------------
 
@@ -559,20 +377,6 @@ template Frame readFrame<double>(Batch<double>&, const RecordingLayout&);
 
 bool isRecordingPath(const std::string& path) { return endsWith(path, ".csv") || endsWith(path, ".npz"); }
 
-namespace {
-
-std::string sizeText(double bytes) {
-  char buf[64];
-  const char* units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  int u = 0;
-  for (double b = bytes; b >= 1024 && u < 6; b /= 1024) ++u;
-  if (u == 0) std::snprintf(buf, sizeof(buf), "%.0f bytes", bytes);
-  else std::snprintf(buf, sizeof(buf), "%.1f %s", bytes / std::pow(1024.0, u), units[u]);
-  return buf;
-}
-
-}  // namespace
-
 RecordingSize recordingSize(const std::string& path, const Model& model, const RecordingLayout& layout,
                             std::int64_t worlds, int frames) {
   // In doubles: a recording too large for any disk must still be counted without overflow.
@@ -612,10 +416,10 @@ void checkRecordingFits(const std::string& option, const std::string& path, cons
   if (size.peakBytes <= available) return;
   char values[32];
   std::snprintf(values, sizeof(values), "%.3g", size.values);
-  std::string need = "'" + path + "' needs about " + sizeText(size.bytes) + " (" + values + " values)";
+  std::string need = "'" + path + "' needs about " + bytesText(size.bytes) + " (" + values + " values)";
   if (size.peakBytes > size.bytes)
-    need += ", and " + sizeText(size.peakBytes) + " while it is written (its arrays are staged beside it, then archived)";
-  throw std::runtime_error(option + ": " + need + ", but the file system of '" + folder + "' has " + sizeText(available) +
+    need += ", and " + bytesText(size.peakBytes) + " while it is written (its arrays are staged beside it, then archived)";
+  throw std::runtime_error(option + ": " + need + ", but the file system of '" + folder + "' has " + bytesText(available) +
                            " free; record fewer quantities (--record), fewer frames (--record-every) or fewer worlds");
 }
 

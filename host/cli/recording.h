@@ -68,20 +68,6 @@ class Recording {
                                          std::int64_t worlds, int frames);
 };
 
-// One array of a .npz archive written at once (writeNpz): doubles ("<f8"), int32 ("<i4") or, when
-// strings is not empty, a 1-D array of strings ("<U").
-struct NpzMember {
-  std::string name;  // without ".npy"
-  std::vector<std::int64_t> shape;
-  std::vector<double> doubles;
-  std::vector<std::int32_t> ints;
-  bool integer = false;
-  std::vector<std::string> strings;
-};
-// Writes `members` as a stored (uncompressed) .npz archive with fixed entry times, so that the same
-// arrays give the same bytes. Throws std::runtime_error when it cannot be written.
-void writeNpz(const std::string& path, const std::vector<NpzMember>& members);
-
 // What a recording will take on disk: its values, the file's bytes (.npz: the arrays exactly, the
 // names at most, about 200 bytes of zip headers per member; .csv: at a typical width per number) and the most it holds on the file system of its
 // folder while it is written (.npz: the arrays staged beside it plus the archive).

@@ -13,6 +13,7 @@
 #include "lockstep/backends/device.h"
 #include "options.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/study_file.h"
 #include "lockstep/view/html_viewer.h"
 #include "progress.h"
@@ -306,8 +307,7 @@ int simulate(const SimulateOptions& o) {
   plan.dt = o.dt > 0 ? o.dt : scene.simulation.dt;
   plan.integrator = o.integrator.empty() ? scene.simulation.integrator
                                          : (o.integrator == "rk4" ? Integrator::RK4 : Integrator::SemiImplicitEuler);
-  plan.backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
-                                                  : (o.device == "cuda" ? DeviceChoice::Cuda : DeviceChoice::Auto));
+  plan.backend = resolveBackend(parseDeviceChoice(o.device));
   plan.threads = cappedCpuThreads(o.threads, plan.worlds);
   if (study) {
     plan.study = &study->spec;
@@ -352,9 +352,9 @@ int simulate(const SimulateOptions& o) {
                        recordingSize(plan.out, *scene.model, plan.layout, plan.worlds,
                                      frameCount(plan.steps, plan.recordEvery)));
   }
-  checkMemory(*scene.model, o.precision == "double" ? Precision::Double : Precision::Float, plan.worlds, plan.backend,
-              plan.threads);
-  return o.precision == "double" ? run<double>(scene, plan, "double") : run<float>(scene, plan, "float");
+  const Precision precision = parsePrecision(o.precision);
+  checkMemory(*scene.model, precision, plan.worlds, plan.backend, plan.threads);
+  return withPrecision(precision, [&](auto t) { return run<decltype(t)>(scene, plan, precisionName(precision)); });
 }
 
 }  // namespace
@@ -370,10 +370,10 @@ Command addSimulateCommand(CLI::App& parent) {
       ->check(CLI::IsMember({"euler", "rk4"}));
   app->add_option("--precision", o->precision, "float or double (float is faster)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"float", "double"}));
+      ->check(CLI::IsMember(precisionNames()));
   app->add_option("--device", o->device, "cpu, cuda or auto (CUDA when a GPU is present)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+      ->check(CLI::IsMember(deviceChoiceNames()));
   CLI::Option* out =
       app->add_option("--out", o->out, "Write recorded frames to FILE: .csv (one row per world per frame) or .npz")
           ->check(CLI::Validator(

@@ -10,10 +10,11 @@
 
 #include "commands.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/view/frames.h"
 #include "lockstep/view/html_viewer.h"
 #include "lockstep/view/video.h"
-#include "npz_file.h"
+#include "npz.h"
 #include "options.h"
 
 namespace lockstep::cli {
@@ -39,7 +40,7 @@ struct PlaybackOptions {
 };
 
 // The named array of an npz file; throws naming what is missing.
-const Array& member(const std::map<std::string, Array>& arrays, const std::string& name, const std::string& file,
+const NpyArray& member(const std::map<std::string, NpyArray>& arrays, const std::string& name, const std::string& file,
                     const std::string& hint) {
   auto it = arrays.find(name);
   if (it == arrays.end()) throw std::runtime_error(file + ": no '" + name + "' array" + hint);
@@ -48,12 +49,12 @@ const Array& member(const std::map<std::string, Array>& arrays, const std::strin
 
 // The values a colour may come from, for the shown worlds: a study's outputs or parameters
 // (--outcomes), a per-world parameter of the scene, or a recorded column's last value.
-std::vector<double> colorValues(const PlaybackOptions& o, const Scene& scene, const std::map<std::string, Array>& arrays,
+std::vector<double> colorValues(const PlaybackOptions& o, const Scene& scene, const std::map<std::string, NpyArray>& arrays,
                                 const std::vector<std::int64_t>& worlds) {
   const std::string& name = o.colorBy;
   std::vector<double> out;
   if (!o.outcomes.empty()) {
-    const std::map<std::string, Array> study = readNpz(o.outcomes);
+    const std::map<std::string, NpyArray> study = readNpz(o.outcomes);
     for (const auto& [values, names] : {std::pair<std::string, std::string>{"outputs", "output_names"}, {"parameters", "parameter_names"}}) {
       auto v = study.find(values), n = study.find(names);
       if (v == study.end() || n == study.end()) continue;
@@ -98,11 +99,11 @@ struct Playback {
 };
 
 Playback loadPlayback(const PlaybackOptions& o) {
-  const std::map<std::string, Array> arrays = readNpz(o.file);
+  const std::map<std::string, NpyArray> arrays = readNpz(o.file);
   const std::string record = "; record it with `lockstep simulate SCENE --out " + o.file +
                              " --record bodyPose` (or write the page at once with `simulate --view FILE.html`)";
-  const Array& time = member(arrays, "time", o.file, "; is it a recording of lockstep simulate?");
-  const Array& poses = member(arrays, "bodyPose", o.file, ": the recording has no body poses" + record);
+  const NpyArray& time = member(arrays, "time", o.file, "; is it a recording of lockstep simulate?");
+  const NpyArray& poses = member(arrays, "bodyPose", o.file, ": the recording has no body poses" + record);
   SceneOptions sceneOptions;
   if (!o.root.empty()) sceneOptions.urdfRoot = parseUrdfRootJoint(o.root);
   Playback p{o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene, sceneOptions), {}, {}};
@@ -124,8 +125,8 @@ Playback loadPlayback(const PlaybackOptions& o) {
   std::vector<std::int64_t> shown;
   for (std::int64_t i = 0; i < time.frames(); i += o.every) shown.push_back(i);
   if (shown.back() != time.frames() - 1) shown.push_back(time.frames() - 1);
-  const Array* force = nullptr;
-  const Array* point = nullptr;
+  const NpyArray* force = nullptr;
+  const NpyArray* point = nullptr;
   const int nc = static_cast<int>(p.scene.model->groundContacts().size());
   if (o.contacts && nc > 0 && arrays.count("ground.force") && arrays.count("ground.contact_point")) {
     force = &arrays.at("ground.force");

@@ -1,4 +1,5 @@
 #include "json_node.h"
+#include "message_text.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,8 +8,6 @@
 namespace lockstep::io {
 
 namespace {
-
-std::string inQuotes(const std::string& s) { return "'" + s + "'"; }
 
 // The shortest text that reads back as x.
 std::string formatNumber(double x) {

@@ -390,8 +390,8 @@ void SceneReader::readGround(const JsonNode& n) {
     if (!names.emplace(d.name, 0).second) where.fail("the ground contact name " + inQuotes(d.name) + " is already used");
     const GroundMaterial& m = d.material;
     if (m.staticFriction < m.dynamicFriction)
-      where.fail("static_friction (" + formatted(m.staticFriction) + ") must be >= dynamic_friction (" +
-                 formatted(m.dynamicFriction) + "), here or in \"ground\"");
+      where.fail("static_friction (" + numberText(m.staticFriction) + ") must be >= dynamic_friction (" +
+                 numberText(m.dynamicFriction) + "), here or in \"ground\"");
     builder_.addGroundContact(d);
   };
   for (const JsonNode& e : n.at("contact_spheres").elements()) {

@@ -1,7 +1,7 @@
-// Putting a scene's initial state and per-world overrides into a Batch (scene.h).
+#include "lockstep/io/scene_apply.h"
+
 #include <string>
 
-#include "lockstep/io/scene.h"
 #include "lockstep/study/study.h"
 
 namespace lockstep {

@@ -9,25 +9,17 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "json_node.h"
+#include "message_text.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/urdf.h"
 
 namespace lockstep::io {
-
-inline std::string inQuotes(const std::string& s) { return "'" + s + "'"; }
-
-inline std::string formatted(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
 
 // Where a name a scene may refer to is: the body carrying it and the name's frame on that body.
 // Scene bodies are their own frames; URDF links welded into a body by fixed joints are not.

@@ -66,4 +66,41 @@ void writeTextFile(const std::string& path, const std::string& text) {
   if (std::fclose(f) != 0 || !wrote) throw std::runtime_error(path + ": cannot write: " + std::strerror(wrote ? errno : error));
 }
 
+PartialFile::~PartialFile() {
+  if (file_) std::fclose(file_);
+  if (!committed_) std::remove(partial_.c_str());
+}
+
+void PartialFile::open() {
+  file_ = std::fopen(partial_.c_str(), "wb");
+  if (!file_) throw std::runtime_error(partial_ + ": cannot open for writing: " + std::strerror(errno));
+}
+
+void PartialFile::create() {
+  open();
+  const int closed = std::fclose(file_);
+  file_ = nullptr;
+  if (closed != 0) fail("creating it");
+}
+
+void PartialFile::put(const void* data, std::size_t n, const char* during) {
+  if (n && std::fwrite(data, 1, n, file_) != n) fail(during);
+}
+
+void PartialFile::commit() {
+  if (file_) {
+    const int closed = std::fclose(file_);
+    file_ = nullptr;
+    if (closed != 0) fail("closing it");
+  }
+  if (std::rename(partial_.c_str(), path_.c_str()) != 0)
+    throw std::runtime_error(path_ + ": cannot rename " + partial_ + " to it: " + std::strerror(errno));
+  committed_ = true;
+}
+
+void PartialFile::fail(const std::string& during) const {
+  throw std::runtime_error(path_ + ": writing " + partial_ + " failed while " + during + ": " +
+                           std::strerror(errno ? errno : EIO) + " (the partial file is removed)");
+}
+
 }  // namespace lockstep::io

@@ -1,7 +1,9 @@
-// Reading a whole input file for the scene, study and URDF readers; writing a whole output file.
+// Reading a whole input file for the scene, study and URDF readers; writing a whole output file,
+// or one written piece by piece under a temporary name (PartialFile).
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 namespace lockstep::io {
@@ -20,5 +22,36 @@ std::string readTextFile(const std::string& path);
 // <the system's reason>") at the first failed write or close (what it wrote is the caller's to
 // remove: a PATH.partial that is renamed only when every file is written).
 void writeTextFile(const std::string& path, const std::string& text);
+
+// An output file written as PATH.partial and renamed to PATH once complete (commit()), so that
+// PATH never holds a part of it: PATH.partial is removed when the PartialFile is destroyed
+// uncommitted (a failed write, an exception on the way). Errors throw std::runtime_error naming
+// the file and the system's reason; the first failed write or close: "PATH: writing PATH.partial
+// failed while <during>: <reason> (the partial file is removed)".
+class PartialFile {
+ public:
+  explicit PartialFile(const std::string& path) : path_(path), partial_(path + ".partial") {}
+  PartialFile(const PartialFile&) = delete;
+  PartialFile& operator=(const PartialFile&) = delete;
+  ~PartialFile();
+
+  const std::string& partial() const { return partial_; }
+
+  // Creates PATH.partial and opens it for put().
+  void open();
+  // Creates PATH.partial empty, for another writer to fill before commit().
+  void create();
+  // Appends n bytes; `during` says what was being written ("writing frame 3 of 10").
+  void put(const void* data, std::size_t n, const char* during);
+  // Closes PATH.partial and renames it to PATH.
+  void commit();
+  // Throws the failed write's error (errno's reason, EIO's when errno is 0).
+  [[noreturn]] void fail(const std::string& during) const;
+
+ private:
+  std::string path_, partial_;
+  std::FILE* file_ = nullptr;
+  bool committed_ = false;
+};
 
 }  // namespace lockstep::io

@@ -12,20 +12,15 @@
 #include <filesystem>
 #include <sstream>
 
+#include "message_text.h"
 #include "text_file.h"
 
 namespace lockstep {
 
 namespace {
 
-std::string inQuotes(const std::string& s) { return "'" + s + "'"; }
-
-std::string formatNumber(double x) {
-  std::ostringstream os;
-  os.precision(6);
-  os << x;
-  return os.str();
-}
+using io::inQuotes;
+using io::numberText;
 
 // Collects what urdfdom logs while it parses (it reports problems through console_bridge instead
 // of exceptions) so that they become one error message instead of lines on stderr.
@@ -40,15 +35,6 @@ class LogCapture : public console_bridge::OutputHandler {
   }
   std::vector<std::string> errors;
 };
-
-// The rotation R with R * from = to, for unit vectors: the shortest rotation, or a half turn about
-// `halfTurnAxis` (perpendicular to `from`) when `to` = -from.
-Rotationd rotationTaking(const Vec3d& from, const Vec3d& to, int halfTurnAxis) {
-  const Vec3d v = cross(from, to);
-  const double s = norm(v), c = dot(from, to);
-  if (s < 1e-15) return c > 0 ? Rotationd::identity() : Rotationd::aboutAxis(halfTurnAxis, M_PI);
-  return Rotationd::aboutUnitVector(v / s, std::atan2(s, c));
-}
 
 // urdfdom's links own their children (shared pointers): a cycle of joints would never be freed,
 // and a long chain would be freed by one nested destructor call per link. Dropping every link's
@@ -273,7 +259,7 @@ class Importer {
     const urdf::Inertial& in = *link.inertial;
     const std::string where = linkName(link.name);
     checkFinite(in.mass, where, "mass");
-    if (in.mass < 0) fail(where + ": mass: must be >= 0 (got " + formatNumber(in.mass) + ")");
+    if (in.mass < 0) fail(where + ": mass: must be >= 0 (got " + numberText(in.mass) + ")");
     for (double x : {in.ixx, in.iyy, in.izz, in.ixy, in.ixz, in.iyz}) checkFinite(x, where, "inertia");
     const Transformd X_LI = toTransform(in.origin, where, "inertial origin");
     mp.mass = in.mass;
@@ -393,20 +379,20 @@ class Importer {
     if (joint.dynamics) {
       checkFinite(joint.dynamics->damping, where, "damping");
       if (joint.dynamics->damping < 0)
-        fail(where + ": damping: must be >= 0 (got " + formatNumber(joint.dynamics->damping) + ")");
+        fail(where + ": damping: must be >= 0 (got " + numberText(joint.dynamics->damping) + ")");
       if (joint.dynamics->damping > 0) b.damping.assign(nu, joint.dynamics->damping);
     }
     if (joint.limits) {
       checkFinite(joint.limits->effort, where, "limit effort");
       if (joint.limits->effort < 0)
-        fail(where + ": limit effort: must be >= 0 (got " + formatNumber(joint.limits->effort) + ")");
+        fail(where + ": limit effort: must be >= 0 (got " + numberText(joint.limits->effort) + ")");
       if (joint.limits->effort > 0) b.effortLimit.assign(nu, joint.limits->effort);
       if (joint.type == urdf::Joint::REVOLUTE || joint.type == urdf::Joint::PRISMATIC) {
         checkFinite(joint.limits->lower, where, "limit lower");
         checkFinite(joint.limits->upper, where, "limit upper");
         if (joint.limits->lower > joint.limits->upper)
-          fail(where + ": limit lower: must be <= upper (got " + formatNumber(joint.limits->lower) + " > " +
-               formatNumber(joint.limits->upper) + ")");
+          fail(where + ": limit lower: must be <= upper (got " + numberText(joint.limits->lower) + " > " +
+               numberText(joint.limits->upper) + ")");
         if (joint.limits->lower < joint.limits->upper)  // equal (both 0, urdfdom's default): no range given
           out_.limits.push_back({joint.name, joint.limits->lower, joint.limits->upper, 0.0, 0.0});
       }
@@ -447,6 +433,13 @@ UrdfImport importUrdf(const std::string& xml, const std::string& source, const U
 
 UrdfImport importUrdfFile(const std::string& path, const UrdfOptions& options) {
   return importUrdf(io::readTextFile(path), path, options);
+}
+
+Rotationd rotationTaking(const Vec3d& from, const Vec3d& to, int halfTurnAxis) {
+  const Vec3d v = cross(from, to);
+  const double s = norm(v), c = dot(from, to);
+  if (s < 1e-15) return c > 0 ? Rotationd::identity() : Rotationd::aboutAxis(halfTurnAxis, M_PI);
+  return Rotationd::aboutUnitVector(v / s, std::atan2(s, c));
 }
 
 MassProperties reexpressMassProperties(const Transformd& X_BC, const MassProperties& inC) {

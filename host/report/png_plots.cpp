@@ -1,8 +1,5 @@
 #include "lockstep/report/png_plots.h"
 
-#include "lockstep/study/study.h"
-#include "lockstep/study/study_statistics.h"
-
 #include <plplot/plplot.h>
 
 #include <algorithm>
@@ -33,10 +30,10 @@ void beginPng(const std::string& path, int width, int height, const char* what) 
 
 }  // namespace
 
-void writeHistogramPng(const std::string& path, const OutputStats& s, const std::string& title) {
-  if (s.count == 0 || s.histogram.empty())
+void writeHistogramPng(const std::string& path, const HistogramPlot& s) {
+  if (s.count == 0 || s.bins.empty())
     throw std::runtime_error("histogram '" + s.name + "': no healthy world to plot");
-  const int bins = static_cast<int>(s.histogram.size());
+  const int bins = static_cast<int>(s.bins.size());
   double lo = s.min, hi = s.max;
   if (!(hi > lo)) {  // all values equal: a unit-wide window around them
     lo -= 0.5;
@@ -47,7 +44,7 @@ void writeHistogramPng(const std::string& path, const OutputStats& s, const std:
   double ymax = 0;
   for (int i = 0; i < bins; ++i) {
     x[i] = lo + i * width;
-    y[i] = double(s.histogram[i]);
+    y[i] = double(s.bins[i]);
     ymax = std::max(ymax, y[i]);
   }
   beginPng(path, 1000, 640, "histogram");
@@ -63,7 +60,7 @@ void writeHistogramPng(const std::string& path, const OutputStats& s, const std:
   char sub[256];
   std::snprintf(sub, sizeof sub, "%lld worlds: mean %.6g (red), sd %.6g, min %.6g, max %.6g; dashed: quantiles",
                 static_cast<long long>(s.count), s.mean, s.stddev, s.min, s.max);
-  plmtex("t", 3.4, 0.5, 0.5, title.c_str());
+  plmtex("t", 3.4, 0.5, 0.5, s.title.c_str());
   plschr(0, 0.75);
   plmtex("t", 1.6, 0.5, 0.5, sub);
   plschr(0, 1.0);
@@ -229,8 +226,8 @@ void barFrame(const std::vector<std::string>& groups, double ylo, double yhi, co
 
 }  // namespace
 
-void writeSobolPng(const std::string& path, const std::vector<std::string>& names, const SobolIndices& s,
-                   const std::string& title) {
+void writeSobolPng(const std::string& path, const SobolPlot& s) {
+  const std::vector<std::string>& names = s.names;
   const std::size_t k = names.size();
   if (k == 0 || s.first.size() != k || s.total.size() != k || s.firstLow.size() != k || s.firstHigh.size() != k ||
       s.totalLow.size() != k || s.totalHigh.size() != k)
@@ -253,7 +250,7 @@ void writeSobolPng(const std::string& path, const std::vector<std::string>& name
   char sub[256];
   std::snprintf(sub, sizeof sub, "%lld base rows; whiskers: 95%% bootstrap intervals (%d resamples)",
                 static_cast<long long>(s.rows), s.resamples);
-  barFrame(names, ylo - pad, yhi + pad, title, sub, "Sobol index");
+  barFrame(names, ylo - pad, yhi + pad, s.title, sub, "Sobol index");
   for (std::size_t i = 0; i < k; ++i) {
     const double c = double(i) + 0.5;
     const double est[2] = {s.first[i], s.total[i]}, lo[2] = {s.firstLow[i], s.totalLow[i]},

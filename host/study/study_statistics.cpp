@@ -7,6 +7,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "splitmix64.h"
 
 namespace lockstep {
 
@@ -14,14 +15,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kZ975 = 1.959963984540054;  // the 0.975 quantile of the standard normal
-
-// splitmix64 finalizer: a well-mixed 64-bit hash of a counter.
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 
@@ -441,9 +434,9 @@ SobolIndices sobolIndices(const SaltelliDesign& d, const double* y, const std::i
     std::vector<double> f, t;
 #pragma omp for schedule(static)
     for (int b = 0; b < resamples; ++b) {
-      const std::uint64_t base = mix64(mix64(seed) ^ mix64(0x5A17E11Full + std::uint64_t(b)));
+      const std::uint64_t base = splitmix64(splitmix64(seed) ^ splitmix64(0x5A17E11Full + std::uint64_t(b)));
       for (std::int64_t draw = 0; draw < m; ++draw) {
-        const std::uint64_t h = mix64(base ^ std::uint64_t(draw));
+        const std::uint64_t h = splitmix64(base ^ std::uint64_t(draw));
         drawn[draw] = static_cast<std::int64_t>(double(h >> 11) * (1.0 / 9007199254740992.0) * double(m));
       }
       estimate(v, drawn, f, t, nullptr);

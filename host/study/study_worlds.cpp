@@ -13,23 +13,17 @@
 #include <stdexcept>
 
 #include "lockstep/study/study_statistics.h"
+#include "splitmix64.h"
 
 namespace lockstep {
 
 namespace {
 
-// splitmix64: a well-mixed 64-bit hash of a counter.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // A uniform number in (0, 1) for (seed, variation, world, draw).
 double uniform01(std::uint64_t seed, int variation, std::int64_t world, int draw) {
-  const std::uint64_t h = mix(mix(mix(seed) ^ (std::uint64_t(variation) * 0x632BE59BD9B4E019ull)) ^
-                              (std::uint64_t(world) * 2 + std::uint64_t(draw)));
+  const std::uint64_t h =
+      splitmix64(splitmix64(splitmix64(seed) ^ (std::uint64_t(variation) * 0x632BE59BD9B4E019ull)) ^
+                 (std::uint64_t(world) * 2 + std::uint64_t(draw)));
   return (double(h >> 11) + 0.5) * (1.0 / 9007199254740992.0);
 }
 

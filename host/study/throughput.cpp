@@ -15,8 +15,6 @@
 
 namespace lockstep {
 
-const char* precisionName(Precision p) { return p == Precision::Double ? "double" : "float"; }
-
 // ---- memory (the estimate is the Batch's own: batchMemoryOf, host/batch/device_memory.cpp) ------
 
 BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t worlds, Backend backend,
@@ -24,16 +22,15 @@ BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t wo
   if (worlds < 1) throw std::invalid_argument("batchMemory: worlds: must be at least 1");
   const Sizes s = sizesOf(model);
   const int threads = cpuThreadCount > 0 ? cpuThreadCount : defaultCpuThreads();
-  return precision == Precision::Double ? batchMemoryOf<double>(s, worlds, backend, threads)
-                                        : batchMemoryOf<float>(s, worlds, backend, threads);
+  return withPrecision(precision, [&](auto t) { return batchMemoryOf<decltype(t)>(s, worlds, backend, threads); });
 }
 
 std::int64_t worldsThatFit(const Model& model, Precision precision, Backend backend, int cpuThreadCount,
                            const MemoryAvailable& have, double fraction) {
   const Sizes s = sizesOf(model);
   const int threads = cpuThreadCount > 0 ? cpuThreadCount : defaultCpuThreads();
-  return precision == Precision::Double ? worldsThatFitOf<double>(s, backend, threads, have, fraction)
-                                        : worldsThatFitOf<float>(s, backend, threads, have, fraction);
+  return withPrecision(precision,
+                       [&](auto t) { return worldsThatFitOf<decltype(t)>(s, backend, threads, have, fraction); });
 }
 
 // ---- runner -------------------------------------------------------------------------------------
@@ -105,10 +102,9 @@ ThroughputRunner::ThroughputRunner(const ThroughputConfig& config) : config_(con
   const std::string why = whyBatchDoesNotFit(memory_, memoryAvailable(cuda));
   if (!why.empty()) throw std::runtime_error("throughput '" + config_.scene + "': " + why);
 
-  if (config_.precision == Precision::Double)
-    impl_ = std::make_unique<BatchRunner<double>>(config_);
-  else
-    impl_ = std::make_unique<BatchRunner<float>>(config_);
+  impl_ = withPrecision(config_.precision, [&](auto t) -> std::unique_ptr<Impl> {
+    return std::make_unique<BatchRunner<decltype(t)>>(config_);
+  });
   if (cuda) {
     checkCuda(cudaEventCreate(&impl_->start), "cudaEventCreate");
     checkCuda(cudaEventCreate(&impl_->stop), "cudaEventCreate");

@@ -30,9 +30,11 @@
 #include "lockstep/io/input_error.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/scene_description.h"
 #include "lockstep/study/study.h"
 #include "lockstep/io/study_file.h"
+#include "lockstep/study/run_choices.h"
 #include "lockstep/view/frames.h"
 
 namespace nb = nanobind;
@@ -63,13 +65,6 @@ PyModel parseSceneText(const std::string& json, const std::string& source, const
 
 // ---- batches ----------------------------------------------------------------------------------
 
-DeviceChoice parseDevice(const std::string& device) {
-  if (device == "cpu") return DeviceChoice::Cpu;
-  if (device == "cuda") return DeviceChoice::Cuda;
-  if (device == "auto") return DeviceChoice::Auto;
-  throw std::invalid_argument("device must be \"cpu\", \"cuda\" or \"auto\", not \"" + device + "\"");
-}
-
 Integrator parseIntegrator(const std::string& name) {
   if (name == "rk4") return Integrator::RK4;
   if (name == "euler") return Integrator::SemiImplicitEuler;
@@ -97,7 +92,7 @@ struct PyBatch {
 
   PyBatch(const PyModel& model, std::int64_t worlds, const std::string& device, int threads) : scene(model.scene) {
     if (worlds < 1) throw std::invalid_argument("worlds must be at least 1, not " + std::to_string(worlds));
-    batch = std::make_shared<Batch<T>>(scene->model, worlds, resolveBackend(parseDevice(device)), CpuOptions{threads});
+    batch = std::make_shared<Batch<T>>(scene->model, worlds, resolveBackend(parseDeviceChoice(device)), CpuOptions{threads});
     // As `lockstep simulate` starts a run: the scene's state and per-world values, projected onto
     // the sphere contacts when it has any; resets return to that state.
     applyScene(*scene, *batch);
@@ -522,15 +517,15 @@ nb::dict statsDict(const OutputStats& s, const std::vector<double>& quantiles) {
 // and the Sobol indices with the reasons where undefined, and every world's draws, outcomes and
 // status (its PREFIX.npz).
 nb::dict runStudyFile(const StudyFile& f, const std::string& device) {
-  const Backend backend = resolveBackend(parseDevice(device));
+  const Backend backend = resolveBackend(parseDeviceChoice(device));
   const StudySpec& spec = f.spec;
   StudyRun run;
   {
     nb::gil_scoped_release release;
     auto setup = [&](auto& b, std::int64_t first) { applySceneFrom(f.scene, b, first); };
-    run = f.precision == "float"
-              ? runStudyRounds<float>(OneProcess(), f.scene.model, spec, backend, StudyReduction::Gather, {}, setup)
-              : runStudyRounds<double>(OneProcess(), f.scene.model, spec, backend, StudyReduction::Gather, {}, setup);
+    run = withPrecision(parsePrecision(f.precision), [&](auto t) {
+      return runStudyRounds<decltype(t)>(OneProcess(), f.scene.model, spec, backend, StudyReduction::Gather, {}, setup);
+    });
   }
   const StudyResult& r = run.result;
   nb::dict d;

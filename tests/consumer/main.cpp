@@ -14,6 +14,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/builtin_scenes.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 
 using namespace lockstep;
 

@@ -14,6 +14,7 @@
 #include "bad_inputs.h"
 #include "lockstep/backends/device.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "cli_runner.h"
 #include "npz_reader.h"
 

@@ -14,6 +14,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "test_util.h"
 
 namespace lockstep::test {
@@ -368,6 +369,29 @@ TEST(MjcfContact, EnergyBalancesAlongRk4WithEveryContactOn) {
     absorbed += std::abs(batch.z(0)[scene.model->groundContactZ(i)]);
   EXPECT_GT(absorbed, 1e-3);  // the contacts did work
   EXPECT_NEAR(after, before, 1e-6 * std::max(1.0, std::abs(before)));
+}
+
+TEST(Mjcf, AnAxisOppositeToTheMobilizersTurnsItHalfAboutAFixedAxis) {
+  // A hinge about -z turns its Pin half about y (x onto -x), a slide along -x its Slider half about
+  // z: the frames the MJCF import has always made (the URDF import turns a Pin about x instead,
+  // test_urdf.cpp).
+  const std::string path = writeTemporary("opposite_axes.xml",
+      "<mujoco><worldbody><body name=\"h\"><joint name=\"hinge\" type=\"hinge\" axis=\"0 0 -1\"/>"
+      "<geom size=\"0.1\"/></body><body name=\"s\"><joint name=\"slide\" type=\"slide\" axis=\"-1 0 0\"/>"
+      "<geom size=\"0.1\"/></body></worldbody></mujoco>");
+  const MjcfImport mjcf = importMjcfFile(path);
+  const Vec3d x = Vec3d::unit(0), y = Vec3d::unit(1), z = Vec3d::unit(2);
+  auto image = [&](const char* body, const Vec3d& v) {
+    return Transformd{mjcf.model->body(mjcf.model->bodyIndex(body)).X_BM.R, Vec3d::zero()} * v;
+  };
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_NEAR(image("h", x)[i], -x[i], 1e-15);
+    EXPECT_NEAR(image("h", y)[i], y[i], 1e-15);
+    EXPECT_NEAR(image("h", z)[i], -z[i], 1e-15);
+    EXPECT_NEAR(image("s", x)[i], -x[i], 1e-15);
+    EXPECT_NEAR(image("s", y)[i], -y[i], 1e-15);
+    EXPECT_NEAR(image("s", z)[i], z[i], 1e-15);
+  }
 }
 
 TEST(Mjcf, RefusesWhatLockstepCannotModelNamingTheElement) {

@@ -18,6 +18,7 @@
 
 #include "lockstep/engine/quantities.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "cli_runner.h"
 #include "npz_reader.h"
 

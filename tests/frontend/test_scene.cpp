@@ -13,6 +13,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/builtin_scenes.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/urdf.h"
 #include "bad_inputs.h"
 #include "test_util.h"

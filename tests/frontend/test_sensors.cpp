@@ -17,6 +17,7 @@
 #include "lockstep/engine/sensors.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/scene_description.h"
 
 namespace lockstep::test {

@@ -11,6 +11,7 @@
 
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/study/study.h"
 #include "lockstep/io/study_file.h"
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/study_file.h"
 
 namespace lockstep::test {

@@ -174,6 +174,53 @@ TEST(UrdfImport, JointsMoveAboutAndAlongTheirAxes) {
   }
 }
 
+// R * v, for checking where a rotation takes the coordinate axes.
+Vec3d rotated(const Rotationd& R, const Vec3d& v) { return (Transformd{R, Vec3d::zero()} * v); }
+
+void expectNear(const Vec3d& a, const Vec3d& b, double tol) {
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(a[i], b[i], tol) << "component " << i;
+}
+
+TEST(UrdfImport, AnAxisOppositeToTheMobilizersTurnsItHalfAboutAFixedAxis) {
+  // A joint axis opposite to the mobilizer's own (z of a Pin or Planar, x of a Slider) has no
+  // shortest rotation: the import turns the mobilizer half about x (z onto -z, x stays x: a Planar
+  // mobilizer's in-plane x is the joint frame's) or about z (x onto -x). The MJCF import turns a
+  // hinge about y instead (test_mjcf.cpp); both keep their frames as they are.
+  const Vec3d x = Vec3d::unit(0), y = Vec3d::unit(1), z = Vec3d::unit(2);
+  const Rotationd Rz = rotationTaking(z, -1.0 * z, 0), Rx = rotationTaking(x, -1.0 * x, 2);
+  expectNear(rotated(Rz, x), x, 1e-15);
+  expectNear(rotated(Rz, y), -1.0 * y, 1e-15);
+  expectNear(rotated(Rz, z), -1.0 * z, 1e-15);
+  expectNear(rotated(Rx, x), -1.0 * x, 1e-15);
+  expectNear(rotated(Rx, y), -1.0 * y, 1e-15);
+  expectNear(rotated(Rx, z), z, 1e-15);
+  expectNear(rotated(rotationTaking(z, z, 0), x), x, 0);  // the same axis: no turn at all
+
+  struct Case {
+    const char* type;
+    const char* axis;
+    Vec3d xImage, yImage;  // where X_BM's rotation takes x and y
+  };
+  for (const Case& c : {Case{"revolute", "0 0 -1", x, -1.0 * y}, Case{"continuous", "0 0 -1", x, -1.0 * y},
+                        Case{"planar", "0 0 -1", x, -1.0 * y}, Case{"prismatic", "-1 0 0", -1.0 * x, -1.0 * y}}) {
+    SCOPED_TRACE(c.type);
+    const std::string limit = std::string(c.type) == "revolute" || std::string(c.type) == "prismatic"
+                                  ? "<limit effort=\"5\" velocity=\"1\"/>"
+                                  : "";
+    const std::string xml =
+        "<robot name=\"r\"><link name=\"base\"/>"
+        "<link name=\"arm\"><inertial><mass value=\"1\"/><inertia ixx=\"1\" iyy=\"1\" izz=\"1\" ixy=\"0\" ixz=\"0\" iyz=\"0\"/></inertial></link>"
+        "<joint name=\"j\" type=\"" + std::string(c.type) + "\"><parent link=\"base\"/><child link=\"arm\"/>"
+        "<axis xyz=\"" + c.axis + "\"/>" + limit + "</joint></robot>";
+    const UrdfImport robot = importUrdf(xml, "inline.urdf");
+    ASSERT_EQ(robot.bodies.size(), 2u);
+    const BodyDesc& arm = robot.bodies[1];
+    expectNear(rotated(arm.X_BM.R, x), c.xImage, 1e-15);
+    expectNear(rotated(arm.X_BM.R, y), c.yImage, 1e-15);
+    expectNear(rotated(arm.X_PF.R, x), c.xImage, 1e-15);
+  }
+}
+
 // Inertia of a part about the origin of frame B, in B's axes: R I R^T + m (|c|^2 1 - c c^T).
 Eigen::Matrix3d aboutOrigin(double m, const Eigen::Vector3d& c, const Eigen::Matrix3d& R, const Eigen::Matrix3d& I) {
   return R * I * R.transpose() + m * (c.squaredNorm() * Eigen::Matrix3d::Identity() - c * c.transpose());

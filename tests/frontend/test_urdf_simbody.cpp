@@ -7,6 +7,7 @@
 
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/urdf.h"
 #include "simbody_oracle.h"
 #include "test_util.h"

@@ -16,6 +16,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/view/frames.h"
 #include "lockstep/view/html_viewer.h"
 #include "lockstep/view/visuals.h"

@@ -4,7 +4,7 @@
 //
 // Reading a scene resolves everything up front: the Model is built and validated, the initial
 // state and every per-world override are complete vectors, so that applying a scene to a Batch
-// cannot fail on content, only on a world index outside the batch.
+// (scene_apply.h) cannot fail on content, only on a world index outside the batch.
 #pragma once
 
 #include <array>
@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/engine/batch.h"
 #include "lockstep/io/input_error.h"
 #include "lockstep/engine/model.h"
+#include "lockstep/physics/integrator.h"
 #include "lockstep/io/urdf.h"
 #include "lockstep/io/visual_shape.h"
 
@@ -123,23 +123,5 @@ Scene parseScene(const std::string& json, const std::string& source, const std::
 Scene loadBuiltinScene();
 const char* builtinSceneName();
 const std::string& builtinSceneJson();
-
-// Puts the scene's initial state into every world of the batch (z = 0, t = 0, status cleared),
-// then applies the per-world overrides. Throws InputError when an override names a world outside
-// the batch. A world whose q or u is not finite in T (1e300 in float) is flagged by the Batch's
-// setters (kStatusInvalidInitialState), the others untouched. It only sets values: a state that
-// violates the scene's sphere contacts stays so until Batch::assemble() (after upload() on the CUDA backend) projects it onto them.
-template <class T>
-void applyScene(const Scene& scene, Batch<T>& batch);
-// The same for a batch that holds worlds [firstWorld, firstWorld + numWorlds) of a larger run (a
-// chunk of a study): world w of the scene's per-world overrides is the batch's world
-// w - firstWorld; overrides of worlds outside that range are skipped.
-template <class T>
-void applySceneFrom(const Scene& scene, Batch<T>& batch, std::int64_t firstWorld);
-
-extern template void applyScene<float>(const Scene&, Batch<float>&);
-extern template void applyScene<double>(const Scene&, Batch<double>&);
-extern template void applySceneFrom<float>(const Scene&, Batch<float>&, std::int64_t);
-extern template void applySceneFrom<double>(const Scene&, Batch<double>&, std::int64_t);
 
 }  // namespace lockstep

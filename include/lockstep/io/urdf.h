@@ -95,7 +95,15 @@ UrdfImport importUrdf(const std::string& xml, const std::string& source, const U
 // Reads and parses a URDF file.
 UrdfImport importUrdfFile(const std::string& path, const UrdfOptions& options = {});
 
-// ---- mass-property helpers used by the import (exposed for tests and for other importers) ----
+// ---- helpers used by the import (exposed for tests and for other importers) ----
+
+// The rotation R with R * from = to, for unit vectors: the shortest rotation, or, when to = -from,
+// the half turn about coordinate axis `halfTurnAxis` (0, 1, 2 for x, y, z; perpendicular to
+// `from`), so that the frames an importer makes do not depend on round-off. The URDF import takes
+// a Pin's and a Planar mobilizer's z onto the joint axis (half turn about x: a Planar mobilizer's
+// x stays x) and a Slider's x (half turn about z).
+Rotationd rotationTaking(const Vec3d& from, const Vec3d& to, int halfTurnAxis);
+
 
 // The mass properties of a body C expressed in body B's frame, given X_BC.
 MassProperties reexpressMassProperties(const Transformd& X_BC, const MassProperties& inC);

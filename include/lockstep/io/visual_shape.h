@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/engine/model.h"
+#include "lockstep/physics/math.h"
 
 namespace lockstep {
 
@@ -20,11 +20,11 @@ const char* shapeKindName(ShapeKind kind);
 struct VisualShape {
   std::string body;  // the Lockstep body carrying it, or "ground"
   ShapeKind kind = ShapeKind::Box;
-  Transformd X_BS = Transformd::identity();  // the shape's frame S on the body; cylinders and capsules lie along z
+  Transform<double> X_BS = Transform<double>::identity();  // the shape's frame S on the body; cylinders and capsules lie along z
   // Box: half-sizes; Sphere: the radius in x; Cylinder, Capsule: radius, half-length; Ellipsoid:
   // semi-axes; Mesh: the scale along S's axes; Plane (z is its normal): half-sizes in x and y,
   // 0 for unbounded.
-  Vec3d size = Vec3d::zero();
+  Vec3<double> size = Vec3<double>::zero();
   std::array<double, 4> rgba = {{0.7, 0.7, 0.7, 1.0}};
   // Mesh: the file as the robot file names it ("package://...", relative or absolute) and the
   // folder relative names resolve against; empty when the triangles came with the shape (MJCF).

@@ -3,17 +3,25 @@
 // quantities (`lockstep plot`).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace lockstep {
 
-struct OutputStats;   // study.h
-struct SobolIndices;  // study_statistics.h
-
-// Writes the histogram of s (its bins over [min, max]) with the mean and the quantiles marked,
-// titled with title. Throws std::runtime_error when the image cannot be written.
-void writeHistogramPng(const std::string& path, const OutputStats& s, const std::string& title);
+// The histogram of `count` values (a study's OutputStats): equal bins over [min, max], the mean and
+// the quantiles marked, the statistics in the subtitle.
+struct HistogramPlot {
+  std::string title;
+  std::string name;  // of the values: under the x axis, and in messages
+  std::int64_t count = 0;
+  double mean = 0, stddev = 0, min = 0, max = 0;
+  std::vector<double> quantiles;
+  std::vector<std::int64_t> bins;  // values per bin
+};
+// Writes the histogram. Throws std::runtime_error when the image cannot be written or there is
+// nothing to draw (no value or no bin).
+void writeHistogramPng(const std::string& path, const HistogramPlot& plot);
 
 // Curves y(x) sharing one x axis, each named in the legend (at most kMaxCurves).
 struct LinePlot {
@@ -30,12 +38,21 @@ struct LinePlot {
 // cannot be written or the plot has no curve, too many curves or curves of the wrong length.
 void writeLinePlotPng(const std::string& path, const LinePlot& plot);
 
-// Bar chart of the Sobol indices of one outcome: for each parameter (names[i]) its first-order
-// index S_i and total index ST_i side by side, with their 95% intervals as whiskers, on [0, 1]
+// The Sobol indices of one outcome (a study's SobolIndices): for each parameter names[i] its
+// first-order index S_i and total index ST_i, with their 95% bootstrap intervals.
+struct SobolPlot {
+  std::string title;
+  std::vector<std::string> names;
+  std::vector<double> first, total;          // S_i, ST_i
+  std::vector<double> firstLow, firstHigh;   // the interval of S_i
+  std::vector<double> totalLow, totalHigh;   // and of ST_i
+  std::int64_t rows = 0;                     // base rows the indices are over, for the subtitle
+  int resamples = 0;                         // bootstrap resamples, for the subtitle
+};
+// Bar chart of the indices: S_i and ST_i side by side, their intervals as whiskers, on [0, 1]
 // (extended to show estimates outside it). Throws std::runtime_error when the image cannot be
-// written or names does not match the indices.
-void writeSobolPng(const std::string& path, const std::vector<std::string>& names, const SobolIndices& s,
-                   const std::string& title);
+// written or the names do not match the indices.
+void writeSobolPng(const std::string& path, const SobolPlot& plot);
 // Bar chart of Spearman correlations rho[p][o] (spearmanMatrix) on [-1, 1]: for each parameter a
 // group of bars, one per outcome (at most LinePlot::kMaxCurves outcomes, in the legend); NaN
 // entries are left out. Throws std::runtime_error when the image cannot be written or the shapes

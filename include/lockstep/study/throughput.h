@@ -28,11 +28,9 @@
 #include <vector>
 
 #include "lockstep/engine/batch.h"
+#include "lockstep/study/run_choices.h"
 
 namespace lockstep {
-
-enum class Precision { Float, Double };
-const char* precisionName(Precision p);  // "float", "double"
 
 // Bytes a Batch of `worlds` worlds of `model` allocates (batchMemoryOf, batch.h).
 BatchMemory batchMemory(const Model& model, Precision precision, std::int64_t worlds, Backend backend,

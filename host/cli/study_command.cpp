@@ -17,10 +17,11 @@
 #include "lockstep/backends/device.h"
 #include "lockstep/report/png_plots.h"
 #include "lockstep/study/study.h"
+#include "lockstep/io/scene_apply.h"
 #include "lockstep/io/study_file.h"
 #include "options.h"
 #include "ranks.h"
-#include "recording.h"
+#include "npz.h"
 #include "../io/text_file.h"
 
 namespace lockstep::cli {
@@ -44,12 +45,6 @@ struct StudyOptions {
 
 // The environment variable that makes one rank fail on purpose (tests of the failure path).
 constexpr const char* kFailRankVariable = "LOCKSTEP_STUDY_FAIL_RANK";
-
-std::string gibText(double bytes) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f GiB", bytes / double(1 << 30));
-  return text;
-}
 
 // Bytes rank 0 holds per world of a study at its peak (the Spearman correlations): each output's
 // gathered value, its copy and its ranks; the status; the parameters redrawn; one parameter's
@@ -141,6 +136,14 @@ void writeOutcomes(const std::string& path, const StudySpec& spec, const StudyOu
   writeNpz(path, members);
 }
 
+// The plots of an output's statistics and of its Sobol indices.
+HistogramPlot histogramPlot(const OutputStats& s, const std::string& title) {
+  return {title, s.name, s.count, s.mean, s.stddev, s.min, s.max, s.quantiles, s.histogram};
+}
+SobolPlot sobolPlot(const SobolIndices& s, const std::vector<std::string>& names, const std::string& title) {
+  return {title, names, s.first, s.total, s.firstLow, s.firstHigh, s.totalLow, s.totalHigh, s.rows, s.resamples};
+}
+
 // Writes every file under a temporary name first, then renames them all: a failure leaves no
 // partial file (and the original error is the one reported).
 void writeAll(const std::vector<std::pair<std::string, std::function<void(const std::string&)>>>& files) {
@@ -195,9 +198,7 @@ int runStudyCommand(const StudyOptions& o) {
     if (f.spec.until.maxWorlds > 0 && f.spec.until.maxWorlds < f.spec.worlds)
       throw std::invalid_argument("--worlds " + std::to_string(f.spec.worlds) + " is more than the study's until.max_worlds (" +
                                   std::to_string(f.spec.until.maxWorlds) + ")");
-    backend = resolveBackend(o.device == "cpu" ? DeviceChoice::Cpu
-                             : o.device == "cuda" ? DeviceChoice::Cuda
-                                                  : DeviceChoice::Auto);
+    backend = resolveBackend(parseDeviceChoice(o.device));
     // One GPU per rank on a node (node-local rank), or a share of the node's cores.
     if (backend == Backend::Cuda && ranks.usesMpi()) selectCudaDevice(ranks.localRank() % std::max(1, cudaDeviceCount()));
     const std::int64_t planned =
@@ -206,7 +207,7 @@ int runStudyCommand(const StudyOptions& o) {
     const int share = std::max(1, cores / ranks.localSize());
     threads = cappedCpuThreads(o.threads > 0 ? o.threads : (ranks.localSize() > 1 ? share : 0),
                                   std::max<std::int64_t>(1, planned / ranks.size()));
-    const Precision precision = f.precision == "float" ? Precision::Float : Precision::Double;
+    const Precision precision = parsePrecision(f.precision);
     chunk = o.chunk > 0 ? o.chunk : chunkFromMemory(*f.scene.model, precision, backend, threads, ranks.localSize());
     f.spec.chunk = chunk;
     f.spec.cpuThreads = threads;
@@ -306,7 +307,7 @@ int runStudyCommand(const StudyOptions& o) {
   };
   StudyRun done;
   try {
-    done = f.precision == "float" ? run(float{}) : run(double{});
+    done = withPrecision(parsePrecision(f.precision), run);
   } catch (const std::exception& e) {
     // Every rank stops; rank 0 says why (and which rank failed).
     if (!ranks.root()) return 1;
@@ -378,9 +379,9 @@ int runStudyCommand(const StudyOptions& o) {
       {o.out + ".json", [&](const std::string& p) { io::writeTextFile(p, studyJson(f, backend, r, distributed)); }}};
   if (healthy)
     files.push_back({o.out + ".png", [&](const std::string& p) {
-                       writeHistogramPng(p, r.outputs.front(),
-                                         f.scene.name + ": " + std::to_string(r.worlds) + " worlds after " +
-                                             std::to_string(spec.steps) + " steps");
+                       writeHistogramPng(p, histogramPlot(r.outputs.front(),
+                                                          f.scene.name + ": " + std::to_string(r.worlds) +
+                                                              " worlds after " + std::to_string(spec.steps) + " steps"));
                      }});
   // Beside the histogram, the bar chart of the sensitivities: the first output's Sobol indices, or
   // Spearman's rho of every parameter against every output.
@@ -390,8 +391,8 @@ int runStudyCommand(const StudyOptions& o) {
       healthy && (!r.sobol.empty() || (!r.spearman.empty() && spec.outputs.size() <= LinePlot::kMaxCurves));
   if (sensitivityChart && !r.sobol.empty())
     files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
-                       writeSobolPng(p, parameters, r.sobol.front(),
-                                     f.scene.name + ": Sobol indices of " + spec.outputs.front());
+                       writeSobolPng(p, sobolPlot(r.sobol.front(), parameters,
+                                                  f.scene.name + ": Sobol indices of " + spec.outputs.front()));
                      }});
   else if (sensitivityChart)
     files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
@@ -456,9 +457,9 @@ Command addStudyCommand(CLI::App& parent) {
   addWholeNumber(*app, "--seed", o->seed, 0, std::numeric_limits<std::int64_t>::max(),
                  "seed of the parameter draws (default: the study's)");
   app->add_option("--precision", o->precision, "float or double (default: the study's)")
-      ->check(CLI::IsMember({"float", "double"}));
+      ->check(CLI::IsMember(precisionNames()));
   app->add_option("--device", o->device, "cpu, cuda or auto; under MPI each rank takes GPU (node-local rank mod GPUs)")
-      ->check(CLI::IsMember({"cpu", "cuda", "auto"}));
+      ->check(CLI::IsMember(deviceChoiceNames()));
   app->add_option("--out", o->out, "prefix of the output files: PREFIX.csv, PREFIX.json, PREFIX.png")
       ->capture_default_str();
   addWholeNumber(*app, "--chunk", o->chunk, 1, kMaxWorlds,
