@@ -303,7 +303,7 @@ struct CountedWorld {
       X_PF.push_back(castTransform<F>(m.X_PF[b]));
       X_MB.push_back(castTransform<F>(m.X_MB[b]));
     }
-    model = {s, m.body, X_PF.data(), X_MB.data(), m.bushing, m.spring, m.contact, m.ground};
+    model = m.withFrames(X_PF.data(), X_MB.data());
 
     gRegion[kScratch] = {scratch.data(), scratch.data() + scratch.size()};
     gRegion[kFields] = {fields.data(), fields.data() + fields.size()};

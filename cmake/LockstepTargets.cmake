@@ -7,6 +7,10 @@ set(LOCKSTEP_CUDA_FLAGS --expt-relaxed-constexpr -Xcompiler=-Wall)
 add_library(lockstep STATIC
   host/backends/device_info.cpp
   host/model/model.cpp
+  host/model/elements_force.cpp
+  host/model/elements_contact.cpp
+  host/model/elements_joint.cpp
+  host/model/elements_host.cpp
   host/batch/batch.cpp
   host/batch/fields.cpp
   host/batch/quantities.cpp

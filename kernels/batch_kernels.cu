@@ -10,8 +10,7 @@ namespace {
 
 using namespace kernels;
 
-// kConstraints: one kernel per model kind, so that models without sphere contacts run a kernel
-// without the constraint solver's registers and stack.
+// kConstraints: one kernel per model kind (backend.h dispatchModelFeatures).
 template <class T, bool kConstraints>
 __global__ void advanceKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
                               WorkspaceLayout layout, T* __restrict__ scratch, StepSettings<T> settings) {
@@ -81,19 +80,19 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
 
 template <class T>
 void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
-  if (ctx.model.sizes.nc > 0)
-    advanceKernel<T, true><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), settings);
-  else
-    advanceKernel<T, false><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), settings);
+  dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
+    advanceKernel<T, decltype(features)::constraints>
+        <<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), settings);
+  });
   checkCuda(cudaGetLastError(), "advanceKernel launch");
 }
 
 template <class T>
 void evaluate(const BackendContext<T>& ctx) {
-  if (ctx.model.sizes.nc > 0)
-    evaluateKernel<T, true><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx));
-  else
-    evaluateKernel<T, false><<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx));
+  dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
+    evaluateKernel<T, decltype(features)::constraints>
+        <<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx));
+  });
   checkCuda(cudaGetLastError(), "evaluateKernel launch");
 }
 

@@ -18,12 +18,12 @@ constexpr int kBlock = 128;
 // arrays, then every per-world field (`const` where the kernels only read it: the users' inputs and
 // the initial states) and every per-world parameter (`const`), then the workspaces. The data lists
 // are generated from the registry (views.h); a kernel puts them back into its BatchView.
-#define LOCKSTEP_MODEL_PARAMETERS(T)                                                                          \
-  Sizes sizes, const BodyTopology* __restrict__ body, const Transform<T>* __restrict__ X_PF,                  \
-      const Transform<T>* __restrict__ X_MB, const ElementTopology* __restrict__ bushing,                     \
-      const ElementTopology* __restrict__ spring, const ElementTopology* __restrict__ contact,                 \
-      const ElementTopology* __restrict__ ground
-#define LOCKSTEP_MODEL_ARGUMENTS(m) m.sizes, m.body, m.X_PF, m.X_MB, m.bushing, m.spring, m.contact, m.ground
+// The model's arrays (views.h LOCKSTEP_MODEL_ARRAYS) each its own parameter, with T in scope.
+#define LOCKSTEP_MODEL_ARRAY_PARAMETER(kind, type, name, count, doc) , const type* __restrict__ name
+#define LOCKSTEP_MODEL_ARRAY_ARGUMENT(kind, type, name, count, doc) , ctx.model.name
+#define LOCKSTEP_MODEL_ARRAY_VIEW(kind, type, name, count, doc) model.name = name;
+#define LOCKSTEP_MODEL_PARAMETERS(T) Sizes sizes LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_MODEL_ARRAY_PARAMETER)
+#define LOCKSTEP_MODEL_ARGUMENTS_OF_CTX ctx.model.sizes LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_MODEL_ARRAY_ARGUMENT)
 
 __host__ __device__ constexpr bool readOnlyInKernels(Role role) { return role == Role::Input || role == Role::Reset; }
 template <class P, bool kReadOnly>
@@ -45,9 +45,11 @@ using KernelPointer = std::conditional_t<kReadOnly, const P*, P*>;
 #define LOCKSTEP_PARAM_VIEW(type, name, per, role, prefix, parts, doc) \
   batch.name = name;                                                   \
   batch.name.data = name##Data;
-#define LOCKSTEP_VIEWS_FROM_PARAMETERS(T)                                       \
-  const ModelView<T> model{sizes, body, X_PF, X_MB, bushing, spring, contact, ground}; \
-  BatchView<T> batch;                                                           \
+#define LOCKSTEP_VIEWS_FROM_PARAMETERS(T)                   \
+  ModelView<T> model;                                       \
+  model.sizes = sizes;                                      \
+  LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_MODEL_ARRAY_VIEW)          \
+  BatchView<T> batch;                                       \
   batch.nWorlds = nWorlds;                                                      \
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_FIELD_VIEW)                                    \
   LOCKSTEP_PARAM_FIELDS(LOCKSTEP_PARAM_VIEW)
@@ -59,7 +61,7 @@ __device__ __forceinline__ std::int64_t threadIndex() {
 
 // The arguments every kernel starts with, from the launcher's backend context `ctx`.
 #define LOCKSTEP_CONTEXT_ARGUMENTS(ctx) \
-  LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, ctx.layout, ctx.scratch
+  LOCKSTEP_MODEL_ARGUMENTS_OF_CTX, LOCKSTEP_DATA_ARGUMENTS_OF_CTX, ctx.layout, ctx.scratch
 
 inline unsigned gridFor(std::int64_t n) { return static_cast<unsigned>((n + kBlock - 1) / kBlock); }
 inline cudaStream_t streamOf(const void* s) { return static_cast<cudaStream_t>(const_cast<void*>(s)); }

@@ -20,7 +20,7 @@ __global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t i = threadIndex(), w = w0 + i;
   if (i >= request.slots || w >= request.first + request.count) return;
-  const ModelView<DualOf<T>> dualModel{sizes, body, request.X_PF, request.X_MB, bushing, spring, contact, ground};
+  const ModelView<DualOf<T>> dualModel = model.withFrames(request.X_PF, request.X_MB);
   const DualWorld<DualOf<T>> d =
       dualWorldAt(sizes, request.layout, request.dualScratch + i, request.dualInts + i, request.slots);
   linearizeWorld<T, kDualTangents, kConstraints>(dualModel, batch.world(w), d, request.settings, request.dirs,
@@ -34,12 +34,10 @@ void launchLinearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& re
   const std::int64_t end = request.first + request.count;
   for (std::int64_t w0 = request.first; w0 < end; w0 += request.slots) {
     const std::int64_t n = std::min<std::int64_t>(request.slots, end - w0);
-    if (ctx.model.sizes.nc > 0)
-      linearizeKernel<T, true><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
-          LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
-    else
-      linearizeKernel<T, false><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
-          LOCKSTEP_MODEL_ARGUMENTS(ctx.model), LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
+    dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
+      linearizeKernel<T, decltype(features)::constraints><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
+          LOCKSTEP_MODEL_ARGUMENTS_OF_CTX, LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
+    });
     checkCuda(cudaGetLastError(), "linearizeKernel launch");
   }
 }

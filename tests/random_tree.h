@@ -80,7 +80,7 @@ inline RandomCase randomTreeWithElements(Random& rnd, int nBodies, int nBushings
       d.stiffness[i] = rnd.uniform(0, 20);
       d.damping[i] = rnd.uniform(0, 2);
     }
-    mb.addLinearBushing(d);
+    mb.add(d);
   }
   for (int k = 0; k < nSprings; ++k) {
     SpringDamperDesc d;
@@ -90,7 +90,7 @@ inline RandomCase randomTreeWithElements(Random& rnd, int nBodies, int nBushings
     d.freeLength = rnd.uniform(0.1, 1.0);
     d.stiffness = rnd.uniform(0, 50);
     d.damping = rnd.uniform(0, 3);
-    mb.addSpringDamper(d);
+    mb.add(d);
   }
   base.model = mb.build();
   return base;
@@ -119,7 +119,7 @@ inline ActuatedCase withStopsAndActuators(Random& rnd, const RandomCase& base, b
         if (rnd.uniform(0, 1) < 0.1) d.lower = -std::numeric_limits<double>::infinity();
         d.stiffness = rnd.uniform(0, 100);
         d.dissipation = rnd.uniform(0, 2);
-        mb.addJointStop(d);
+        mb.add(d);
       }
       if (actuators && rnd.uniform(0, 1) < 0.8) {
         ActuatorDesc d;
@@ -127,7 +127,7 @@ inline ActuatedCase withStopsAndActuators(Random& rnd, const RandomCase& base, b
         d.mode = static_cast<ActuatorMode>(rnd.integer(0, 2));
         d.kp = rnd.uniform(0, 50);
         d.kd = rnd.uniform(0, 5);
-        mb.addActuator(d);
+        mb.add(d);
       }
     }
   }

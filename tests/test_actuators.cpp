@@ -37,8 +37,8 @@ std::shared_ptr<const Model> pinModel(double m, double l, double J, double g, co
   b.mass.inertia = SymMat33d::diagonal(J, J, J);
   if (effortLimit < kInf) b.effortLimit = {effortLimit};
   mb.addBody(b);
-  if (stop) mb.addJointStop(*stop);
-  if (actuator) mb.addActuator(*actuator);
+  if (stop) mb.add(*stop);
+  if (actuator) mb.add(*actuator);
   return mb.build();
 }
 
@@ -292,7 +292,7 @@ TEST(JointStopsAndActuators, ParametersByNameAndTheirChecks) {
   ball.mass.mass = 1;
   ball.mass.inertia = SymMat33d::diagonal(0.1, 0.1, 0.1);
   mb.addBody(ball);
-  mb.addJointStop({"ball.qx", -1, 1, 10, 0});
+  mb.add({"ball.qx", -1, 1, 10, 0});
   EXPECT_ERROR_CONTAINS(mb.build(), "joint stop 'ball.qx': coordinate: 'ball.qx' belongs to a ball mobilizer, whose qdot is not u");
   ModelBuilder plain;
   plain.addBody(ball);

@@ -81,7 +81,7 @@ TEST(SphereOnSphereContact, PendulumResolvesGravityAlongTheNormal) {
   c.bodyB = "link";
   c.centerOnB = {{0, -L, 0}};
   c.radiusOnB = r;
-  mb.addSphereContact(c);
+  mb.add(c);
   Batch<double> batch(mb.build(), 1);
   batch.setQ(0, {theta0});
   batch.evaluate();
@@ -260,7 +260,7 @@ TEST(SphereOnSphereContact, RedundantContactsAreSolved) {
   c.bodyB = "link";
   c.centerOnB = {{0, -1, 0}};
   c.radiusOnB = 0.1;
-  mb.addSphereContact(c).addSphereContact(c);
+  mb.add(c).add(c);
   Batch<double> batch(mb.build(), 1);
   batch.setQ(0, {0.3});
   batch.setU(0, {0.5});
@@ -280,7 +280,7 @@ TEST(SphereOnSphereContact, ValidationAndLimits) {
   c.name = "touch";
   c.bodyB = "link";
   c.radiusOnF = -0.1;
-  mb.addSphereContact(c);
+  mb.add(c);
   try {
     mb.build();
     FAIL();

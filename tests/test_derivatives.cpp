@@ -266,8 +266,8 @@ Case stopsActuatorsGroundCase(double firstAngle) {
   mb.addBody(box);
   JointStopDesc s1{"a", -0.5, 0.5, 200, 0.5};
   JointStopDesc s2{"b", -0.1, 0.1, 1000, 0.2};
-  mb.addJointStop(s1);
-  mb.addJointStop(s2);
+  mb.add(s1);
+  mb.add(s2);
   ActuatorDesc act;
   act.coordinate = "a";
   act.mode = ActuatorMode::Position;
@@ -276,7 +276,7 @@ Case stopsActuatorsGroundCase(double firstAngle) {
   act.gear = 2;
   act.controlLower = -1;
   act.controlUpper = 1;
-  mb.addActuator(act);
+  mb.add(act);
   GroundMaterial mat;
   mat.stiffness = 1e6;
   mat.dissipation = 1;
@@ -291,7 +291,7 @@ Case stopsActuatorsGroundCase(double firstAngle) {
     g.center = {{k % 2 ? 0.1 : -0.1, k / 2 ? 0.1 : -0.1, -0.05}};
     g.radius = 0.02;
     g.material = mat;
-    mb.addGroundContact(g);
+    mb.add(g);
   }
   Case c;
   c.model = mb.build();

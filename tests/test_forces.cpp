@@ -45,7 +45,7 @@ BushingCase1 bushingCase1() {
   d.X_B2M = {Rotationd::bodyFixedXYZ({{0, 0.3, 0}}), {{-0.2, 0.1, 0}}};
   d.stiffness = {1, 2, 3, 4, 5, 6};
   d.damping = {0.1, 0.2, 0.3, 0.4, 0.5, 0.6};
-  mb.addLinearBushing(d);
+  mb.add(d);
   BushingCase1 c;
   c.model = mb.build();
   auto pose = [&](const Vec3d& angles, const Vec3d& p) {
@@ -169,7 +169,7 @@ TEST(LinearBushing, PerWorldParametersMatchARebuiltModel) {
   d.damping = c2;
   d.X_B1F = X1;
   d.X_B2M = X2;
-  mb.addLinearBushing(d);
+  mb.add(d);
   Batch<double> rebuilt(mb.build(), 1);
   rebuilt.setQ(0, c.q);
   rebuilt.setU(0, c.u);
@@ -193,7 +193,7 @@ TEST(LinearBushing, RejectsNegativeParameters) {
   d.name = "mount";
   d.body2 = "b";
   d.stiffness = {1, 1, 1, 1, 1, -3};
-  mb.addLinearBushing(d);
+  mb.add(d);
   try {
     mb.build();
     FAIL() << "negative stiffness accepted";
@@ -222,7 +222,7 @@ std::shared_ptr<const Model> drakeSpringModel() {
   s.freeLength = 1;
   s.stiffness = 2;
   s.damping = 0.5;
-  mb.addSpringDamper(s);
+  mb.add(s);
   return mb.build();
 }
 
@@ -274,7 +274,7 @@ TEST(LinearSpringDamper, ConstructorChecks) {
     s.freeLength = l0;
     s.stiffness = k;
     s.damping = c;
-    mb.addSpringDamper(s);
+    mb.add(s);
     try {
       mb.build();
     } catch (const ModelError& e) {

@@ -43,7 +43,7 @@ std::shared_ptr<const Model> slidingSphere(double m, double R, const Vec3d& n, c
   c.radius = R;
   c.planeNormal = n;
   c.material = material;
-  mb.addGroundContact(c);
+  mb.add(c);
   return mb.build();
 }
 
@@ -216,7 +216,7 @@ std::shared_ptr<const Model> tumblingBox() {
       c.radius = 0.02;
       c.planeNormal = {{0.05, 0.1, 1}};
       c.material = mat;
-      mb.addGroundContact(c);
+      mb.add(c);
     }
   GroundContactDesc tip;
   tip.name = "tip";
@@ -225,7 +225,7 @@ std::shared_ptr<const Model> tumblingBox() {
   tip.radius = 0.03;
   tip.planeNormal = {{0.05, 0.1, 1}};
   tip.material = mat;
-  mb.addGroundContact(tip);
+  mb.add(tip);
   return mb.build();
 }
 
@@ -336,7 +336,7 @@ TEST(GroundContact, ParametersByNameAndTheirChecks) {
     GroundContactDesc c = model->groundContacts()[0].desc;
     c.name = "below";
     c.material.staticFriction = 0.1;
-    below.addGroundContact(c);
+    below.add(c);
     EXPECT_THROW(below.build(), ModelError);
   }
   // The builder refuses the same.
@@ -344,12 +344,12 @@ TEST(GroundContact, ParametersByNameAndTheirChecks) {
   d.body = "box";
   d.radius = -0.1;
   ModelBuilder mb = ModelBuilder::fromModel(*model);
-  mb.addGroundContact(d);
+  mb.add(d);
   EXPECT_THROW(mb.build(), ModelError);
   GroundContactDesc onGround;
   onGround.body = "ground";
   ModelBuilder mb2 = ModelBuilder::fromModel(*model);
-  mb2.addGroundContact(onGround);
+  mb2.add(onGround);
   EXPECT_THROW(mb2.build(), ModelError);
 }
 

@@ -93,7 +93,7 @@ RandomCase randomTreeWithContacts(Random& rnd, int nBodies, int nContacts) {
     c.radiusOnF = rnd.uniform(0.05, 0.5);
     c.radiusOnB = rnd.uniform(0.05, 0.5);
     c.enforceRolling = rnd.integer(0, 1) == 1;
-    mb.addSphereContact(c);
+    mb.add(c);
   }
   base.model = mb.build();
   return base;
@@ -168,7 +168,7 @@ GroundCase randomTreeWithGround(Random& rnd, int nBodies, int nSpheres, bool slo
       mat.bd = rnd.uniform(100, 1000);
       mat.bv = rnd.uniform(10, 100);
     }
-    mb.addGroundContact(d);
+    mb.add(d);
   }
   g.model = mb.build();
   return g;

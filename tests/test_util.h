@@ -128,7 +128,7 @@ inline std::shared_ptr<const Model> rollingBallModel(double rb, double rf) {
   c.bodyB = "ball";
   c.radiusOnB = rb;
   c.enforceRolling = true;
-  mb.addSphereContact(c);
+  mb.add(c);
   return mb.build();
 }
 

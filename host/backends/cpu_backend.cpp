@@ -171,17 +171,12 @@ namespace {
 
 template <class T>
 void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
-  if (ctx.cpu.lanes) {
-    packs(ctx).advance(ctx, settings);
-  } else if (ctx.model.sizes.nc > 0) {
+  if (ctx.cpu.lanes) return packs(ctx).advance(ctx, settings);
+  dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
     forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
-      advanceWorld<T, true>(ctx.model, w, ws, settings);
+      advanceWorld<T, decltype(features)::constraints>(ctx.model, w, ws, settings);
     });
-  } else {
-    forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
-      advanceWorld<T, false>(ctx.model, w, ws, settings);
-    });
-  }
+  });
 }
 
 template <class T>
@@ -235,7 +230,7 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
   const Sizes& s = ctx.model.sizes;
   if (ctx.cpu.lanes && s.nc == 0) return packs(ctx).linearize(ctx, r);
   const ModelView<T>& m = ctx.model;
-  const ModelView<DualOf<T>> dualModel{s, m.body, r.X_PF, r.X_MB, m.bushing, m.spring, m.contact, m.ground};
+  const ModelView<DualOf<T>> dualModel = m.withFrames(r.X_PF, r.X_MB);
   const std::int64_t worlds = ctx.batch.nWorlds;
   const int threads = static_cast<int>(std::min<std::int64_t>({ctx.cpu.threads, r.slots, std::max<std::int64_t>(r.count, 1)}));
   const std::int64_t chunk = std::max<std::int64_t>(1, r.count / (std::int64_t(threads) * 8));
@@ -244,10 +239,10 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
     const DualWorld<DualOf<T>> d =
         dualWorldAt(s, r.layout, r.dualScratch + t * r.layout.total, r.dualInts + t * r.layout.ints, 1);
     const Strided<T> J{r.jacobian + w, worlds};
-    if (s.nc > 0)
-      linearizeWorld<T, kDualTangents, true>(dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
-    else
-      linearizeWorld<T, kDualTangents, false>(dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
+    dispatchModelFeatures(s, [&](auto features) {
+      linearizeWorld<T, kDualTangents, decltype(features)::constraints>(dualModel, ctx.batch.world(w), d, r.settings,
+                                                                          r.dirs, r.what, J);
+    });
   });
 }
 

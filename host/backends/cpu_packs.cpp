@@ -87,10 +87,11 @@ struct PackSet {
   bool madeFor(const BackendContext<T>& ctx) const {
     const ModelView<T>& m = ctx.model;
     const BatchView<T>& b = ctx.batch;
-    bool same = laneModel && layoutTotal == ctx.layout.total && model.body == m.body && model.X_PF == m.X_PF &&
-                model.X_MB == m.X_MB && model.bushing == m.bushing && model.spring == m.spring &&
-                model.contact == m.contact && model.ground == m.ground && std::memcmp(&model.sizes, &m.sizes, sizeof(Sizes)) == 0 &&
+    bool same = laneModel && layoutTotal == ctx.layout.total && std::memcmp(&model.sizes, &m.sizes, sizeof(Sizes)) == 0 &&
                 batch.nWorlds == b.nWorlds;
+#define LOCKSTEP_X(kind, type, name, count, doc) same = same && model.name == m.name;
+    LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_X
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) same = same && batch.name == b.name;
     LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
@@ -236,10 +237,9 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
 
 template <class T>
 void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
-  if (ctx.model.sizes.nc > 0)
-    advanceLanes<T, true>(ctx, settings);
-  else
-    advanceLanes<T, false>(ctx, settings);
+  dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
+    advanceLanes<T, decltype(features)::constraints>(ctx, settings);
+  });
 }
 
 // evaluateWorld for the worlds of each pack.
@@ -260,10 +260,7 @@ void evaluateLanes(const BackendContext<T>& ctx) {
 
 template <class T>
 void evaluate(const BackendContext<T>& ctx) {
-  if (ctx.model.sizes.nc > 0)
-    evaluateLanes<T, true>(ctx);
-  else
-    evaluateLanes<T, false>(ctx);
+  dispatchModelFeatures(ctx.model.sizes, [&](auto features) { evaluateLanes<T, decltype(features)::constraints>(ctx); });
 }
 
 // assembleWorld and observeWorld for the worlds of each pack: the healthy ones are projected, all
@@ -340,13 +337,8 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
   using P = Pack<T>;
   using D = Dual<P, kDualTangents>;
   const Sizes& s = ctx.model.sizes;
-  const ModelView<T>& m = ctx.model;
-  std::vector<Transform<D>> X_PF, X_MB;
-  for (int b = 0; b < s.nb; ++b) {
-    X_PF.push_back(castTransform<D>(m.X_PF[b]));
-    X_MB.push_back(castTransform<D>(m.X_MB[b]));
-  }
-  const ModelView<D> dualModel{s, m.body, X_PF.data(), X_MB.data(), m.bushing, m.spring, m.contact, m.ground};
+  const ConvertedModel<D> duals(ctx.model, [](const Transform<T>& X) { return castTransform<D>(X); });
+  const ModelView<D>& dualModel = duals.view;
   const StepSettings<D> settings{D(P(r.settings.dt.v)), 1, r.settings.integrator,
                                  D(P(r.settings.constraintTolerance.v)), r.settings.maxProjectionIterations, false, false};
   const std::int64_t worlds = ctx.batch.nWorlds, end = r.first + r.count, packs = (r.count + W - 1) / W;
@@ -410,15 +402,13 @@ int repeatEvaluation(const BackendContext<T>& ctx, std::int64_t repetitions) {
   const LaneModel<T> model(ctx.model);
   LaneWorlds<T> pack(ctx.batch, ctx.model.sizes, ctx.layout);
   pack.gather(0, static_cast<int>(std::min<std::int64_t>(kLanes<T>, ctx.batch.nWorlds)));
-  const bool constraints = ctx.model.sizes.nc > 0;
   PackBits<T> status = kStatusOk;
-  for (std::int64_t r = 0; r < repetitions; ++r) {
-    if (constraints)
-      status |= computeStateDerivative<Pack<T>, true>(model.view, pack.view(), pack.workspace());
-    else
-      status |= computeStateDerivative<Pack<T>, false>(model.view, pack.view(), pack.workspace());
-    asm volatile("" ::: "memory");
-  }
+  dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
+    for (std::int64_t r = 0; r < repetitions; ++r) {
+      status |= computeStateDerivative<Pack<T>, decltype(features)::constraints>(model.view, pack.view(), pack.workspace());
+      asm volatile("" ::: "memory");
+    }
+  });
   return status.lane(0);
 }
 

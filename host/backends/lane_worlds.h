@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "lockstep/backends/backend.h"
 #include "lockstep/backends/lanes.h"
 
 // Packs pass by value between inlined functions (see lanes.h).
@@ -32,19 +33,9 @@ Transform<Pack<T, W>> broadcast(const Transform<T>& X) {
 
 // The model's constant frames, one copy in every lane.
 template <class T, int W = kLanes<T>>
-struct LaneModel {
-  std::vector<Transform<Pack<T, W>>> X_PF, X_MB;
-  ModelView<Pack<T, W>> view;
-
-  explicit LaneModel(const ModelView<T>& m) {
-    for (int b = 0; b < m.sizes.nb; ++b) {
-      X_PF.push_back(broadcast<T, W>(m.X_PF[b]));
-      X_MB.push_back(broadcast<T, W>(m.X_MB[b]));
-    }
-    view = {m.sizes, m.body, X_PF.data(), X_MB.data(), m.bushing, m.spring, m.contact, m.ground};
-  }
-  LaneModel(const LaneModel&) = delete;  // view points into this object
-  LaneModel& operator=(const LaneModel&) = delete;
+struct LaneModel : ConvertedModel<Pack<T, W>> {
+  explicit LaneModel(const ModelView<T>& m)
+      : ConvertedModel<Pack<T, W>>(m, [](const Transform<T>& X) { return broadcast<T, W>(X); }) {}
 };
 
 // One thread's pack of worlds: the fields a step reads and writes, the parameters and the

@@ -13,23 +13,6 @@ bool isIdentity(const Mat33<double>& R) {
   return true;
 }
 
-// The nearest common ancestor of two bodies (-1: Ground), by walking up from the deeper one.
-int commonAncestor(const Model& m, int a, int b) {
-  auto depth = [&](int x) {
-    int d = 0;
-    for (; x >= 0; x = m.body(x).parent) ++d;
-    return d;
-  };
-  int da = depth(a), db = depth(b);
-  for (; da > db; --da) a = m.body(a).parent;
-  for (; db > da; --db) b = m.body(b).parent;
-  while (a != b) {
-    a = m.body(a).parent;
-    b = m.body(b).parent;
-  }
-  return a;
-}
-
 }  // namespace
 
 template <class T>
@@ -55,12 +38,11 @@ CompiledModel<T>::CompiledModel(const Model& m) : sizes(sizesOf(m)), layout(Work
     X_PF.push_back(castTransform<T>(b.X_PF));
     X_MB.push_back(castTransform<T>(b.X_BM.inverse()));
   }
-  for (const LinearBushing& e : m.bushings()) bushing.push_back({e.body1, e.body2, 0, -1});
-  for (const SpringDamper& e : m.springs()) spring.push_back({e.bodyA, e.bodyB, 0, -1});
-  for (const SphereContact& e : m.contacts())
-    contact.push_back({e.bodyF, e.bodyB, e.desc.enforceRolling ? kContactRolling : 0,
-                       commonAncestor(m, e.bodyF, e.bodyB)});
-  for (const GroundContact& e : m.groundContacts()) ground.push_back({e.body, -1, 0, -1});
+  // Each body element's bodies and flags, as its kind defines them (elementTopology, model.h).
+#define LOCKSTEP_X(Kind, list, count, per, array, ...) \
+  for (const Kind& e : m.list()) array.push_back(elementTopology(m, e));
+  LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
 }
 
 template struct CompiledModel<float>;

@@ -49,9 +49,10 @@ BatchMemory batchMemoryOf(const Sizes& s, std::int64_t worlds, Backend backend, 
   params += static_cast<std::int64_t>(sizeof(T)) * (fieldCount(s, per, parts));
   LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-  const std::int64_t modelArrays =
-      static_cast<std::int64_t>(s.nb) * (sizeof(BodyTopology) + 2 * sizeof(Transform<T>)) +
-      static_cast<std::int64_t>(s.nBushings + s.nSprings + s.nContacts + s.nGround) * sizeof(ElementTopology);
+  std::int64_t modelArrays = 0;
+#define LOCKSTEP_X(kind, type, name, count, doc) modelArrays += static_cast<std::int64_t>(s.count) * sizeof(type);
+  LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_X
   const std::int64_t scratch = WorkspaceLayout::of(s).total * static_cast<std::int64_t>(sizeof(T));
   BatchMemory m;
   m.hostBytes = add(add(mul(perWorld, worlds), params), modelArrays);
@@ -196,13 +197,9 @@ Batch<T>::Device::Device(const CompiledModel<T>& model, std::int64_t nWorlds) {
   checkCuda(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
   stream = st;
   try {
-    body.upload(model.body, st);
-    X_PF.upload(model.X_PF, st);
-    X_MB.upload(model.X_MB, st);
-    bushing.upload(model.bushing, st);
-    spring.upload(model.spring, st);
-    contact.upload(model.contact, st);
-    ground.upload(model.ground, st);
+#define LOCKSTEP_X(kind, type, name, count, doc) name.upload(model.name, st);
+    LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_X
     synchronize("uploading the model");
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
   name.resize(static_cast<std::size_t>(fieldCount(s, per, parts)) * worlds);

@@ -50,9 +50,9 @@ struct Batch<T>::Device {
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   DeviceArray<T> params[kParamCount];
-  DeviceArray<BodyTopology> body;
-  DeviceArray<Transform<T>> X_PF, X_MB;
-  DeviceArray<ElementTopology> bushing, spring, contact, ground;
+#define LOCKSTEP_X(kind, type, name, count, doc) DeviceArray<type> name;
+  LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_X
   DeviceArray<T> scratch;                // one workspace per world, strided across worlds
   DeviceArray<std::uint8_t> staging[3];  // host arrays passed to resets, copied to the device
 
@@ -62,7 +62,12 @@ struct Batch<T>::Device {
   bool uploaded = false;               // the fields hold nothing before the first upload()
 
   ModelView<T> modelView(const Sizes& s) const {
-    return {s, body.get(), X_PF.get(), X_MB.get(), bushing.get(), spring.get(), contact.get(), ground.get()};
+    ModelView<T> v;
+    v.sizes = s;
+#define LOCKSTEP_X(kind, type, name, count, doc) v.name = name.get();
+    LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    return v;
   }
   void useStream(void* cudaStream);
   void synchronize(const char* what) const;

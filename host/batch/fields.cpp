@@ -63,13 +63,10 @@ Sizes sizesOf(const Model& m) {
   s.nu = m.nu();
   s.nz = m.nz();
   for (const Body& b : m.bodies()) s.nd += b.nu * b.nu;
-  s.nBushings = static_cast<std::int32_t>(m.bushings().size());
-  s.nSprings = static_cast<std::int32_t>(m.springs().size());
-  s.nContacts = static_cast<std::int32_t>(m.contacts().size());
+#define LOCKSTEP_X(Kind, list, count, ...) s.count = static_cast<std::int32_t>(m.list().size());
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
   s.nc = m.numConstraintEquations();
-  s.nGround = static_cast<std::int32_t>(m.groundContacts().size());
-  s.nStops = static_cast<std::int32_t>(m.stops().size());
-  s.nActuators = static_cast<std::int32_t>(m.actuators().size());
   s.nSensorData = m.sensorDataSize();
   for (int i = 0; i < m.nu(); ++i) {
     s.nArmatures += m.armature()[i] != 0;
@@ -88,15 +85,12 @@ std::vector<std::string> elementNames(const Model& m, Per per) {
     case Per::Body:
       for (const Body& b : m.bodies()) out.push_back(b.name);
       return out;
-    case Per::Bushing:
-      for (const auto& e : m.bushings()) out.push_back(e.desc.name);
-      return out;
-    case Per::Spring:
-      for (const auto& e : m.springs()) out.push_back(e.desc.name);
-      return out;
-    case Per::Contact:
-      for (const auto& e : m.contacts()) out.push_back(e.desc.name);
-      return out;
+#define LOCKSTEP_X(Kind, list, count, per, ...)      \
+  case Per::per:                                      \
+    for (const Kind& e : m.list()) out.push_back(e.desc.name); \
+    return out;
+      LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
     case Per::Equation:
       // The equations of each contact in order: x, y, z when rolling is enforced, z otherwise.
       for (const auto& e : m.contacts()) {
@@ -107,11 +101,48 @@ std::vector<std::string> elementNames(const Model& m, Per per) {
         }
       }
       return out;
-    case Per::Ground:
-      for (const auto& e : m.groundContacts()) out.push_back(e.desc.name);
-      return out;
     case Per::Sensor: return m.sensorDataNames();
   }
+  return out;
+}
+
+const char* elementWord(Per per) {
+  switch (per) {
+    case Per::World: return "world";
+    case Per::Coordinate: return "coordinate";
+    case Per::Speed: return "generalized speed";
+    case Per::Aux: return "auxiliary state";
+    case Per::Body: return "body";
+#define LOCKSTEP_X(Kind, list, count, per, array, word, placeholder) \
+  case Per::per: return word;
+      LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    case Per::Equation: return "constraint equation";
+    case Per::Sensor: return "sensor value";
+  }
+  return "";
+}
+
+const char* elementPlaceholder(Per per) {
+  switch (per) {
+    case Per::World: return "";
+    case Per::Coordinate: return "coordinate";
+    case Per::Speed: return "speed";
+    case Per::Aux: return "z";
+    case Per::Body: return "body";
+#define LOCKSTEP_X(Kind, list, count, per, array, word, placeholder) \
+  case Per::per: return placeholder;
+      LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    case Per::Equation: return "equation";
+    case Per::Sensor: return "sensor";
+  }
+  return "";
+}
+
+std::vector<Per> everyPer() {
+  std::vector<Per> out;
+  for (int p = 0; p <= static_cast<int>(Per::Sensor); ++p) out.push_back(static_cast<Per>(p));
   return out;
 }
 

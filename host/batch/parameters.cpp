@@ -13,20 +13,6 @@ namespace lockstep {
 
 namespace {
 
-void appendTransform(std::vector<double>& out, const Transformd& X) {
-  for (int i = 0; i < 3; ++i)
-    for (int j = 0; j < 3; ++j) out.push_back(X.R(i, j));
-  for (int i = 0; i < 3; ++i) out.push_back(X.p[i]);
-}
-Transformd transformAt(const std::vector<double>& v, int offset) {
-  Transformd X;
-  for (int k = 0; k < 9; ++k) X.R.R.m[k / 3][k % 3] = v[offset + k];
-  X.p = {{v[offset + 9], v[offset + 10], v[offset + 11]}};
-  return X;
-}
-Vec3d vec3At(const std::vector<double>& v, int offset) { return {{v[offset], v[offset + 1], v[offset + 2]}}; }
-void appendVec3(std::vector<double>& out, const Vec3d& v) { out.insert(out.end(), {v[0], v[1], v[2]}); }
-
 MassProperties massPropertiesOf(const std::vector<double>& v) {
   MassProperties mp;
   mp.mass = v[0];
@@ -38,7 +24,7 @@ MassProperties massPropertiesOf(const std::vector<double>& v) {
 // Why a stop or an actuator cannot be turned on in some worlds of a model that declares none.
 const char* const kNoSpeedForces =
     "the model declares no joint stop and no actuator, so their code is compiled out of its steps; declare one "
-    "(ModelBuilder::addJointStop / addActuator, a scene's \"limits\" or \"actuators\") to set them per world";
+    "(ModelBuilder::add with a JointStopDesc or an ActuatorDesc, a scene's \"limits\" or \"actuators\") to set them per world";
 
 // Whether generalized speed u is the qdot of a coordinate (its mobilizer is neither Ball nor Free).
 bool speedHasCoordinate(const Model& m, int u) {
@@ -53,10 +39,7 @@ const FieldInfo& infoOf(ParamId id) { return parameterFields()[int(id)]; }
 std::string describeElement(const Model& m, ParamId id, std::int64_t w, int element) {
   std::string s = w < 0 ? "all worlds" : "world " + std::to_string(w);
   const Per per = infoOf(id).per;
-  static const char* const kKinds[] = {"", "coordinate", "generalized speed", "auxiliary state", "body",
-                                       "bushing", "spring-damper", "sphere contact", "constraint equation",
-                                       "ground contact"};
-  if (per != Per::World) s += std::string(" ") + kKinds[int(per)] + " '" + elementNames(m, per)[element] + "'";
+  if (per != Per::World) s += std::string(" ") + elementWord(per) + " '" + elementNames(m, per)[element] + "'";
   return s;
 }
 
@@ -96,42 +79,14 @@ std::vector<double> modelParameterBlock(const Model& m, ParamId id, int e) {
             : std::vector<double>{0.0, 0.0, 0.0};
       break;
     }
-    case ParamId::bushingFrames:
-      appendTransform(v, m.bushings()[e].desc.X_B1F);
-      appendTransform(v, m.bushings()[e].desc.X_B2M);
-      break;
-    case ParamId::bushingStiffness: v.assign(m.bushings()[e].desc.stiffness.begin(), m.bushings()[e].desc.stiffness.end()); break;
-    case ParamId::bushingDamping: v.assign(m.bushings()[e].desc.damping.begin(), m.bushings()[e].desc.damping.end()); break;
-    case ParamId::springParams: {
-      const auto& d = m.springs()[e].desc;
-      v = {d.freeLength, d.stiffness, d.damping};
-      break;
-    }
-    case ParamId::springPoints:
-      appendVec3(v, m.springs()[e].desc.p_AP);
-      appendVec3(v, m.springs()[e].desc.p_BQ);
-      break;
-    case ParamId::sphereCenters:
-      appendVec3(v, m.contacts()[e].desc.centerOnF);
-      appendVec3(v, m.contacts()[e].desc.centerOnB);
-      break;
-    case ParamId::sphereRadii: v = {m.contacts()[e].desc.radiusOnF, m.contacts()[e].desc.radiusOnB}; break;
-    case ParamId::contactEnabled: v = {m.contacts()[e].desc.enabledByDefault ? 1.0 : 0.0}; break;
-    case ParamId::groundSphere: {
-      const GroundContactDesc& d = m.groundContacts()[e].desc;
-      appendVec3(v, d.center);
-      v.push_back(d.radius);
-      break;
-    }
-    case ParamId::groundPlane:
-      appendVec3(v, m.groundContacts()[e].desc.planeNormal);
-      appendVec3(v, m.groundContacts()[e].desc.planePoint);
-      break;
-    case ParamId::groundMaterial: {
-      const GroundMaterial& p = m.groundContacts()[e].desc.material;
-      v = {p.stiffness, p.dissipation, p.staticFriction, p.dynamicFriction, p.viscousFriction,
-           p.transitionVelocity, p.cf, p.bd, p.bv};
-      break;
+    default: {  // a parameter of a body element: its kind's (host/model/elements_*.cpp)
+      switch (infoOf(id).per) {
+#define LOCKSTEP_X(Kind, list, count, per, ...) \
+  case Per::per: return parameterBlock(m.list().at(e), id);
+        LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+        default: break;
+      }
     }
   }
   return v;
@@ -188,37 +143,16 @@ void validateParameterBlock(const Model& m, ParamId id, int e, const std::vector
                          "its speed (torque mode only)");
       if (v[0] != 0 && m.stops().empty() && m.actuators().empty()) throw ModelError(where + ": mode: " + kNoSpeedForces);
       break;
-    case ParamId::bushingFrames:
-      validateTransform(transformAt(v, 0), where, "frame on body1");
-      validateTransform(transformAt(v, 12), where, "frame on body2");
-      break;
-    case ParamId::bushingStiffness:
-    case ParamId::bushingDamping: {
-      std::array<double, 6> k{}, none{};
-      std::copy(v.begin(), v.end(), k.begin());
-      if (id == ParamId::bushingStiffness) validateBushingParameters(k, none, where);
-      else validateBushingParameters(none, k, where);
-      break;
+    default: {  // a parameter of a body element: its kind's (host/model/elements_*.cpp)
+      switch (info.per) {
+#define LOCKSTEP_X(Kind, list, count, per, ...) \
+  case Per::per: return validateParameterBlock(m.list(), id, v, where);
+        LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+        default: break;
+      }
     }
-    case ParamId::springParams: validateSpringParameters(v[0], v[1], v[2], where); break;
-    case ParamId::springPoints:
-      for (int k = 0; k < 6; ++k) validateFinite(v[k], where, k < 3 ? "p_AP" : "p_BQ");
-      break;
-    case ParamId::sphereCenters:
-      for (int k = 0; k < 6; ++k) validateFinite(v[k], where, k < 3 ? "center on F" : "center on B");
-      break;
-    case ParamId::sphereRadii: validateSphereRadii(v[0], v[1], where); break;
-    case ParamId::contactEnabled:
-      if (v[0] != 0 && v[0] != 1) throw ModelError(where + ": enabled: must be 0 or 1");
-      break;
-    case ParamId::groundSphere: validateGroundSphere(vec3At(v, 0), v[3], where); break;
-    case ParamId::groundPlane: validateGroundPlane(vec3At(v, 0), vec3At(v, 3), where); break;
-    case ParamId::groundMaterial:
-      validateGroundMaterial({v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]}, where);
-      break;
   }
-  (void)m;
-  (void)e;
 }
 
 // ---- the store ---------------------------------------------------------------------------------

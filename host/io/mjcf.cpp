@@ -404,7 +404,7 @@ class Converter {
         BodyDesc& d = bodies_[jointBodyDesc_.at(j)];
         d.effortLimit = {std::abs(gear) * hi};
       }
-      builder_.addActuator(a);
+      builder_.add(a);
       out_.actuators.push_back(info);
     }
   }
@@ -423,7 +423,7 @@ class Converter {
       s.upper = m_->jnt_range[2 * j + 1];
       s.stiffness = options_.stopStiffness;
       s.dissipation = options_.stopDissipation;
-      builder_.addJointStop(s);
+      builder_.add(s);
     }
   }
 
@@ -482,7 +482,7 @@ class Converter {
       s.name = name + suffix;
       s.center = X_BG * p_G;
       s.radius = radius;
-      builder_.addGroundContact(s);
+      builder_.add(s);
     };
     switch (m_->geom_type[g]) {
       case mjGEOM_SPHERE: sphere("", Vec3d::zero(), size[0]); break;
@@ -513,7 +513,7 @@ class Converter {
   void addSitesAndSensors() {
     for (int s = 0; s < m_->nsite; ++s) {
       const Placement& p = placement_[m_->site_bodyid[s]];
-      builder_.addSite({nameOf(m_, mjOBJ_SITE, s, "site" + std::to_string(s)), p.body,
+      builder_.add({nameOf(m_, mjOBJ_SITE, s, "site" + std::to_string(s)), p.body,
                         p.X_BL * poseOf(m_->site_pos + 3 * s, m_->site_quat + 4 * s)});
     }
     for (int s = 0; s < m_->nsensor; ++s) {
@@ -528,7 +528,7 @@ class Converter {
         d.dimension = 0;
         ignored_["sensors (" + why + ")"].push_back(d.name);
       }
-      builder_.addSensor(d);
+      builder_.add(d);
     }
   }
 

@@ -146,11 +146,11 @@ Scene SceneReader::read(const std::string& text) {
   if (auto g = root.find("gravity")) builder_.setGravity(g->vec3());
   if (auto bodies = root.find("bodies")) readBodies(*bodies);
   if (auto e = root.find("linear_bushings"))
-    for (const JsonNode& n : e->elements()) builder_.addLinearBushing(readBushing(n));
+    for (const JsonNode& n : e->elements()) builder_.add(readBushing(n));
   if (auto e = root.find("spring_dampers"))
-    for (const JsonNode& n : e->elements()) builder_.addSpringDamper(readSpring(n));
+    for (const JsonNode& n : e->elements()) builder_.add(readSpring(n));
   if (auto e = root.find("sphere_contacts"))
-    for (const JsonNode& n : e->elements()) builder_.addSphereContact(readContact(n));
+    for (const JsonNode& n : e->elements()) builder_.add(readContact(n));
   if (auto g = root.find("ground")) readGround(*g);
   if (auto e = root.find("limits")) readLimits(*e);
   if (auto e = root.find("actuators")) readActuators(*e);
@@ -392,7 +392,7 @@ void SceneReader::readGround(const JsonNode& n) {
     if (m.staticFriction < m.dynamicFriction)
       where.fail("static_friction (" + numberText(m.staticFriction) + ") must be >= dynamic_friction (" +
                  numberText(m.dynamicFriction) + "), here or in \"ground\"");
-    builder_.addGroundContact(d);
+    builder_.add(d);
   };
   for (const JsonNode& e : n.at("contact_spheres").elements()) {
     e.expectObject({"name", "body", "center", "radius", "from_urdf", "normal", "point", "stiffness", "dissipation",

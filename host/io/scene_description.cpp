@@ -52,32 +52,32 @@ std::string join(const std::vector<std::string>& names) {
   return out;
 }
 
-// What the elements of a Per are called in a name pattern, and in a group heading.
-const char* elementWord(Per per) {
-  switch (per) {
-    case Per::World: return "world";
-    case Per::Coordinate: return "coordinate";
-    case Per::Speed: return "speed";
-    case Per::Aux: return "auxiliary state";
-    case Per::Body: return "body";
-    case Per::Bushing: return "bushing";
-    case Per::Spring: return "spring-damper";
-    case Per::Contact: return "sphere contact";
-    case Per::Equation: return "constraint equation";
-    case Per::Ground: return "ground contact";
-    case Per::Sensor: return "sensor value";
-  }
+// What the scene adds to an element's line: an actuator's targets (the scene's, not the model's).
+template <class Kind>
+std::string sceneNote(const Scene&, const Kind&) {
   return "";
+}
+std::string sceneNote(const Scene& scene, const Actuator& e) {
+  char target[160] = "";
+  for (const TargetSpec& t : scene.targets) {
+    if (t.u != e.u) continue;
+    if (t.uniform)
+      std::snprintf(target, sizeof target, ", target uniform in [%g, %g] per world (seed %llu)", t.uniform->first,
+                    t.uniform->second, static_cast<unsigned long long>(t.seed));
+    else
+      std::snprintf(target, sizeof target, ", target %g", t.position);
+    if (t.velocity != 0)
+      std::snprintf(target + std::strlen(target), sizeof target - std::strlen(target), ", velocity target %g",
+                    t.velocity);
+  }
+  return target;
 }
 
 // The public names of a field as one pattern: prefix.<element>.{part,part} ("body.<body>.{x,y,z}"),
 // with the parts' common "head." written once ("bushing.<bushing>.X_FM.{r00,...,z}").
 std::string namePattern(const FieldInfo& f) {
   std::string n = f.prefix;
-  static const char* const kPlaceholder[] = {"", "coordinate", "speed", "z", "body", "bushing", "spring",
-                                             "contact", "equation", "ground", "sensor"};  // by Per
-  static_assert(sizeof kPlaceholder / sizeof kPlaceholder[0] == static_cast<int>(Per::Sensor) + 1);
-  if (f.per != Per::World) n += std::string(".<") + kPlaceholder[static_cast<int>(f.per)] + ">";
+  if (f.per != Per::World) n += std::string(".<") + elementPlaceholder(f.per) + ">";
   if (f.parts.empty()) return n;
   if (f.parts.size() == 1) return n + "." + f.parts[0];
   std::string head = f.parts[0].substr(0, f.parts[0].find('.') + 1);
@@ -90,15 +90,14 @@ std::string namePattern(const FieldInfo& f) {
 
 // Fields grouped by what they are counted per, each group headed by its elements' names.
 void appendNames(std::string& out, const Model& m, const std::vector<const FieldInfo*>& fields, bool withName) {
-  for (Per per : {Per::World, Per::Coordinate, Per::Speed, Per::Aux, Per::Body, Per::Bushing, Per::Spring,
-                  Per::Contact, Per::Equation, Per::Ground, Per::Sensor}) {
+  for (Per per : everyPer()) {
     std::vector<const FieldInfo*> group;
     for (const FieldInfo* f : fields)
       if (f->per == per) group.push_back(f);
     const std::vector<std::string> elements = elementNames(m, per);
     if (group.empty() || (per != Per::World && elements.empty())) continue;
     if (per == Per::World) appendf(out, "  per world\n");
-    else appendf(out, "  per %s: %s\n", elementWord(per), join(elements).c_str());
+    else appendf(out, "  per %s: %s\n", per == Per::Speed ? "speed" : elementWord(per), join(elements).c_str());
     for (const FieldInfo* f : group) {
       // The description after the pattern, or on a line of its own under a long pattern.
       const std::string pattern = namePattern(*f);
@@ -143,71 +142,27 @@ std::string describeScene(const Scene& scene) {
   appendf(out, "nu %-10d %s\n", m.nu(), join(m.uNames()).c_str());
   appendf(out, "nz %-10d %s\n", m.nz(), join(m.zNames()).c_str());
 
-  appendf(out, "force elements %zu\n", m.bushings().size() + m.springs().size());
-  for (const LinearBushing& e : m.bushings()) {
-    appendf(out, "  linear bushing '%s': %s -> %s, stiffness %s, damping %s\n", e.desc.name.c_str(),
-                bodyName(m, e.body1).c_str(), bodyName(m, e.body2).c_str(), format(e.desc.stiffness).c_str(),
-                format(e.desc.damping).c_str());
-  }
-  for (const SpringDamper& e : m.springs()) {
-    appendf(out, "  spring-damper '%s': %s point %s -> %s point %s, free length %g, stiffness %g, damping %g\n",
-                e.desc.name.c_str(), bodyName(m, e.bodyA).c_str(), format(e.desc.p_AP).c_str(),
-                bodyName(m, e.bodyB).c_str(), format(e.desc.p_BQ).c_str(), e.desc.freeLength, e.desc.stiffness,
-                e.desc.damping);
-  }
-  appendf(out, "ground contacts %zu (spheres on bodies against half-spaces on Ground; contacts between moving "
-              "bodies are not modelled)\n", m.groundContacts().size());
-  for (const GroundContact& c : m.groundContacts()) {
-    const GroundMaterial& p = c.desc.material;
-    appendf(out, "  ground contact '%s': %s sphere at %s radius %g; half-space normal %s through %s; E %g, c %g, "
-                "us %g, ud %g, uv %g, vt %g, cf %g, bd %g, bv %g\n",
-                c.desc.name.c_str(), bodyName(m, c.body).c_str(), format(c.desc.center).c_str(), c.desc.radius,
-                format(c.desc.planeNormal).c_str(), format(c.desc.planePoint).c_str(), p.stiffness, p.dissipation,
-                p.staticFriction, p.dynamicFriction, p.viscousFriction, p.transitionVelocity, p.cf, p.bd, p.bv);
-  }
-  appendf(out, "joint stops   %zu\n", m.stops().size());
-  for (const JointStop& e : m.stops())
-    appendf(out, "  stop on %-20s lower %g, upper %g, stiffness %g, dissipation %g\n", e.desc.coordinate.c_str(),
-                e.desc.lower, e.desc.upper, e.desc.stiffness, e.desc.dissipation);
-  appendf(out, "actuators     %zu (other speeds: torque actions only)\n", m.actuators().size());
-  for (const Actuator& e : m.actuators()) {
-    char target[160] = "";
-    for (const TargetSpec& t : scene.targets) {
-      if (t.u != e.u) continue;
-      if (t.uniform)
-        std::snprintf(target, sizeof target, ", target uniform in [%g, %g] per world (seed %llu)", t.uniform->first,
-                      t.uniform->second, static_cast<unsigned long long>(t.seed));
-      else
-        std::snprintf(target, sizeof target, ", target %g", t.position);
-      if (t.velocity != 0) std::snprintf(target + std::strlen(target), sizeof target - std::strlen(target),
-                                         ", velocity target %g", t.velocity);
+  // Each element kind under its heading (kinds next to each other with the same heading share it).
+  std::vector<std::pair<InfoSection, std::vector<std::string>>> sections;
+  auto add = [&](const InfoSection& section, std::vector<std::string> lines) {
+    if (!sections.empty() && sections.back().first.heading == section.heading) {
+      for (std::string& l : lines) sections.back().second.push_back(std::move(l));
+      return;
     }
-    char control[160] = "";
-    if (e.desc.gear != 1 || std::isfinite(e.desc.controlLower) || std::isfinite(e.desc.controlUpper))
-      std::snprintf(control, sizeof control, ", action a control in [%g, %g] times gear %g", e.desc.controlLower,
-                    e.desc.controlUpper, e.desc.gear);
-    appendf(out, "  actuator on %-16s %s, kp %g, kd %g, effort limit %g%s%s\n", e.desc.coordinate.c_str(),
-                actuatorModeName(e.desc.mode), e.desc.kp, e.desc.kd, m.effortLimit()[e.u], control, target);
+    sections.push_back({section, std::move(lines)});
+  };
+#define LOCKSTEP_X(Kind, list, count, ...)                                       \
+  {                                                                            \
+    std::vector<std::string> lines;                                            \
+    for (const Kind& e : m.list()) lines.push_back(describeElement(m, e) + sceneNote(scene, e)); \
+    add(infoSection(m, m.list()), std::move(lines));                           \
   }
-  appendf(out, "constraints   %zu (%d equations)\n", m.contacts().size(), m.numConstraintEquations());
-  for (const SphereContact& c : m.contacts()) {
-    appendf(out, "  sphere contact '%s': %s sphere at %s radius %g, %s sphere at %s radius %g, %s, %s\n",
-                c.desc.name.c_str(), bodyName(m, c.bodyF).c_str(), format(c.desc.centerOnF).c_str(), c.desc.radiusOnF,
-                bodyName(m, c.bodyB).c_str(), format(c.desc.centerOnB).c_str(), c.desc.radiusOnB,
-                c.desc.enforceRolling ? "rolling" : "no rolling", c.desc.enabledByDefault ? "enabled" : "disabled");
-  }
-
-  if (!m.sites().empty()) {
-    appendf(out, "sites         %zu\n", m.sites().size());
-    for (const Site& site : m.sites())
-      appendf(out, "  site '%s' on %s at %s\n", site.desc.name.c_str(), bodyName(m, site.body).c_str(),
-                  format(site.desc.X_BS.p).c_str());
-  }
-  if (!m.sensors().empty()) {
-    appendf(out, "sensors       %zu (%d values: record them as \"sensors\")\n", m.sensors().size(), m.sensorDataSize());
-    for (const Sensor& s : m.sensors())
-      appendf(out, "  sensor '%s': %s of %s '%s'%s\n", s.desc.name.c_str(), s.desc.type.c_str(), s.desc.objectType.c_str(),
-                  s.desc.object.c_str(), s.desc.dimension ? "" : " (not computed by Lockstep)");
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  for (const auto& [section, lines] : sections) {
+    if (lines.empty() && !section.showEmpty) continue;
+    appendf(out, "%-13s %zu%s\n", section.heading.c_str(), lines.size(), section.note.c_str());
+    for (const std::string& line : lines) appendf(out, "  %s\n", line.c_str());
   }
 
   appendf(out, "parameters\n");

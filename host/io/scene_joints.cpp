@@ -55,7 +55,7 @@ void SceneReader::readLimits(const JsonNode& n) {
       stops[stop.coordinate] = stop;
     }
   }
-  for (const std::string& c : order) builder_.addJointStop(stops[c]);
+  for (const std::string& c : order) builder_.add(stops[c]);
 }
 
 void SceneReader::readActuators(const JsonNode& list) {
@@ -106,7 +106,7 @@ void SceneReader::readActuators(const JsonNode& list) {
     if (nodes.empty()) names.fail("must name at least one coordinate");
     for (const JsonNode& name : nodes) {
       a.coordinate = coordinateName(name);
-      builder_.addActuator(a);
+      builder_.add(a);
       t.coordinate = a.coordinate;
       t.mode = a.mode;
       pendingTargets_.push_back(t);

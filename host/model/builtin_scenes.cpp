@@ -42,7 +42,7 @@ std::shared_ptr<const Model> makeChain7Seed(SeedElements elements) {
     bushing.X_B2M = Transformd::translation({{0, -0.5, 0}});
     bushing.stiffness = {10, 10, 10, 100, 100, 100};
     bushing.damping = {1, 1, 1, 5, 5, 5};
-    mb.addLinearBushing(bushing);
+    mb.add(bushing);
   }
   if (elements.spring) {
     SpringDamperDesc spring;
@@ -54,7 +54,7 @@ std::shared_ptr<const Model> makeChain7Seed(SeedElements elements) {
     spring.freeLength = 0.8;
     spring.stiffness = 200;
     spring.damping = 2;
-    mb.addSpringDamper(spring);
+    mb.add(spring);
   }
   if (elements.contact) {
     SphereContactDesc contact;
@@ -66,7 +66,7 @@ std::shared_ptr<const Model> makeChain7Seed(SeedElements elements) {
     contact.centerOnB = {{0, -0.5, 0}};
     contact.radiusOnB = 0.1;
     contact.enforceRolling = false;
-    mb.addSphereContact(contact);
+    mb.add(contact);
   }
   return mb.build();
 }
@@ -111,7 +111,7 @@ std::shared_ptr<const Model> makeFreeBushingGrid(int n) {
     d.X_B2M = Transformd::translation(onB);
     d.stiffness = k;
     d.damping = c;
-    mb.addLinearBushing(d);
+    mb.add(d);
   };
   for (int j = 0; j < n; ++j) {
     for (int i = 0; i < n; ++i) {

@@ -4,13 +4,15 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdarg>
+#include <cstdio>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <set>
 #include <sstream>
 
-#include "lockstep/physics/force_elements.h"
+#include "element_text.h"
 
 namespace lockstep {
 
@@ -18,8 +20,6 @@ namespace {
 
 const char* const kMobilizerNames[kMobilizerTypeCount] = {"weld", "pin", "slider", "universal", "cylinder",
                                                          "planar", "gimbal", "ball", "translation", "free"};
-
-std::string quoted(const std::string& s) { return "'" + s + "'"; }
 
 // Axis suffixes of each coordinate and speed, for column names.
 std::vector<std::string> qAxes(MobilizerType t) {
@@ -137,122 +137,6 @@ void validateTransform(const Transformd& X, const std::string& where, const std:
   }
 }
 
-void validateBushingParameters(const std::array<double, 6>& stiffness, const std::array<double, 6>& damping,
-                               const std::string& where) {
-  for (int i = 0; i < 6; ++i) {
-    validateNonNegative(stiffness[i], where, "stiffness[" + std::to_string(i) + "]");
-    validateNonNegative(damping[i], where, "damping[" + std::to_string(i) + "]");
-  }
-}
-
-void validateSpringParameters(double freeLength, double stiffness, double damping, const std::string& where) {
-  validateFinite(freeLength, where, "free length");
-  if (!(freeLength > 0)) {
-    std::ostringstream os;
-    os << where << ": free length: must be strictly positive (got " << freeLength << ")";
-    throw ModelError(os.str());
-  }
-  validateNonNegative(stiffness, where, "stiffness");
-  validateNonNegative(damping, where, "damping");
-}
-
-void validateSphereRadii(double radiusOnF, double radiusOnB, const std::string& where) {
-  for (const auto& [r, field] : {std::pair<double, const char*>{radiusOnF, "radius on F"}, {radiusOnB, "radius on B"}}) {
-    validateFinite(r, where, field);
-    if (!(r > 0)) {
-      std::ostringstream os;
-      os << where << ": " << field << ": must be > 0 (got " << r << ")";
-      throw ModelError(os.str());
-    }
-  }
-}
-
-void validateGroundSphere(const Vec3d& center, double radius, const std::string& where) {
-  for (int k = 0; k < 3; ++k) validateFinite(center[k], where, "center");
-  validateFinite(radius, where, "radius");
-  if (!(radius > 0)) {
-    std::ostringstream os;
-    os << where << ": radius: must be > 0 (got " << radius << ")";
-    throw ModelError(os.str());
-  }
-}
-
-void validateGroundPlane(const Vec3d& normal, const Vec3d& point, const std::string& where) {
-  for (int k = 0; k < 3; ++k) {
-    validateFinite(normal[k], where, "normal");
-    validateFinite(point[k], where, "point");
-  }
-  // The largest component, not |n|^2, which under- or overflows for components near 1e-170 or 1e155.
-  const double largest = std::max({std::abs(normal[0]), std::abs(normal[1]), std::abs(normal[2])});
-  if (!(largest > 0)) throw ModelError(where + ": normal: must have a nonzero length");
-}
-
-void validateGroundMaterial(const GroundMaterial& p, const std::string& where) {
-  validateNonNegative(p.stiffness, where, "stiffness");
-  validateNonNegative(p.dissipation, where, "dissipation");
-  validateNonNegative(p.staticFriction, where, "static friction");
-  validateNonNegative(p.dynamicFriction, where, "dynamic friction");
-  validateNonNegative(p.viscousFriction, where, "viscous friction");
-  if (p.staticFriction < p.dynamicFriction) {
-    std::ostringstream os;
-    os << where << ": static friction: must be >= the dynamic friction (got " << p.staticFriction << " < "
-       << p.dynamicFriction << ")";
-    throw ModelError(os.str());
-  }
-  validateNonNegative(p.bd, where, "bd");
-  validateNonNegative(p.bv, where, "bv");
-  for (const auto& [x, field] : {std::pair<double, const char*>{p.transitionVelocity, "transition velocity"}, {p.cf, "cf"}}) {
-    validateFinite(x, where, field);
-    if (!(x > 0)) {
-      std::ostringstream os;
-      os << where << ": " << field << ": must be > 0 (got " << x << ")";
-      throw ModelError(os.str());
-    }
-  }
-}
-
-void validateStopParameters(double lower, double upper, double stiffness, double dissipation, const std::string& where) {
-  if (std::isnan(lower)) throw ModelError(where + ": lower: must be a number (-infinity: no lower stop)");
-  if (std::isnan(upper)) throw ModelError(where + ": upper: must be a number (infinity: no upper stop)");
-  if (lower > upper) {
-    std::ostringstream os;
-    os << where << ": lower: must be <= upper (got " << lower << " > " << upper << ")";
-    throw ModelError(os.str());
-  }
-  validateNonNegative(stiffness, where, "stiffness");
-  validateNonNegative(dissipation, where, "dissipation");
-}
-
-void validateActuatorParameters(double mode, double kp, double kd, const std::string& where) {
-  if (!(mode == 0 || mode == 1 || mode == 2))
-    throw ModelError(where + ": mode: must be 0 (torque), 1 (position) or 2 (velocity)");
-  validateNonNegative(kp, where, "kp");
-  validateNonNegative(kd, where, "kd");
-}
-
-void validateActuatorControl(double gear, double controlLower, double controlUpper, const std::string& where) {
-  validateFinite(gear, where, "gear");
-  if (std::isnan(controlLower)) throw ModelError(where + ": control lower: must be a number (-infinity: unbounded)");
-  if (std::isnan(controlUpper)) throw ModelError(where + ": control upper: must be a number (infinity: unbounded)");
-  if (controlLower > controlUpper) {
-    std::ostringstream os;
-    os << where << ": control lower: must be <= control upper (got " << controlLower << " > " << controlUpper << ")";
-    throw ModelError(os.str());
-  }
-}
-
-namespace {
-const char* const kActuatorModeNames[3] = {"torque", "position", "velocity"};
-}  // namespace
-
-const char* actuatorModeName(ActuatorMode mode) { return kActuatorModeNames[static_cast<int>(mode)]; }
-
-ActuatorMode parseActuatorMode(const std::string& s) {
-  for (int i = 0; i < 3; ++i)
-    if (s == kActuatorModeNames[i]) return static_cast<ActuatorMode>(i);
-  throw ModelError("unknown actuator mode " + quoted(s) + " (expected one of: torque, position, velocity)");
-}
-
 const JointStop* Model::stopOnSpeed(int u) const {
   for (const JointStop& e : stops_)
     if (e.u == u) return &e;
@@ -288,6 +172,40 @@ double Model::totalMass() const {
   double m = 0;
   for (const Body& b : bodies_) m += b.mass.mass;
   return m;
+}
+
+std::string textf(const char* format, ...) {
+  va_list args, again;
+  va_start(args, format);
+  va_copy(again, args);
+  const int n = std::vsnprintf(nullptr, 0, format, args);
+  va_end(args);
+  std::string out(std::size_t(n) + 1, '\0');
+  std::vsnprintf(&out[0], out.size(), format, again);
+  va_end(again);
+  out.resize(std::size_t(n));
+  return out;
+}
+
+int ElementBuild::body(const std::string& name, const std::string& where, const char* field) const {
+  if (name == "ground") return -1;
+  const auto it = bodyIndex.find(name);
+  if (it != bodyIndex.end()) return it->second;
+  throw ModelError(where + ": " + field + ": no body named " + quoted(name));
+}
+
+void ElementBuild::coordinate(const std::string& name, const std::string& where, int* q, int* u) const {
+  const auto it = std::find(model.qNames().begin(), model.qNames().end(), name);
+  if (it == model.qNames().end()) throw ModelError(where + ": coordinate: no coordinate named " + quoted(name));
+  *q = static_cast<int>(it - model.qNames().begin());
+  for (const Body& b : model.bodies()) {
+    if (*q < b.qOffset || *q >= b.qOffset + b.nq) continue;
+    if (!mobilizerQdotIsU(b.mobilizer))
+      throw ModelError(where + ": coordinate: " + quoted(name) + " belongs to a " + mobilizerName(b.mobilizer) +
+                       " mobilizer, whose qdot is not u; joint stops and PD actuators (as Simbody's " +
+                       "MobilityLinearStop) need a coordinate whose qdot is its speed");
+    *u = b.uOffset + (*q - b.qOffset);
+  }
 }
 
 // The joint inertia D = H^T IA H of a mobilizer whose body and outboard bodies are all massless
@@ -328,46 +246,6 @@ ModelBuilder& ModelBuilder::addBody(const BodyDesc& body) {
   return *this;
 }
 
-ModelBuilder& ModelBuilder::addLinearBushing(const LinearBushingDesc& bushing) {
-  bushings_.push_back(bushing);
-  return *this;
-}
-
-ModelBuilder& ModelBuilder::addSpringDamper(const SpringDamperDesc& spring) {
-  springs_.push_back(spring);
-  return *this;
-}
-
-ModelBuilder& ModelBuilder::addSphereContact(const SphereContactDesc& contact) {
-  contacts_.push_back(contact);
-  return *this;
-}
-
-ModelBuilder& ModelBuilder::addGroundContact(const GroundContactDesc& contact) {
-  groundContacts_.push_back(contact);
-  return *this;
-}
-
-ModelBuilder& ModelBuilder::addJointStop(const JointStopDesc& stop) {
-  stops_.push_back(stop);
-  return *this;
-}
-
-ModelBuilder& ModelBuilder::addActuator(const ActuatorDesc& actuator) {
-  actuators_.push_back(actuator);
-  return *this;
-}
-
-ModelBuilder& ModelBuilder::addSite(const SiteDesc& site) {
-  sites_.push_back(site);
-  return *this;
-}
-
-ModelBuilder& ModelBuilder::addSensor(const SensorDesc& sensor) {
-  sensors_.push_back(sensor);
-  return *this;
-}
-
 ModelBuilder ModelBuilder::fromModel(const Model& m) {
   ModelBuilder mb;
   mb.setGravity(m.gravity());
@@ -387,14 +265,10 @@ ModelBuilder ModelBuilder::fromModel(const Model& m) {
     d.springReference.assign(m.springReference().begin() + b.uOffset, m.springReference().begin() + b.uOffset + b.nu);
     mb.addBody(d);
   }
-  for (const LinearBushing& e : m.bushings()) mb.addLinearBushing(e.desc);
-  for (const SpringDamper& e : m.springs()) mb.addSpringDamper(e.desc);
-  for (const SphereContact& e : m.contacts()) mb.addSphereContact(e.desc);
-  for (const GroundContact& e : m.groundContacts()) mb.addGroundContact(e.desc);
-  for (const JointStop& e : m.stops()) mb.addJointStop(e.desc);
-  for (const Actuator& e : m.actuators()) mb.addActuator(e.desc);
-  for (const Site& e : m.sites()) mb.addSite(e.desc);
-  for (const Sensor& e : m.sensors()) mb.addSensor(e.desc);
+#define LOCKSTEP_X(Kind, list, count, ...) \
+  for (const Kind& e : m.list()) mb.add(e.desc);
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
   return mb;
 }
 
@@ -505,134 +379,23 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     newIndex[d.name] = static_cast<int>(m.bodies_.size());
     m.bodies_.push_back(b);
   }
-  // Force elements and constraints: bodies resolved, parameters checked.
-  auto elementName = [](const char* kind, const std::string& name, std::size_t) {
-    return std::string(kind) + " " + quoted(name);
-  };
-  // Unnamed elements are called bushing0, spring0, contact0, ... in the order they were added.
-  auto named = [](auto desc, const char* prefix, std::size_t i) {
-    if (desc.name.empty()) desc.name = prefix + std::to_string(i);
-    return desc;
-  };
-  auto resolve = [&](const std::string& body, const std::string& where, const char* field) {
-    if (body == "ground") return -1;
-    auto it = newIndex.find(body);
-    if (it == newIndex.end()) throw ModelError(where + ": " + field + ": no body named " + quoted(body));
-    return it->second;
-  };
-  for (std::size_t i = 0; i < bushings_.size(); ++i) {
-    const LinearBushingDesc d = named(bushings_[i], "bushing", i);
-    const std::string where = elementName("bushing", d.name, i);
-    LinearBushing e{d, resolve(d.body1, where, "body1"), resolve(d.body2, where, "body2")};
-    if (e.body1 == e.body2) throw ModelError(where + ": body2: must differ from body1 (" + quoted(d.body1) + ")");
-    validateTransform(d.X_B1F, where, "frame on body1");
-    validateTransform(d.X_B2M, where, "frame on body2");
-    validateBushingParameters(d.stiffness, d.damping, where);
-    m.bushings_.push_back(e);
-  }
-  for (std::size_t i = 0; i < springs_.size(); ++i) {
-    const SpringDamperDesc d = named(springs_[i], "spring", i);
-    const std::string where = elementName("spring-damper", d.name, i);
-    SpringDamper e{d, resolve(d.bodyA, where, "bodyA"), resolve(d.bodyB, where, "bodyB")};
-    if (e.bodyA == e.bodyB) throw ModelError(where + ": bodyB: must differ from bodyA (" + quoted(d.bodyA) + ")");
-    for (int k = 0; k < 3; ++k) {
-      validateFinite(d.p_AP[k], where, "p_AP");
-      validateFinite(d.p_BQ[k], where, "p_BQ");
-    }
-    validateSpringParameters(d.freeLength, d.stiffness, d.damping, where);
-    m.springs_.push_back(e);
-  }
-  for (std::size_t i = 0; i < contacts_.size(); ++i) {
-    const SphereContactDesc d = named(contacts_[i], "contact", i);
-    const std::string where = elementName("sphere contact", d.name, i);
-    SphereContact e{d, resolve(d.bodyF, where, "bodyF"), resolve(d.bodyB, where, "bodyB")};
-    if (e.bodyF == e.bodyB) throw ModelError(where + ": bodyB: must differ from bodyF (" + quoted(d.bodyF) + ")");
-    for (int k = 0; k < 3; ++k) {
-      validateFinite(d.centerOnF[k], where, "center on F");
-      validateFinite(d.centerOnB[k], where, "center on B");
-    }
-    validateSphereRadii(d.radiusOnF, d.radiusOnB, where);
-    m.contacts_.push_back(e);
-  }
-
-  for (std::size_t i = 0; i < groundContacts_.size(); ++i) {
-    const GroundContactDesc d = named(groundContacts_[i], "ground", i);
-    const std::string where = elementName("ground contact", d.name, i);
-    GroundContact e{d, resolve(d.body, where, "body")};
-    if (e.body < 0) throw ModelError(where + ": body: must be a body, not ground");
-    validateGroundSphere(d.center, d.radius, where);
-    validateGroundPlane(d.planeNormal, d.planePoint, where);
-    validateGroundMaterial(d.material, where);
-    // Stored unit, so that a float batch sees the same direction as a double one (a component of
-    // 1e155 has no float).
-    e.desc.planeNormal = unitVector(d.planeNormal);
-    m.groundContacts_.push_back(e);
-  }
-
-  // Joint stops and actuators: on coordinates whose qdot is their speed u (Simbody's
-  // MobilityLinearStop supports no others), at most one of each per coordinate.
-  auto coordinateOf = [&](const std::string& name, const std::string& where, int* q, int* u) {
-    const auto it = std::find(m.qNames_.begin(), m.qNames_.end(), name);
-    if (it == m.qNames_.end()) throw ModelError(where + ": coordinate: no coordinate named " + quoted(name));
-    *q = static_cast<int>(it - m.qNames_.begin());
-    for (const Body& b : m.bodies_) {
-      if (*q < b.qOffset || *q >= b.qOffset + b.nq) continue;
-      if (!mobilizerQdotIsU(b.mobilizer))
-        throw ModelError(where + ": coordinate: " + quoted(name) + " belongs to a " + mobilizerName(b.mobilizer) +
-                         " mobilizer, whose qdot is not u; joint stops and PD actuators (as Simbody's " +
-                         "MobilityLinearStop) need a coordinate whose qdot is its speed");
-      *u = b.uOffset + (*q - b.qOffset);
-    }
-  };
-  std::vector<char> stopped(m.nu_, 0), actuated(m.nu_, 0);
-  for (const JointStopDesc& d : stops_) {
-    const std::string where = "joint stop " + quoted(d.coordinate);
-    JointStop e{d, 0, 0};
-    coordinateOf(d.coordinate, where, &e.q, &e.u);
-    if (stopped[e.u]++) throw ModelError(where + ": coordinate: has two joint stops");
-    validateStopParameters(d.lower, d.upper, d.stiffness, d.dissipation, where);
-    m.stops_.push_back(e);
-  }
-  for (const ActuatorDesc& d : actuators_) {
-    const std::string where = "actuator " + quoted(d.coordinate);
-    Actuator e{d, 0, 0};
-    coordinateOf(d.coordinate, where, &e.q, &e.u);
-    if (actuated[e.u]++) throw ModelError(where + ": coordinate: has two actuators");
-    validateActuatorParameters(static_cast<int>(d.mode), d.kp, d.kd, where);
-    validateActuatorControl(d.gear, d.controlLower, d.controlUpper, where);
-    m.actuators_.push_back(e);
-  }
-
-  std::set<std::string> siteNames;
-  for (const SiteDesc& d : sites_) {
-    const std::string where = "site " + quoted(d.name);
-    if (d.name.empty()) throw ModelError("site: name: must not be empty");
-    if (!siteNames.insert(d.name).second) throw ModelError(where + ": name: defined twice");
-    if (d.body != "ground" && !newIndex.count(d.body)) throw ModelError(where + ": body: no body named " + quoted(d.body));
-    validateTransform(d.X_BS, where, "X_BS");
-    m.sites_.push_back({d, d.body == "ground" ? -1 : newIndex.at(d.body)});
-  }
-  std::set<std::string> sensorNames;
-  for (const SensorDesc& d : sensors_) {
-    const std::string where = "sensor " + quoted(d.name);
-    if (!sensorNames.insert(d.name).second) throw ModelError(where + ": name: defined twice");
-    if (d.body != "ground" && !newIndex.count(d.body)) throw ModelError(where + ": body: no body named " + quoted(d.body));
-    validateTransform(d.X_BS, where, "X_BS");
-    int coordinate = -1, speed = -1;
-    if (!d.coordinate.empty()) {
-      const auto it = std::find(m.qNames_.begin(), m.qNames_.end(), d.coordinate);
-      if (it == m.qNames_.end()) throw ModelError(where + ": coordinate: no coordinate named " + quoted(d.coordinate));
-      coordinate = static_cast<int>(it - m.qNames_.begin());
-      for (const Body& b : m.bodies_)
-        if (coordinate >= b.qOffset && coordinate < b.qOffset + b.nq && b.nq == b.nu) speed = b.uOffset + coordinate - b.qOffset;
-      if (speed < 0) throw ModelError(where + ": coordinate: " + quoted(d.coordinate) + " is not the integral of a speed");
-    }
-    static const char* const kAxes[] = {"x", "y", "z"};
-    static const char* const kQuaternion[] = {"w", "x", "y", "z"};
+  // The elements, kind by kind in the registry's order, each by its kind's build rule
+  // (host/model/elements_*.cpp).
+  ElementBuild build{m, newIndex, 0, {}, {}};
+#define LOCKSTEP_X(Kind, list, count, ...)                                  \
+  build.speedsTaken.assign(static_cast<std::size_t>(m.nu_), 0);             \
+  build.namesTaken.clear();                                                 \
+  for (build.index = 0; build.index < list##_.size(); ++build.index)        \
+    m.list##_.push_back(buildElement(list##_[build.index], build));
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  static const char* const kAxes[] = {"x", "y", "z"};
+  static const char* const kQuaternion[] = {"w", "x", "y", "z"};
+  for (const Sensor& e : m.sensors_) {
+    const SensorDesc& d = e.desc;
     for (int k = 0; k < d.dimension; ++k)
       m.sensorDataNames_.push_back(d.dimension == 1 ? d.name
                                                     : d.name + "." + (d.dimension == 4 ? kQuaternion[k] : kAxes[k]));
-    m.sensors_.push_back({d, d.body == "ground" ? -1 : newIndex.at(d.body), coordinate, speed, m.sensorDataSize_});
     m.sensorDataSize_ += d.dimension;
   }
 

@@ -142,11 +142,11 @@ TEST(UrdfAgainstSimbody, Solo12WithJointStopsAndPdActuators) {
       if (which != 1) {
         JointStopDesc stop{name, q[b.qOffset] + rnd.uniform(-0.5, 0.2), 0, rnd.uniform(1, 200), rnd.uniform(0, 3)};
         stop.upper = stop.lower + rnd.uniform(0, 0.5);
-        mb.addJointStop(stop);
+        mb.add(stop);
         penetrated += q[b.qOffset] < stop.lower || q[b.qOffset] > stop.upper;
       }
       if (which != 0) {
-        mb.addActuator({name, static_cast<ActuatorMode>(rnd.integer(0, 2)), rnd.uniform(0, 30), rnd.uniform(0, 2)});
+        mb.add({name, static_cast<ActuatorMode>(rnd.integer(0, 2)), rnd.uniform(0, 30), rnd.uniform(0, 2)});
         tp[b.uOffset] = rnd.uniform(-1.5, 1.5);
         tv[b.uOffset] = rnd.uniform(-2, 2);
       }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "lockstep/physics/derivatives.h"
 #include "lockstep/physics/world.h"
@@ -67,6 +68,49 @@ struct BackendContext {
   CpuBackendCache<T>* cpuCache = nullptr;  // CPU: kept by the batch across calls; null: made per call
   CpuRun cpu{};                            // CPU: the batch's options
 };
+
+// A model view over another scalar type T (a pack's, a dual's) in host memory: the frame arrays
+// (views.h LOCKSTEP_MODEL_ARRAYS, kind Frames) converted from a view over S by convert(frame), the
+// topology arrays shared with that view. Owns the converted frames; `view` points into them.
+template <class T>
+struct ConvertedModel {
+#define LOCKSTEP_X(kind, type, name, count, doc) LOCKSTEP_CONVERTED_##kind(type, name, count)
+#define LOCKSTEP_CONVERTED_Topology(type, name, count)
+#define LOCKSTEP_CONVERTED_Frames(type, name, count) std::vector<type> name;
+  LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_CONVERTED_Frames
+#undef LOCKSTEP_CONVERTED_Topology
+  ModelView<T> view{};
+
+  template <class S, class Convert>
+  ConvertedModel(const ModelView<S>& m, Convert convert) {
+    view.sizes = m.sizes;
+#define LOCKSTEP_CONVERTED_Topology(type, name, count) view.name = m.name;
+#define LOCKSTEP_CONVERTED_Frames(type, name, count)                             \
+  for (std::int64_t i = 0; i < m.sizes.count; ++i) name.push_back(convert(m.name[i])); \
+  view.name = name.data();
+    LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_CONVERTED_Frames
+#undef LOCKSTEP_CONVERTED_Topology
+  }
+  ConvertedModel(const ConvertedModel&) = delete;  // view points into this object
+  ConvertedModel& operator=(const ConvertedModel&) = delete;
+#undef LOCKSTEP_X
+};
+
+// The compile-time choices of the per-world code for a model (template arguments of the step, the
+// evaluation and the linearization), so that a model without sphere contacts runs code without
+// the constraint solver's registers and stack. dispatchModelFeatures is the one place they are
+// chosen from the model: it calls f(ModelFeatures<...>{}) with the model's.
+template <bool kConstraints>
+struct ModelFeatures {
+  static constexpr bool constraints = kConstraints;
+};
+template <class F>
+decltype(auto) dispatchModelFeatures(const Sizes& sizes, F&& f) {
+  if (sizes.nc > 0) return f(ModelFeatures<true>{});
+  return f(ModelFeatures<false>{});
+}
 
 // The dual scalar of a batch of T: kDualTangents directions per pass (physics/derivatives.h).
 template <class T>

@@ -16,14 +16,20 @@ struct CompiledModel {
 
   Sizes sizes;
   WorkspaceLayout layout;
-  std::vector<BodyTopology> body;
-  std::vector<Transform<T>> X_PF, X_MB;  // X_MB = ~X_BM
-  std::vector<ElementTopology> bushing, spring, contact, ground;
+  // Every array of the model in kernel form (views.h LOCKSTEP_MODEL_ARRAYS): body, X_PF, X_MB
+  // (= ~X_BM), and each body element kind's ElementTopology array.
+#define LOCKSTEP_X(kind, type, name, count, doc) std::vector<type> name;
+  LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_X
 
   // Pointers into this object's arrays (host memory).
   ModelView<T> view() const {
-    return {sizes,          body.data(),    X_PF.data(),    X_MB.data(), bushing.data(),
-            spring.data(),  contact.data(), ground.data()};
+    ModelView<T> v;
+    v.sizes = sizes;
+#define LOCKSTEP_X(kind, type, name, count, doc) v.name = name.data();
+    LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    return v;
   }
 };
 

@@ -50,6 +50,12 @@ const FieldInfo* findField(const std::string& name);
 // bodies by their model names, force elements and contacts by theirs, constraint equations as
 // "<contact>.<axis>"; one empty name for Per::World.
 std::vector<std::string> elementNames(const Model& model, Per per);
+// What one element of a Per is called in messages ("generalized speed", "spring-damper"), and in
+// name patterns ("speed", "spring": `lockstep info`'s "body.<body>.x").
+const char* elementWord(Per per);
+const char* elementPlaceholder(Per per);
+// Every Per, in order.
+std::vector<Per> everyPer();
 Sizes sizesOf(const Model& model);
 
 // The public name of component c of a field: prefix[.element][.part], e.g. "q.joint7",

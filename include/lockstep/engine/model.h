@@ -8,7 +8,9 @@
 
 #include <array>
 #include <limits>
+#include <map>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -229,6 +231,62 @@ const char* mobilizerName(MobilizerType t);
 // Parses "pin", "Pin", "free", ...; throws ModelError naming the accepted values otherwise.
 MobilizerType parseMobilizerType(const std::string& s);
 
+class Model;
+
+// ---- what each element kind defines ---------------------------------------------------------------
+// Every kind of the registry (views.h LOCKSTEP_ELEMENT_KINDS) defines, in its file host/model/elements_*.cpp:
+//   Kind buildElement(const Kind##Desc&, ElementBuild&)  the built element: its bodies and coordinates
+//        resolved, its parameters validated (ModelError naming the element, the field and the reason)
+//   std::string describeElement(const Model&, const Kind&)  its line in `lockstep info`
+//   InfoSection infoSection(const Model&, const std::vector<Kind>&)  the heading `lockstep info` puts
+//        over the kind (kinds with the same heading, next to each other, share it)
+// and a Body kind also
+//   ElementTopology elementTopology(const Model&, const Kind&)  its bodies and flags for the kernels
+//   std::vector<double> parameterBlock(const Kind&, ParamId)  the element's values of one of its
+//        per-world parameters (views.h LOCKSTEP_PARAM_FIELDS of its Per), the batch's defaults
+//   void validateParameterBlock(const std::vector<Kind>&, ParamId, const std::vector<double>& block,
+//        const std::string& where)  a per-world value of one, checked as buildElement checks it
+
+// What a kind's build rule sees while ModelBuilder::build() runs: the model built so far (bodies,
+// coordinates and the kinds before it in the registry), the element's index among those of its kind,
+// and scratch the kind may keep across its elements (cleared before each kind).
+struct ElementBuild {
+  Model& model;
+  std::map<std::string, int> bodyIndex;  // every body by name
+  std::size_t index = 0;                 // the element's index among those of its kind
+  std::vector<char> speedsTaken;         // nu flags: the speeds that have an element of this kind
+  std::set<std::string> namesTaken;      // names of this kind's elements so far
+  // The body of that name (-1 for "ground"); throws ModelError "<where>: <field>: no body named ...".
+  int body(const std::string& name, const std::string& where, const char* field) const;
+  // The coordinate of that name and its speed (a coordinate whose qdot is its speed: every
+  // mobilizer but Ball and Free); throws ModelError naming the element and the reason.
+  void coordinate(const std::string& name, const std::string& where, int* q, int* u) const;
+  // "<word> '<name>'", the name defaulting to <placeholder><index>: the element's name and where
+  // messages say it is.
+  std::string where(const char* word, const std::string& name) const { return std::string(word) + " '" + name + "'"; }
+};
+
+// A heading of `lockstep info`: "force elements 2", with what follows the count.
+struct InfoSection {
+  std::string heading;   // "force elements"
+  std::string note;      // after the count: " (3 equations)"
+  bool showEmpty = true;  // printed when the model has none of the kind
+};
+
+#define LOCKSTEP_X(Kind, list, count, ...)                                 \
+  Kind buildElement(const Kind##Desc& desc, ElementBuild& build);          \
+  std::string describeElement(const Model& model, const Kind& element);    \
+  InfoSection infoSection(const Model& model, const std::vector<Kind>& elements);
+LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+#define LOCKSTEP_X(Kind, list, count, per, array, word, placeholder)                                  \
+  ElementTopology elementTopology(const Model& model, const Kind& element);                          \
+  std::vector<double> parameterBlock(const Kind& element, ParamId id);                              \
+  void validateParameterBlock(const std::vector<Kind>&, ParamId id, const std::vector<double>& block, \
+                              const std::string& where);
+LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+
 class Model {
  public:
   int numBodies() const { return static_cast<int>(bodies_.size()); }
@@ -257,18 +315,16 @@ class Model {
   // (validateMassProperties).
   double largestInertia() const;
 
-  const std::vector<LinearBushing>& bushings() const { return bushings_; }
-  const std::vector<SpringDamper>& springs() const { return springs_; }
-  const std::vector<SphereContact>& contacts() const { return contacts_; }
-  const std::vector<GroundContact>& groundContacts() const { return groundContacts_; }
+  // The elements of each kind (views.h LOCKSTEP_ELEMENT_KINDS): bushings(), springs(),
+  // groundContacts(), stops(), actuators(), contacts() (sphere contacts), sites(), sensors().
+#define LOCKSTEP_X(Kind, list, count, ...) \
+  const std::vector<Kind>& list() const { return list##_; }
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
   // Auxiliary state of ground contact i: the energy it has taken out of the system (minus its work).
   int groundContactZ(int i) const { return static_cast<int>(bushings_.size()) + 2 + i; }
   // Number of constraint equations of the contacts: 3 for rolling, 1 otherwise.
   int numConstraintEquations() const;
-  const std::vector<JointStop>& stops() const { return stops_; }
-  const std::vector<Actuator>& actuators() const { return actuators_; }
-  const std::vector<Site>& sites() const { return sites_; }
-  const std::vector<Sensor>& sensors() const { return sensors_; }
   // Values of all computed sensors together (the sum of their dimensions), and their names:
   // "<sensor>" for one value, "<sensor>.x" .. for three, "<sensor>.w" .. for a quaternion.
   int sensorDataSize() const { return sensorDataSize_; }
@@ -286,14 +342,9 @@ class Model {
   Vec3d gravity_ = Vec3d::zero();
   std::vector<double> damping_, effortLimit_, armature_, jointStiffness_, springReference_, defaultQ_, defaultU_;
   std::vector<std::string> qNames_, uNames_, zNames_;
-  std::vector<LinearBushing> bushings_;
-  std::vector<SpringDamper> springs_;
-  std::vector<SphereContact> contacts_;
-  std::vector<GroundContact> groundContacts_;
-  std::vector<JointStop> stops_;
-  std::vector<Actuator> actuators_;
-  std::vector<Site> sites_;
-  std::vector<Sensor> sensors_;
+#define LOCKSTEP_X(Kind, list, count, ...) std::vector<Kind> list##_;
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
   int sensorDataSize_ = 0;
   std::vector<std::string> sensorDataNames_;
   int nq_ = 0, nu_ = 0, nz_ = 0;
@@ -304,40 +355,32 @@ class ModelBuilder {
   ModelBuilder& setGravity(const Vec3d& g);
   // Adds a body on a mobilizer to its parent; bodies may be added in any order.
   ModelBuilder& addBody(const BodyDesc& body);
-  ModelBuilder& addLinearBushing(const LinearBushingDesc& bushing);
-  ModelBuilder& addSpringDamper(const SpringDamperDesc& spring);
-  ModelBuilder& addSphereContact(const SphereContactDesc& contact);
-  ModelBuilder& addGroundContact(const GroundContactDesc& contact);
-  ModelBuilder& addJointStop(const JointStopDesc& stop);
-  ModelBuilder& addActuator(const ActuatorDesc& actuator);
-  ModelBuilder& addSite(const SiteDesc& site);
-  ModelBuilder& addSensor(const SensorDesc& sensor);
+  // Adds an element of any kind (LinearBushingDesc, SpringDamperDesc, GroundContactDesc,
+  // JointStopDesc, ActuatorDesc, SphereContactDesc, SiteDesc, SensorDesc); build() checks it.
+#define LOCKSTEP_X(Kind, list, count, ...) \
+  ModelBuilder& add(const Kind##Desc& element) {  \
+    list##_.push_back(element);                    \
+    return *this;                                  \
+  }
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
   // Validates and freezes the model. Throws ModelError on the first problem found.
   std::shared_ptr<const Model> build() const;
   // A builder holding everything of a built model (to extend or change it and build again).
   static ModelBuilder fromModel(const Model& model);
 
   const std::vector<BodyDesc>& bodies() const { return bodies_; }
-  const std::vector<LinearBushingDesc>& bushings() const { return bushings_; }
-  const std::vector<SpringDamperDesc>& springs() const { return springs_; }
-  const std::vector<SphereContactDesc>& contacts() const { return contacts_; }
-  const std::vector<GroundContactDesc>& groundContacts() const { return groundContacts_; }
-  const std::vector<JointStopDesc>& stops() const { return stops_; }
-  const std::vector<ActuatorDesc>& actuators() const { return actuators_; }
-  const std::vector<SiteDesc>& sites() const { return sites_; }
-  const std::vector<SensorDesc>& sensors() const { return sensors_; }
+#define LOCKSTEP_X(Kind, list, count, ...) \
+  const std::vector<Kind##Desc>& list() const { return list##_; }
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
 
  private:
   Vec3d gravity_ = Vec3d::zero();
   std::vector<BodyDesc> bodies_;
-  std::vector<LinearBushingDesc> bushings_;
-  std::vector<SpringDamperDesc> springs_;
-  std::vector<SphereContactDesc> contacts_;
-  std::vector<GroundContactDesc> groundContacts_;
-  std::vector<JointStopDesc> stops_;
-  std::vector<ActuatorDesc> actuators_;
-  std::vector<SiteDesc> sites_;
-  std::vector<SensorDesc> sensors_;
+#define LOCKSTEP_X(Kind, list, count, ...) std::vector<Kind##Desc> list##_;
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
 };
 
 // Refuses, naming the body and its mobilizer, a moving mobilizer whose body and every body outboard

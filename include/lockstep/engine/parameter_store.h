@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "lockstep/physics/views.h"
@@ -15,17 +16,22 @@ namespace lockstep {
 
 class Model;
 
-// The per-world parameters, in registry order.
-enum class ParamId : int {
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) name,
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-};
-constexpr int kParamCount = 0
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) +1
-    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-    ;
+// Blocks of per-world parameter values: transforms as their rotation (row-major), then translation.
+inline void appendTransform(std::vector<double>& out, const Transform<double>& X) {
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) out.push_back(X.R(i, j));
+  for (int i = 0; i < 3; ++i) out.push_back(X.p[i]);
+}
+inline Transform<double> transformAt(const std::vector<double>& v, int offset) {
+  Transform<double> X;
+  for (int k = 0; k < 9; ++k) X.R.R.m[k / 3][k % 3] = v[offset + k];
+  X.p = {{v[offset + 9], v[offset + 10], v[offset + 11]}};
+  return X;
+}
+inline Vec3<double> vec3At(const std::vector<double>& v, int offset) {
+  return {{v[offset], v[offset + 1], v[offset + 2]}};
+}
+inline void appendVec3(std::vector<double>& out, const Vec3<double>& v) { out.insert(out.end(), {v[0], v[1], v[2]}); }
 
 // The model's value of one element's block of a parameter (component c of element e is block[c]).
 std::vector<double> modelParameterBlock(const Model& model, ParamId id, int element);

@@ -18,6 +18,41 @@ namespace lockstep {
 // Constraint equations one world may carry (3 per rolling contact, 1 otherwise).
 constexpr int kMaxConstraintEquationsPerWorld = 64;
 
+// THE ELEMENT KINDS. Every kind of element a Model holds besides its bodies is one line here; the
+// model's storage and its builder's (engine/model.h), Sizes, Per, the ModelView's and the kernels'
+// arrays, the pack and dual models, the element names of every per-world quantity and `lockstep info`
+// are generated from it (docs/engine.md, "A new element kind", gives the recipe).
+//   M(X, category, Kind, list, count, per, array, word, placeholder)
+// category  Body: an element between bodies, which the per-world code loops over, with per-world
+//             fields of its own (Per::per) and its bodies in the ModelView (the ElementTopology array
+//             `array`); Speed: an element on one generalized speed, whose per-world fields are per
+//             speed; Host: an element only the host reads (observations)
+// Kind      the element as a built Model holds it; Kind##Desc is what a user gives (ModelBuilder::add),
+//           and its kind's rules (build, topology, description) are in host/model/elements_*.cpp
+// list      the Model's and the ModelBuilder's list of them: model.list(), builder.list()
+// count     its Sizes member: how many the model holds (0: the per-world code skips the kind)
+// word      what messages and `lockstep info` call one; placeholder: its name in name patterns and,
+//           with its index, the name of an unnamed one ("bushing0")
+// (per and array are "-" for the kinds that have none.) The order is `lockstep info`'s.
+#define LOCKSTEP_ELEMENT_TABLE(M, X)                                                                           \
+  M(X, Body, LinearBushing, bushings, nBushings, Bushing, bushing, "bushing", "bushing")                        \
+  M(X, Body, SpringDamper, springs, nSprings, Spring, spring, "spring-damper", "spring")                        \
+  M(X, Body, GroundContact, groundContacts, nGround, Ground, ground, "ground contact", "ground")                 \
+  M(X, Speed, JointStop, stops, nStops, -, -, "joint stop", "stop")                                            \
+  M(X, Speed, Actuator, actuators, nActuators, -, -, "actuator", "actuator")                                    \
+  M(X, Body, SphereContact, contacts, nContacts, Contact, contact, "sphere contact", "contact")                  \
+  M(X, Host, Site, sites, nSites, -, -, "site", "site")                                                          \
+  M(X, Host, Sensor, sensors, nSensors, -, -, "sensor", "sensor")
+// Every kind: X(Kind, list, count, per, array, word, placeholder).
+#define LOCKSTEP_EVERY_KIND(X, category, ...) X(__VA_ARGS__)
+#define LOCKSTEP_ELEMENT_KINDS(X) LOCKSTEP_ELEMENT_TABLE(LOCKSTEP_EVERY_KIND, X)
+// The Body kinds only: X(Kind, list, count, per, array, word, placeholder).
+#define LOCKSTEP_BODY_KIND(X, category, ...) LOCKSTEP_BODY_KIND_##category(X, __VA_ARGS__)
+#define LOCKSTEP_BODY_KIND_Body(X, ...) X(__VA_ARGS__)
+#define LOCKSTEP_BODY_KIND_Speed(X, ...)
+#define LOCKSTEP_BODY_KIND_Host(X, ...)
+#define LOCKSTEP_BODY_ELEMENTS(X) LOCKSTEP_ELEMENT_TABLE(LOCKSTEP_BODY_KIND, X)
+
 // Counts that size every per-world array.
 struct Sizes {
   std::int32_t nb = 0;  // mobilized bodies (Ground excluded)
@@ -25,13 +60,11 @@ struct Sizes {
   std::int32_t nu = 0;  // generalized speeds
   std::int32_t nz = 0;  // auxiliary states (dissipated energies)
   std::int32_t nd = 0;  // entries of the per-body inverse joint inertias D^-1 (sum of nu_b^2)
-  std::int32_t nBushings = 0;
-  std::int32_t nSprings = 0;
-  std::int32_t nContacts = 0;
+  // Elements of each kind the model declares (none: the per-world code of the kind is skipped).
+#define LOCKSTEP_X(Kind, list, count, ...) std::int32_t count = 0;
+  LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
   std::int32_t nc = 0;  // constraint equations of all contacts (3 rolling, 1 otherwise)
-  std::int32_t nGround = 0;  // ground contacts (spheres on bodies against half-spaces on Ground)
-  std::int32_t nStops = 0, nActuators = 0;  // joint stops and PD actuators the model declares (none:
-                                            // the per-speed stop and PD code is skipped)
   std::int32_t nArmatures = 0, nJointSprings = 0;  // speeds with armature, with a joint spring (none:
                                                    // their code is skipped)
   std::int32_t nSensorData = 0;  // values of the model's sensors (host-side quantities only)
@@ -39,7 +72,18 @@ struct Sizes {
 
 // What the components of a per-world field are counted per: component c of a field is element
 // c / width, part c % width, where width is the number of its component names (1 when none).
-enum class Per : std::int8_t { World, Coordinate, Speed, Aux, Body, Bushing, Spring, Contact, Equation, Ground, Sensor };
+enum class Per : std::int8_t {
+  World,
+  Coordinate,
+  Speed,
+  Aux,
+  Body,
+#define LOCKSTEP_X(Kind, list, count, per, ...) per,
+  LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+  Equation,
+  Sensor,
+};
 LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
   switch (per) {
     case Per::World: return 1;
@@ -47,11 +91,11 @@ LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
     case Per::Speed: return s.nu;
     case Per::Aux: return s.nz;
     case Per::Body: return s.nb;
-    case Per::Bushing: return s.nBushings;
-    case Per::Spring: return s.nSprings;
-    case Per::Contact: return s.nContacts;
+#define LOCKSTEP_X(Kind, list, count, per, ...) \
+  case Per::per: return s.count;
+      LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
+#undef LOCKSTEP_X
     case Per::Equation: return s.nc;
-    case Per::Ground: return s.nGround;
     case Per::Sensor: return s.nSensorData;
   }
   return 0;
@@ -167,6 +211,18 @@ enum class Role : std::int8_t {
     "stiffness dissipation static_friction dynamic_friction viscous_friction transition_velocity cf bd bv",            \
     "SmoothSphereHalfSpaceForce parameters: E, c, us, ud, uv, vt, cf, bd, bv")
 
+// The per-world parameters, in registry order.
+enum class ParamId : int {
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) name,
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+};
+constexpr int kParamCount = 0
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) +1
+    LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+    ;
+
 // Why a world stopped advancing. A world with any bit set is skipped by step() until reset.
 enum StatusFlag : std::int32_t {
   kStatusOk = 0,
@@ -201,16 +257,42 @@ struct ElementTopology {
 };
 enum ElementFlag : std::int32_t { kContactRolling = 1 };
 
+// THE MODEL ARRAYS: what a ModelView points to besides its Sizes, one line each; every body element
+// kind adds its ElementTopology array from its line above:
+//   X(kind, element type, name, count, description)
+// kind Topology: integers, the same for every scalar type (a pack's or a dual's model points at
+// the same arrays); kind Frames: scalars of the batch's precision T, converted where the scalar type
+// changes (broadcast into packs, lifted to duals).
+#define LOCKSTEP_ELEMENT_TOPOLOGY_ARRAY(X, category, Kind, list, count, per, array, word, placeholder) \
+  LOCKSTEP_BODY_KIND_##category(X, Topology, ElementTopology, array, count, "the bodies of each " word)
+#define LOCKSTEP_MODEL_ARRAYS(X)                                                                \
+  X(Topology, BodyTopology, body, nb, "each body's mobilizer, parent, offsets and frame flags") \
+  X(Frames, Transform<T>, X_PF, nb, "each mobilizer's frame F on the parent")                  \
+  X(Frames, Transform<T>, X_MB, nb, "~X_BM: each body frame in its mobilizer's M")              \
+  LOCKSTEP_ELEMENT_TABLE(LOCKSTEP_ELEMENT_TOPOLOGY_ARRAY, X)
+
 template <class T>
 struct ModelView {
   Sizes sizes;
-  const BodyTopology* body;        // [nb]
-  const Transform<T>* X_PF;        // [nb]
-  const Transform<T>* X_MB;        // [nb] ~X_BM, the body frame in M
-  const ElementTopology* bushing;  // [nBushings]: body1, body2
-  const ElementTopology* spring;   // [nSprings]: bodyA, bodyB
-  const ElementTopology* contact;  // [nContacts]: bodyF, bodyB, rolling flag
-  const ElementTopology* ground;   // [nGround]: bodyA the sphere's body, bodyB -1 (Ground)
+#define LOCKSTEP_X(kind, type, name, count, doc) const type* name;  // [count]
+  LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+
+  // The same model over frames of another scalar type U (a pack's, a dual's): the topology
+  // arrays are shared, the frames are the given arrays.
+  template <class U>
+  LOCKSTEP_HD_INLINE ModelView<U> withFrames(const Transform<U>* X_PF_, const Transform<U>* X_MB_) const {
+    ModelView<U> m;
+    m.sizes = sizes;
+#define LOCKSTEP_X(kind, type, name, count, doc) LOCKSTEP_COPY_##kind(name)
+#define LOCKSTEP_COPY_Topology(name) m.name = name;
+#define LOCKSTEP_COPY_Frames(name) m.name = name##_;
+    LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
+#undef LOCKSTEP_COPY_Frames
+#undef LOCKSTEP_COPY_Topology
+#undef LOCKSTEP_X
+    return m;
+  }
 };
 
 // A per-world parameter array: component c of world w at data[c * compStride + w * worldStride].
