@@ -27,6 +27,7 @@ add_library(lockstep_io STATIC
   host/io/text_file.cpp
   host/io/urdf.cpp
   host/io/mjcf.cpp
+  host/io/mjcf_state.cpp
   host/io/study_file.cpp
   host/io/study_report.cpp
   host/io/scene_description.cpp

@@ -3,7 +3,8 @@
 // the model says is silently lost.
 #include "lockstep/io/mjcf.h"
 
-#include "lockstep/io/urdf.h"  // reexpressMassProperties, combineMassProperties
+#include "lockstep/io/urdf.h"  // reexpressMassProperties, combineMassProperties, rotationTaking
+#include "message_text.h"
 
 #include <mujoco/mujoco.h>
 
@@ -19,14 +20,14 @@
 
 namespace lockstep {
 
+using io::inQuotes;
+
 namespace {
 
 struct MjModelDeleter {
   void operator()(mjModel* m) const { mj_deleteModel(m); }
 };
 using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
-
-std::string inQuotes(const std::string& s) { return "'" + s + "'"; }
 
 Vec3d vec3(const mjtNum* v) { return {{v[0], v[1], v[2]}}; }
 
@@ -36,20 +37,6 @@ Rotationd rotationOfQuaternion(const mjtNum* q) {
 }
 
 Transformd poseOf(const mjtNum* pos, const mjtNum* quat) { return {rotationOfQuaternion(quat), vec3(pos)}; }
-
-// The rotation R with R * from = to (unit vectors): the shortest one, or a half turn about an axis
-// perpendicular to `from` when to = -from.
-Rotationd rotationTaking(const Vec3d& from, const Vec3d& to) {
-  const Vec3d v = cross(from, to);
-  const double s = norm(v), c = dot(from, to);
-  if (s < 1e-15) {
-    if (c > 0) return Rotationd::identity();
-    const Vec3d other = std::abs(from[0]) < 0.9 ? Vec3d{{1, 0, 0}} : Vec3d{{0, 1, 0}};
-    const Vec3d axis = cross(from, other);
-    return Rotationd::aboutUnitVector(axis / norm(axis), M_PI);
-  }
-  return Rotationd::aboutUnitVector(v / s, std::atan2(s, c));
-}
 
 std::string nameOf(const mjModel* m, mjtObj type, int id, const std::string& fallback) {
   const char* name = mj_id2name(m, type, id);
@@ -282,14 +269,14 @@ class Converter {
         const double q0 = m_->qpos0[m_->jnt_qposadr[j]];
         switch (type) {
           case mjJNT_HINGE: {
-            const Transformd A{rotationTaking({{0, 0, 1}}, axis / norm(axis)), Vec3d::zero()};
+            const Transformd A{rotationTaking({{0, 0, 1}}, axis / norm(axis), /*halfTurnAxis=*/1), Vec3d::zero()};
             d.mobilizer = MobilizerType::Pin;
             d.X_BM = anchor * A;
             d.X_PF = X_PF0 * d.X_BM * Transformd{Rotationd::aboutAxis(2, -q0), Vec3d::zero()};
             break;
           }
           case mjJNT_SLIDE: {
-            const Transformd A{rotationTaking({{1, 0, 0}}, axis / norm(axis)), Vec3d::zero()};
+            const Transformd A{rotationTaking({{1, 0, 0}}, axis / norm(axis), /*halfTurnAxis=*/2), Vec3d::zero()};
             d.mobilizer = MobilizerType::Slider;
             d.X_BM = anchor * A;
             d.X_PF = X_PF0 * d.X_BM * Transformd::translation({{-q0, 0, 0}});
@@ -652,8 +639,6 @@ class Converter {
   std::map<std::string, std::vector<std::string>> ignored_;
 };
 
-Rotationd rotationOfQ(const double* q) { return rotationOfQuaternion(q); }
-
 }  // namespace
 
 bool isMjcfPath(const std::string& path) {
@@ -666,90 +651,6 @@ MjcfImport importMjcfFile(const std::string& path, const MjcfOptions& options) {
   MjcfImport out = Converter(m.get(), path, options).run();
   for (const std::string& w : compilerWarnings) out.warnings.push_back(path + ": " + w);
   return out;
-}
-
-std::vector<double> qFromMujoco(const MjcfImport& m, const double* qpos) {
-  std::vector<double> q(m.model->nq());
-  for (const MjcfJoint& j : m.joints) {
-    const double* p = qpos + j.qposAdr;
-    switch (j.type) {
-      case mjJNT_FREE:
-        for (int k = 0; k < 4; ++k) q[j.qOffset + k] = p[3 + k];
-        for (int k = 0; k < 3; ++k) q[j.qOffset + 4 + k] = p[k];
-        break;
-      case mjJNT_BALL:
-        for (int k = 0; k < 4; ++k) q[j.qOffset + k] = p[k];
-        break;
-      default: q[j.qOffset] = p[0];
-    }
-  }
-  return q;
-}
-
-std::vector<double> uFromMujoco(const MjcfImport& m, const double* qpos, const double* qvel) {
-  std::vector<double> u(m.model->nu());
-  for (const MjcfJoint& j : m.joints) {
-    const double* v = qvel + j.dofAdr;
-    switch (j.type) {
-      case mjJNT_FREE: {
-        const Vec3d w = rotationOfQ(qpos + j.qposAdr + 3) * Vec3d{{v[3], v[4], v[5]}};
-        for (int k = 0; k < 3; ++k) {
-          u[j.uOffset + k] = w[k];
-          u[j.uOffset + 3 + k] = v[k];
-        }
-        break;
-      }
-      case mjJNT_BALL: {
-        const Vec3d w = rotationOfQ(qpos + j.qposAdr) * Vec3d{{v[0], v[1], v[2]}};
-        for (int k = 0; k < 3; ++k) u[j.uOffset + k] = w[k];
-        break;
-      }
-      default: u[j.uOffset] = v[0];
-    }
-  }
-  return u;
-}
-
-std::vector<double> qToMujoco(const MjcfImport& m, const std::vector<double>& q) {
-  std::vector<double> qpos(m.mujocoNq);
-  for (const MjcfJoint& j : m.joints) {
-    double* p = qpos.data() + j.qposAdr;
-    switch (j.type) {
-      case mjJNT_FREE:
-        for (int k = 0; k < 4; ++k) p[3 + k] = q[j.qOffset + k];
-        for (int k = 0; k < 3; ++k) p[k] = q[j.qOffset + 4 + k];
-        break;
-      case mjJNT_BALL:
-        for (int k = 0; k < 4; ++k) p[k] = q[j.qOffset + k];
-        break;
-      default: p[0] = q[j.qOffset];
-    }
-  }
-  return qpos;
-}
-
-std::vector<double> uToMujoco(const MjcfImport& m, const std::vector<double>& q, const std::vector<double>& u) {
-  std::vector<double> qvel(m.mujocoNv);
-  for (const MjcfJoint& j : m.joints) {
-    double* v = qvel.data() + j.dofAdr;
-    switch (j.type) {
-      case mjJNT_FREE: {
-        const Vec3d w = rotationOfQ(q.data() + j.qOffset).invTimes({{u[j.uOffset], u[j.uOffset + 1], u[j.uOffset + 2]}});
-        for (int k = 0; k < 3; ++k) {
-          v[k] = u[j.uOffset + 3 + k];
-          v[3 + k] = w[k];
-        }
-        break;
-      }
-      case mjJNT_BALL: {
-        const Vec3d w = rotationOfQ(q.data() + j.qOffset).invTimes({{u[j.uOffset], u[j.uOffset + 1], u[j.uOffset + 2]}});
-        for (int k = 0; k < 3; ++k) v[k] = w[k];
-        break;
-      }
-      default: v[0] = u[j.uOffset];
-    }
-  }
-  return qvel;
 }
 
 }  // namespace lockstep
