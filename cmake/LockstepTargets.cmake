@@ -117,6 +117,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_gpu_dynamics.cpp
     tests/test_gpu_paths.cpp
     tests/test_forces.cpp
+    tests/test_constant_force.cpp
     tests/test_ground.cpp
     tests/test_actuators.cpp
     tests/test_constraints.cpp

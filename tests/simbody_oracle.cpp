@@ -85,6 +85,8 @@ SimbodyOracle::SimbodyOracle(const Model& model) : impl_(std::make_unique<Impl>(
     SimTK::Force::TwoPointLinearDamper(s.forces, mobod(e.bodyA), toSimTK(e.desc.p_AP), mobod(e.bodyB),
                                        toSimTK(e.desc.p_BQ), e.desc.damping);
   }
+  for (const ConstantForce& e : model.constantForces())
+    SimTK::Force::ConstantForce(s.forces, mobod(e.body), toSimTK(e.desc.station), toSimTK(e.desc.force));
   for (const SphereContact& e : model.contacts()) {
     s.contacts.emplace_back(mobod(e.bodyF), toSimTK(e.desc.centerOnF), e.desc.radiusOnF, mobod(e.bodyB),
                             toSimTK(e.desc.centerOnB), e.desc.radiusOnB, e.desc.enforceRolling);

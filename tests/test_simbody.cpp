@@ -57,6 +57,44 @@ TEST(SimbodyOracle, BushingsAndSpringDampersGiveTheSameBodyForcesAndAcceleration
   EXPECT_GE(compared, 25);
 }
 
+// Random trees with a bushing, a spring-damper and one to three constant forces on random bodies.
+TEST(SimbodyOracle, ConstantForcesGiveTheSameBodyForcesAndAccelerations) {
+  Random rnd(4101);
+  int compared = 0;
+  for (int trial = 0; trial < 20; ++trial) {
+    RandomCase c = randomTreeWithElements(rnd, 2 + trial % 5, 1, 1);
+    ModelBuilder mb = ModelBuilder::fromModel(*c.model);
+    for (int k = 0; k < 1 + trial % 3; ++k) {
+      ConstantForceDesc d;
+      d.body = c.model->body(rnd.integer(0, c.model->numBodies() - 1)).name;
+      d.station = rnd.vec3(0.5);
+      d.force = rnd.vec3(5.0);
+      mb.add(d);
+    }
+    c.model = mb.build();
+    Batch<double> batch(c.model, 1);
+    batch.setQ(0, c.q);
+    batch.setU(0, c.u);
+    batch.setTau(0, c.tau);
+    if (batch.bushing(0, 0).singular) continue;
+    batch.evaluate();
+    ASSERT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+    SimbodyOracle oracle(*c.model);
+    const SimbodyOracle::Result ref = oracle.evaluate(c.q, c.u, c.tau);
+    const std::vector<SpatialVecd> F = batch.appliedBodyForces(0);
+    for (std::size_t b = 0; b < F.size(); ++b)
+      EXPECT_TRUE(near(toEigen(F[b]), toEigen(ref.bodyForces[b]), 1e-10)) << "trial " << trial << " body " << b;
+    EXPECT_TRUE(near(vec(batch.udot(0)), vec(ref.udot), 1e-10)) << "trial " << trial;
+    // Simbody counts no potential energy for a constant force; Lockstep counts -f_G . p_GS.
+    double potential = ref.potential;
+    for (const ConstantForce& e : c.model->constantForces())
+      potential -= dot(e.desc.force, batch.bodyPose(0, e.body) * e.desc.station);
+    EXPECT_NEAR(batch.potentialEnergy(0), potential, 1e-10 * std::max(1.0, std::abs(potential)));
+    ++compared;
+  }
+  EXPECT_GE(compared, 15);
+}
+
 // Random trees with one to three sphere contacts, rolling or not, between random bodies or Ground.
 RandomCase randomTreeWithContacts(Random& rnd, int nBodies, int nContacts) {
   RandomCase base = randomTreeWithElements(rnd, nBodies, 0, 0);

@@ -132,7 +132,7 @@ Scene SceneReader::read(const std::string& text) {
   const nlohmann::json document = io::parseDocument(text, source_);
   const JsonNode root(document, "", source_);
   // "study" belongs to the study reader (study_file.h); a scene file may carry one.
-  root.expectObject({"name", "description", "gravity", "urdf", "mjcf", "bodies", "linear_bushings", "spring_dampers",
+  root.expectObject({"name", "description", "gravity", "urdf", "mjcf", "bodies", "linear_bushings", "spring_dampers", "constant_forces",
                      "sphere_contacts", "limits", "actuators", "ground", "initial_state", "simulation", "per_world",
                      "study"});
   scene_.source = source_;
@@ -149,6 +149,8 @@ Scene SceneReader::read(const std::string& text) {
     for (const JsonNode& n : e->elements()) builder_.add(readBushing(n));
   if (auto e = root.find("spring_dampers"))
     for (const JsonNode& n : e->elements()) builder_.add(readSpring(n));
+  if (auto e = root.find("constant_forces"))
+    for (const JsonNode& n : e->elements()) builder_.add(readConstantForce(n));
   if (auto e = root.find("sphere_contacts"))
     for (const JsonNode& n : e->elements()) builder_.add(readContact(n));
   if (auto g = root.find("ground")) readGround(*g);
@@ -338,6 +340,17 @@ SpringDamperDesc SceneReader::readSpring(const JsonNode& n) {
   d.freeLength = n.at("free_length").positive();
   d.stiffness = n.at("stiffness").nonNegative();
   d.damping = n.has("damping") ? n.at("damping").nonNegative() : 0.0;
+  return d;
+}
+
+ConstantForceDesc SceneReader::readConstantForce(const JsonNode& n) {
+  n.expectObject({"name", "body", "station", "force"});
+  ConstantForceDesc d;
+  if (auto x = n.find("name")) d.name = x->string();
+  const Frame& b = resolve(n.at("body"));
+  d.body = b.body;
+  d.station = b.X_BL * (n.has("station") ? n.at("station").vec3() : Vec3d::zero());
+  d.force = n.at("force").vec3();
   return d;
 }
 

@@ -101,6 +101,7 @@ class SceneReader {
 
   SpringDamperDesc readSpring(const JsonNode& n);
 
+  ConstantForceDesc readConstantForce(const JsonNode& n);
   SphereContactDesc readContact(const JsonNode& n);
 
   // The half-space and material of "ground" (defaults for its spheres) or of one sphere (overrides).

@@ -1,5 +1,5 @@
-// The force elements between bodies: LinearBushing (simbody-LinearBushing.txt) and SpringDamper
-// (drake-LinearSpringDamper.txt). Their rules as model elements: build, parameter checks,
+// The force elements between bodies: LinearBushing (simbody-LinearBushing.txt), SpringDamper
+// (drake-LinearSpringDamper.txt) and ConstantForce (Simbody's Force::ConstantForce). Their rules as model elements: build, parameter checks,
 // description and topology (model.h, "what each element kind defines"). Their physics:
 // physics/force_elements.h.
 #include <algorithm>
@@ -136,6 +136,45 @@ void validateParameterBlock(const std::vector<SpringDamper>&, ParamId id, const 
       break;
     default: break;
   }
+}
+
+// ---- ConstantForce ----
+
+ConstantForce buildElement(const ConstantForceDesc& desc, ElementBuild& build) {
+  ConstantForceDesc d = desc;
+  d.name = elementName(d.name, "force", build.index);
+  const std::string where = build.where("constant force", d.name);
+  const ConstantForce e{d, build.body(d.body, where, "body")};
+  if (e.body < 0) throw ModelError(where + ": body: must be a body, not ground");
+  for (int k = 0; k < 3; ++k) {
+    validateFinite(d.station[k], where, "station");
+    validateFinite(d.force[k], where, "force");
+  }
+  return e;
+}
+
+ElementTopology elementTopology(const Model&, const ConstantForce& e) { return {e.body, -1, 0, -1}; }
+
+std::string describeElement(const Model& m, const ConstantForce& e) {
+  return textf("constant force '%s': %s station %s, force %s in Ground", e.desc.name.c_str(),
+               bodyName(m, e.body).c_str(), formatVec(e.desc.station).c_str(), formatVec(e.desc.force).c_str());
+}
+
+InfoSection infoSection(const Model&, const std::vector<ConstantForce>&) { return {"force elements", ""}; }
+
+std::vector<double> parameterBlock(const ConstantForce& e, ParamId id) {
+  std::vector<double> v;
+  if (id == ParamId::constantForceParams) {
+    appendVec3(v, e.desc.station);
+    appendVec3(v, e.desc.force);
+  }
+  return v;
+}
+
+void validateParameterBlock(const std::vector<ConstantForce>&, ParamId id, const std::vector<double>& v,
+                            const std::string& where) {
+  if (id == ParamId::constantForceParams)
+    for (int k = 0; k < 6; ++k) validateFinite(v[k], where, k < 3 ? "station" : "force");
 }
 
 }  // namespace lockstep

@@ -120,6 +120,33 @@ void expectSameModel(const Model& a, const Model& b, double tol) {
 
 // ---- the shipped scenes ------------------------------------------------------------------------
 
+TEST(SceneFile, ConstantForcesOnBodiesAndLinks) {
+  const Scene s = parse(R"({
+    "bodies": [{"name": "cart", "mobilizer": "slider", "mass": 2, "inertia": [1, 1, 1, 0, 0, 0]}],
+    "constant_forces": [{"name": "push", "body": "cart", "station": [0, 0.5, 0], "force": [3, 0, 0]}]
+  })");
+  ASSERT_EQ(s.model->constantForces().size(), 1u);
+  const ConstantForce& e = s.model->constantForces()[0];
+  EXPECT_EQ(e.desc.name, "push");
+  EXPECT_EQ(e.body, 0);
+  EXPECT_EQ(e.desc.station[1], 0.5);
+  Batch<double> batch(s.model, 1);
+  batch.evaluate();
+  EXPECT_NEAR(batch.udot(0)[0], 1.5, 1e-14);
+  EXPECT_NE(errorOf([] {
+              parse(R"({
+                "bodies": [{"name": "cart", "mobilizer": "slider", "mass": 2, "inertia": [1, 1, 1, 0, 0, 0]}],
+                "constant_forces": [{"body": "cart", "force": [3, 0]}]})");
+            }).find("constant_forces[0].force"),
+            std::string::npos);
+  EXPECT_NE(errorOf([] {
+              parse(R"({
+                "bodies": [{"name": "cart", "mobilizer": "slider", "mass": 2, "inertia": [1, 1, 1, 0, 0, 0]}],
+                "constant_forces": [{"body": "ground", "force": [3, 0, 0]}]})");
+            }).find("constant force 'force0': body: must be a body, not ground"),
+            std::string::npos);
+}
+
 TEST(ShippedScenes, EveryOneLoadsAndEvaluates) {
   int count = 0;
   for (const auto& entry : std::filesystem::directory_iterator(kRoot + "/scenes")) {

@@ -89,6 +89,15 @@ struct SpringDamperDesc {
   double damping = 0;     // >= 0
 };
 
+// Simbody's Force::ConstantForce: a force f_G fixed in Ground, applied at the station p_BS of a body.
+// Lockstep counts its potential energy -f_G . p_GS, a uniform field's (Simbody counts none).
+struct ConstantForceDesc {
+  std::string name;
+  std::string body;                 // not Ground
+  Vec3d station = Vec3d::zero();    // p_BS, in B
+  Vec3d force = Vec3d::zero();      // f_G, in G
+};
+
 // SphereOnSphereContact (simbody-SphereOnSphereContact.txt): a bilateral constraint keeping a
 // sphere on body F touching a sphere on body B, optionally without slip (rolling).
 struct SphereContactDesc {
@@ -198,6 +207,10 @@ struct LinearBushing {
 struct SpringDamper {
   SpringDamperDesc desc;
   int bodyA, bodyB;
+};
+struct ConstantForce {
+  ConstantForceDesc desc;
+  int body;
 };
 struct SphereContact {
   SphereContactDesc desc;

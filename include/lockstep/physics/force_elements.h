@@ -127,6 +127,21 @@ LOCKSTEP_HD SpringDamperQuantities<T> evaluateSpringDamper(const Transform<T>& X
   return r;
 }
 
+// Simbody's Force::ConstantForce on one body: the force f_G (fixed in Ground) applied at the station
+// p_BS of the body, at the point p_GS = X_GB p_BS. Its work is that of a uniform field, so its
+// potential energy is -f_G . p_GS (Simbody counts none, and then does not conserve energy).
+template <class T>
+struct ConstantForceQuantities {
+  Vec3<T> p_GS;       // the station, in G
+  T potentialEnergy;  // -f_G . p_GS
+};
+template <class T>
+LOCKSTEP_HD_INLINE ConstantForceQuantities<T> evaluateConstantForce(const Transform<T>& X_GB, const Vec3<T>& p_BS,
+                                                                    const Vec3<T>& f_G) {
+  const Vec3<T> p_GS = X_GB * p_BS;
+  return {p_GS, -dot(f_G, p_GS)};
+}
+
 // Simbody 3.7's SmoothSphereHalfSpaceForce, one sphere on a body against a half-space on Ground.
 // With n the unit contact normal (into the half-space, against the plane's outward normal), c_G the
 // sphere's center, x = R - (c_G - p_plane) . n_out the indentation, the force on the half-space

@@ -2,7 +2,7 @@
 // forces Fb (at each Bo, in G) and total mobility forces tauTotal of the workspace, in a fixed
 // order (so results are reproducible): the user's mobility forces plus the PD actuators (together
 // clamped to the effort limits) and body forces, gravity, viscous joint damping, joint springs, joint stops, linear bushings,
-// linear spring-dampers, ground contacts. Each source also reports its potential energy and the
+// linear spring-dampers, constant forces, ground contacts. Each source also reports its potential energy and the
 // power it dissipates; the dissipated powers are the derivatives of the auxiliary states z: one
 // per bushing, one for joint damping, joint stops and spring-dampers, one for minus the power of
 // the actions and actuators, then one per ground contact (minus the power it delivers: its whole
@@ -163,6 +163,14 @@ LOCKSTEP_HD ForceSummary<T> computeForces(const ModelView<T>& model, const World
     applyForceAtPoint(ws, model.spring[i].bodyB, SpatialVec<T>{Vec3<T>::zero(), -r.f_AP}, r.p_WQ);
     out.elementPotential += r.potentialEnergy;
     otherDissipation -= r.nonConservativePower;
+  }
+  for (int i = 0; i < s.nConstantForces; ++i) {
+    const Strided<const T> p = constantForceParamsAt(w.params, i);  // station p_BS, then force f_G
+    const Vec3<T> f_G = loadVec3<T>(p + 3);
+    const int b = model.constantForce[i].bodyA;
+    const ConstantForceQuantities<T> r = evaluateConstantForce(bodyPose(ws, b), loadVec3<T>(p), f_G);
+    applyForceAtPoint(ws, b, SpatialVec<T>{Vec3<T>::zero(), f_G}, r.p_GS);
+    out.elementPotential += r.potentialEnergy;
   }
   zdot[s.nBushings] = otherDissipation;
   zdot[actuationStateIndex(s)] = -actuatorPower;

@@ -37,6 +37,8 @@ constexpr int kMaxConstraintEquationsPerWorld = 64;
 #define LOCKSTEP_ELEMENT_TABLE(M, X)                                                                           \
   M(X, Body, LinearBushing, bushings, nBushings, Bushing, bushing, "bushing", "bushing")                        \
   M(X, Body, SpringDamper, springs, nSprings, Spring, spring, "spring-damper", "spring")                        \
+  M(X, Body, ConstantForce, constantForces, nConstantForces, ConstantForce, constantForce, "constant force",     \
+    "force")                                                                                                     \
   M(X, Body, GroundContact, groundContacts, nGround, Ground, ground, "ground contact", "ground")                 \
   M(X, Speed, JointStop, stops, nStops, -, -, "joint stop", "stop")                                            \
   M(X, Speed, Actuator, actuators, nActuators, -, -, "actuator", "actuator")                                    \
@@ -198,6 +200,9 @@ enum class Role : std::int8_t {
     "free length, stiffness and damping of each spring-damper")                                                        \
   X(T, springPoints, Per::Spring, Role::Parameter, "spring", "p_AP.x p_AP.y p_AP.z p_BQ.x p_BQ.y p_BQ.z",             \
     "the spring's end points: p_AP on body A, then p_BQ on body B")                                                    \
+  X(T, constantForceParams, Per::ConstantForce, Role::Parameter, "constant_force",                                   \
+    "station.x station.y station.z force.x force.y force.z",                                                         \
+    "Simbody's ConstantForce: the station p_BS on its body (in B), then the force f_G (in G)")                       \
   X(T, sphereCenters, Per::Contact, Role::Parameter, "contact",                                                        \
     "center_on_F.x center_on_F.y center_on_F.z center_on_B.x center_on_B.y center_on_B.z",                            \
     "sphere centers on body F, then on body B")                                                                        \
