@@ -126,7 +126,7 @@ class VectorEnv(EpisodeVectorEnv, gym.vector.VectorEnv):  # gym's named again fo
         reward, terms = self.reward_fn(self.batch, obs, actions), {}
         if isinstance(reward, tuple):
             reward, terms = reward
-        reward = np.asarray(reward, dtype=np.float64).reshape(n)
+        reward = np.array(reward, dtype=np.float64).reshape(n)  # a copy: not the caller's or the engine's memory
         terminated = np.zeros(n, dtype=bool) if self.terminated_fn is None else \
             np.asarray(self.terminated_fn(self.batch, obs), dtype=bool).reshape(n)
         return reward, terminated, {k: np.array(v) for k, v in terms.items()}  # copies: not the engine's memory

@@ -369,6 +369,7 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
         truncated = ((self._episode_steps >= self.max_episode_steps) | flagged) & ~resetting
         zero = flagged | resetting
         if zero.any():
+            reward = xp.copy(reward)  # nan_to_num may have returned the environment's own array
             reward[xp.from_numpy(zero)] = 0.0
         done = terminated | truncated
 

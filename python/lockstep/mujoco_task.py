@@ -246,8 +246,8 @@ class MujocoTaskEnv(EpisodeVectorEnv):
     # --- the episode layer's hooks (lockstep.episodes) ---
     def _start_episodes(self, idx: np.ndarray, rng) -> None:
         """MuJoCo's initial state (qpos0 clamped into the ranges, qvel 0) with the task's reset noise."""
-        qpos = np.broadcast_to(self.init_qpos, (idx.size, self.init_qpos.size)).copy()
-        qvel = np.broadcast_to(self.init_qvel, (idx.size, self.init_qvel.size)).copy()
+        qpos = np.repeat(self.init_qpos[None], idx.size, axis=0)
+        qvel = np.repeat(self.init_qvel[None], idx.size, axis=0)
         qpos, qvel = self._noise(qpos, qvel, rng)
         q, u = self.state.to_lockstep(qpos, qvel)
         self.batch.set_state(q, u, indices=idx)

@@ -12,6 +12,8 @@ at a key hashed from (seed, episode), computed for every resetting world at once
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 _GAMMA = np.uint64(0x9E3779B97F4A7C15)
@@ -59,9 +61,9 @@ def _integer(s) -> int:
 
 
 def episode_keys(seeds: np.ndarray, episodes: np.ndarray) -> np.ndarray:
-    """The key of each world's stream in its episode: a hash of (seed, episode) [k] uint64."""
-    with np.errstate(over="ignore"):
-        return mix(mix(seeds) ^ (np.asarray(episodes, dtype=np.uint64) * _EPISODE))
+    """The key of each world's stream in its episode: a hash of (seed, episode) [k] uint64 (array
+    arithmetic on uint64 wraps, without a warning)."""
+    return mix(mix(seeds) ^ (np.asarray(episodes, dtype=np.uint64) * _EPISODE))
 
 
 def randomization_indices(keys: np.ndarray) -> list:
@@ -83,13 +85,12 @@ class WorldStreams:
         size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
         if not size or size[0] != self.keys.size:
             raise ValueError(f"draws for {self.keys.size} worlds have shape ({self.keys.size}, ...), not {size}")
-        per_world = int(np.prod(size[1:], dtype=np.int64))
+        per_world = math.prod(size[1:])
         counters = np.arange(self._drawn + 1, self._drawn + per_world + 1, dtype=np.uint64)
         self._drawn += per_world
-        with np.errstate(over="ignore"):
-            state = self.keys[:, None] + counters[None, :] * _GAMMA
-            z = (state ^ (state >> _S30)) * _M1
-            z = (z ^ (z >> _S27)) * _M2
+        state = self.keys[:, None] + counters * _GAMMA  # arrays of uint64 wrap without a warning
+        z = (state ^ (state >> _S30)) * _M1
+        z = (z ^ (z >> _S27)) * _M2
         return (z ^ (z >> _S31)).reshape(size)
 
     def random(self, size) -> np.ndarray:
@@ -100,9 +101,11 @@ class WorldStreams:
         return low + (high - low) * self.random(size)
 
     def standard_normal(self, size) -> np.ndarray:
-        """Box-Muller from two uniform draws per number."""
-        u1, u2 = self.random(size), self.random(size)
-        return np.sqrt(-2.0 * np.log(u1)) * np.cos(2.0 * np.pi * u2)
+        """Box-Muller from two uniform draws per number (drawn as one block of twice the size)."""
+        size = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+        u = self.random((size[0], 2 * math.prod(size[1:])))
+        half = u.shape[1] // 2
+        return (np.sqrt(-2.0 * np.log(u[:, :half])) * np.cos(2.0 * np.pi * u[:, half:])).reshape(size)
 
     def normal(self, loc=0.0, scale=1.0, size=None) -> np.ndarray:
         return loc + scale * self.standard_normal(size)
