@@ -95,6 +95,9 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
     episode rules of the module's documentation. Subclasses define the hooks listed there."""
 
     metadata = {"autoreset_mode": AutoresetMode.NEXT_STEP, "render_modes": ["rgb_array"]}
+    # torch.from_numpy when the environment computes with NumPy and returns torch tensors (a task with
+    # array="torch" on the CPU); None when it returns the arrays it computes with.
+    _as_torch = None
 
     # --- what an environment defines ---
     def _write_actions(self, actions):
@@ -284,7 +287,7 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
         self.set_randomization(state["randomize"])
         self._set_extra_state(state)
         self._state_changed()
-        return self.xp.nan_to_num(self._observe())
+        return self._returned(self.xp.nan_to_num(self._observe()))
 
     def __reduce_ex__(self, protocol):
         raise TypeError(f"{self._label} cannot be pickled (its worlds live in the engine, and its functions may "
@@ -321,6 +324,18 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
         """A boolean mask of the worlds as info gives it: a new array (NumPy, or torch on the device)."""
         return self.xp.from_numpy(m.copy())
 
+    def _returned(self, a):
+        """An array as the caller gets it: a torch tensor sharing its memory with array="torch" on the
+        CPU (strings stay NumPy), else itself."""
+        if self._as_torch is None or not isinstance(a, np.ndarray) or a.dtype == object:
+            return a
+        return self._as_torch(a)
+
+    def _returned_info(self, info: dict) -> dict:
+        if self._as_torch is None:
+            return info
+        return {k: self._returned_info(v) if isinstance(v, dict) else self._returned(v) for k, v in info.items()}
+
     def reset(self, *, seed=None, options: Optional[dict] = None):
         """Resets every world, or with options={"reset_mask": mask} those where mask is true. seed:
         Gymnasium's: an int s (world i gets s + i), a list of one int (or None) per world, or None
@@ -347,7 +362,7 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
                 self._np_random, self._np_random_seed = np.random.default_rng([int(s) for s in seeds]), -1
         self._reset_worlds(idx)
         self._autoreset[idx] = False
-        return self._observe(), {}
+        return self._returned(self._observe()), {}
 
     def step(self, actions):
         self._check_open()
@@ -364,7 +379,7 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
 
         obs = xp.nan_to_num(self._observe())
         reward, terminated, terms = self._score(before, actions, obs)
-        reward = xp.nan_to_num(reward)
+        reward = xp.nan_to_num(xp.asarray(reward))  # in the engine's precision, as the observations
         terminated = np.asarray(xp.to_numpy(terminated), dtype=bool).reshape(n) & ~flagged & ~resetting
         truncated = ((self._episode_steps >= self.max_episode_steps) | flagged) & ~resetting
         zero = flagged | resetting
@@ -395,7 +410,8 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
             mask = xp.from_numpy(done)
             obs[mask] = xp.nan_to_num(self._observe())[mask]
         self._autoreset = done & (self.autoreset_mode == AutoresetMode.NEXT_STEP)
-        return obs, reward, xp.from_numpy(terminated), xp.from_numpy(truncated), info
+        return (self._returned(obs), self._returned(reward), self._returned(xp.from_numpy(terminated)),
+                self._returned(xp.from_numpy(truncated)), self._returned_info(info))
 
     def render(self) -> Optional[Sequence[np.ndarray]]:
         """With render_mode="rgb_array": one (height, width, 3) uint8 frame per sub-environment (a

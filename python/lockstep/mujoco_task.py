@@ -109,7 +109,13 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         self.batch = Batch(self.model, num_envs, device=device, dtype=dtype, threads=threads)
         self.num_envs = self.batch.worlds
         self.device = self.batch.device
-        self.xp = TorchOps(dtype, "cuda" if self.device == "cuda" else "cpu") if array == "torch" else NumpyOps(dtype)
+        # The arrays the task computes with: torch on CUDA (the fields are device memory); NumPy on the
+        # CPU, also for array="torch", whose results are then torch tensors sharing the NumPy arrays'
+        # memory (torch.from_numpy: no copy), as each small torch operation costs several times NumPy's.
+        self.xp = TorchOps(dtype, "cuda") if self.device == "cuda" else NumpyOps(dtype)
+        if array == "torch" and self.device != "cuda":
+            import torch
+            self._as_torch = torch.from_numpy
         self.state = MujocoState(self.batch, self.layout, self.xp)
         self._init_episodes(max_episode_steps=spec.max_episode_steps if max_episode_steps is None else max_episode_steps,
                             autoreset_mode=autoreset_mode, randomize=randomize, render_fps=int(np.round(1.0 / self.dt)))
