@@ -9,7 +9,6 @@ either, without copying the observations to the host:
     envs = NormalizeReward(NormalizeObservation(gym.make_vec("lockstep/Ant-v5", num_envs=4096, device="cuda")))
 
 RunningMeanStd is the statistic alone, for a training loop that normalizes by itself (CleanRL style).
-As Gymnasium's vector wrappers, they transform what step() and reset() return, not info["final_obs"].
 """
 from __future__ import annotations
 
@@ -54,10 +53,11 @@ class RunningMeanStd:
         return out.to(x.dtype) if _is_torch(x) else out.astype(np.asarray(x).dtype, copy=False)
 
 
-class NormalizeObservation(gym.vector.VectorObservationWrapper):
+class NormalizeObservation(gym.vector.VectorWrapper):
     """Gymnasium's vector NormalizeObservation on NumPy or torch observations: each observation
     component centred and scaled by the running statistics of every observation returned so far
-    (update_running_mean = False freezes them, for evaluation)."""
+    (update_running_mean = False freezes them, for evaluation). Under SAME_STEP, which Gymnasium's
+    refuses, info["final_obs"] is normalized with the same statistics as the observations."""
 
     def __init__(self, env: gym.vector.VectorEnv, epsilon: float = 1e-8):
         super().__init__(env)
@@ -65,10 +65,21 @@ class NormalizeObservation(gym.vector.VectorObservationWrapper):
         self.epsilon = epsilon
         self.update_running_mean = True
 
-    def observations(self, observations):
+    def _normalized(self, observations):
         if self.update_running_mean:
             self.obs_rms.update(observations)
         return self.obs_rms.normalize(observations, self.epsilon)
+
+    def reset(self, *, seed=None, options=None):
+        observations, info = self.env.reset(seed=seed, options=options)
+        return self._normalized(observations), info
+
+    def step(self, actions):
+        observations, reward, terminated, truncated, info = self.env.step(actions)
+        observations = self._normalized(observations)
+        if "final_obs" in info:
+            info = {**info, "final_obs": self.obs_rms.normalize(info["final_obs"], self.epsilon)}
+        return observations, reward, terminated, truncated, info
 
 
 class NormalizeReward(gym.vector.VectorWrapper):

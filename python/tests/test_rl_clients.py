@@ -292,13 +292,27 @@ def test_torch_arrays_in_the_engines_dtype_and_every_info_array_torch():
 def test_normalization_runs_on_numpy_and_torch_arrays(array):
     torch = pytest.importorskip("torch") if array == "torch" else None
     from lockstep.wrappers import NormalizeObservation, NormalizeReward, RunningMeanStd
-    env = NormalizeReward(NormalizeObservation(gym.make_vec("lockstep/Hopper-v5", num_envs=8, array=array)))
+    env = NormalizeReward(NormalizeObservation(gym.make_vec("lockstep/Hopper-v5", num_envs=8, array=array,
+                                                            max_episode_steps=7,
+                                                            autoreset_mode=AutoresetMode.SAME_STEP)))
     env.reset(seed=0)
     for a in actions(env, 20):
         obs, reward, *_ = env.step(torch.as_tensor(a) if torch else a)
     assert type(obs) is type(reward) and (obs.dtype == torch.float64 if torch else obs.dtype == np.float64)
     rms = env.env.obs_rms
     assert type(rms.mean) is type(obs) and rms.count > 8 * 20
+    # Frozen, and shifted so that every normalized value is far below 0: final_obs is normalized too
+    # (under SAME_STEP, which Gymnasium's wrapper refuses).
+    env.env.update_running_mean = False
+    rms.mean = rms.mean + 1e3
+    finals = 0
+    for a in actions(env, 10):
+        obs, reward, terminated, truncated, info = env.step(torch.as_tensor(a) if torch else a)
+        assert (obs < -10).all()
+        if "final_obs" in info:
+            finals += 1
+            assert (info["final_obs"][info["_final_obs"]] < -10).all()
+    assert finals
     # The statistic is that of every observation seen: equal to NumPy's over the same data.
     x = np.random.default_rng(0).normal(3.0, 2.0, (100, 4))
     r = RunningMeanStd(epsilon=0.0)
