@@ -8,6 +8,7 @@ For each size:
   lockstep      env.step(actions) in a loop; the actions are drawn once beforehand (a pool of 16
                 arrays used in turn), for Gymnasium as well, so that neither pays for sampling
   engine        the same env's batch.step(substeps, engine_dt) alone, the engine's share of a step
+                (each figure the best of --repeats measurements, the env's and the engine's in turn)
   overhead      1 - engine / lockstep: Python (the task's MuJoCo quantities, observation, reward,
                 resets and their noise, the episode rules, info) per env.step
   gym sync      gymnasium.make_vec(task, num_envs, vectorization_mode="sync") of MuJoCo's task
@@ -66,20 +67,26 @@ def stepper(env, pool):
     return step
 
 
-def lockstep_figures(task, n, array, seconds):
+def lockstep_figures(task, n, array, seconds, repeats):
+    """The best of `repeats` times per env step and per engine step, measured in turn (so that other
+    work on the machine weighs on both alike)."""
     env = gym.make_vec(f"lockstep/{task}", num_envs=n, array=array)
     u = env.unwrapped
     env.reset(seed=0)
-    per_step = seconds_per_call(stepper(env, action_pool(env.action_space, n, array)), seconds)
-    engine = seconds_per_call(lambda: u.batch.step(u.substeps, u.engine_dt), seconds)
+    step = stepper(env, action_pool(env.action_space, n, array))
+    per_step = engine = float("inf")
+    for _ in range(repeats):
+        per_step = min(per_step, seconds_per_call(step, seconds))
+        engine = min(engine, seconds_per_call(lambda: u.batch.step(u.substeps, u.engine_dt), seconds))
     env.close()
     return per_step, engine
 
 
-def gymnasium_rate(task, n, seconds):
+def gymnasium_rate(task, n, seconds, repeats):
     env = gym.make_vec(task, num_envs=n, vectorization_mode="sync")
     env.reset(seed=0)
-    per_step = seconds_per_call(stepper(env, action_pool(env.action_space, n, "numpy")), seconds)
+    step = stepper(env, action_pool(env.action_space, n, "numpy"))
+    per_step = min(seconds_per_call(step, seconds) for _ in range(repeats))
     env.close()
     return n / per_step
 
@@ -111,16 +118,17 @@ def main():
     ap.add_argument("--task", default="InvertedDoublePendulum-v5")
     ap.add_argument("--envs", type=int, nargs="+", default=[1, 64, 4096])
     ap.add_argument("--arrays", nargs="+", default=["numpy", "torch"])
-    ap.add_argument("--seconds", type=float, default=2.0)
+    ap.add_argument("--seconds", type=float, default=1.0, help="per measurement")
+    ap.add_argument("--repeats", type=int, default=3, help="measurements of each figure, the best kept")
     ap.add_argument("--profile", action="store_true", help="the split of a step at 64 environments")
     a = ap.parse_args()
     print(f"CPU: {cpu_model()}; {a.task}, float64, CPU backend")
     print(f"{'envs':>5} {'arrays':>6} {'lockstep/s':>11} {'engine/s':>11} {'overhead':>9} {'gym sync/s':>11} "
           f"{'vs sync':>8}")
     for n in a.envs:
-        sync = gymnasium_rate(a.task, n, a.seconds)
+        sync = gymnasium_rate(a.task, n, a.seconds, a.repeats)
         for array in a.arrays:
-            per_step, engine = lockstep_figures(a.task, n, array, a.seconds)
+            per_step, engine = lockstep_figures(a.task, n, array, a.seconds, a.repeats)
             print(f"{n:5d} {array:>6} {n / per_step:11.0f} {n / engine:11.0f} {100 * (1 - engine / per_step):8.0f}% "
                   f"{sync:11.0f} {sync and (n / per_step) / sync:7.2f}x", flush=True)
     if a.profile:

@@ -271,6 +271,8 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
         for name, values in state["parameters"].items():
             if name not in self._parameters or not np.array_equal(self._parameters[name], values):
                 b.params[name] = values
+        for name in set(self._parameters) - set(state["parameters"]):  # randomized since: as before it was
+            b.params[name] = self._nominal[name]
         self._parameters = {name: np.array(v, dtype=np.float64) for name, v in state["parameters"].items()}
         self._nominal = {name: np.array(v, dtype=np.float64) for name, v in state["nominal_parameters"].items()}
         b.evaluate()

@@ -201,7 +201,8 @@ class MujocoTaskEnv(EpisodeVectorEnv):
     def __reduce_ex__(self, protocol):
         """Pickles as the arguments it was made with and its checkpoint (get_state): unpickling makes
         the environment again, which takes as long as making it, and restores the checkpoint."""
-        return _unpickle_task, (type(self), self._made_with, self.get_state(), getattr(self, "spec", None))
+        made_with = {**self._made_with, "autoreset_mode": self.autoreset_mode}  # lockstep.sb3 may have switched it
+        return _unpickle_task, (type(self), made_with, self.get_state(), getattr(self, "spec", None))
 
     # --- what each task defines ---
     def _observe(self):

@@ -91,6 +91,19 @@ def test_a_vector_env_does_not_pickle_and_says_what_to_use():
     assert_same_steps([env.step(zero) for _ in range(3)], expected)
 
 
+def test_a_checkpoint_undoes_a_randomization_started_after_it():
+    env = tasks.make("Hopper-v5", num_envs=2)
+    env.reset(seed=0)
+    nominal = np.array(env.batch.params["body.foot.mass"])
+    state = env.get_state()
+    env.set_randomization([{"parameter": "body.foot.mass", "distribution": "uniform", "low": 9, "high": 10}])
+    env.reset()
+    assert np.all(env.batch.params["body.foot.mass"] >= 9)
+    env.set_state(state)
+    np.testing.assert_array_equal(env.batch.params["body.foot.mass"], nominal)
+    assert env.randomize == []
+
+
 def test_set_state_refuses_another_environments_checkpoint():
     state = tasks.make("Hopper-v5", num_envs=2).get_state()
     with pytest.raises(ValueError, match="2 worlds"):
