@@ -217,7 +217,7 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
     def set_attr(self, name: str, values) -> None:
         """Gymnasium's VectorEnv.set_attr: a value for every sub-environment, or a list or tuple of one
         per sub-environment, which must then all be equal (the worlds share their attributes).
-        set_attr("randomize", [vary]) and a task's set_attr("options", [{...}]) are curricula."""
+        set_attr("randomize", [vary] * num_envs) and a task's set_attr("options", {...}) are curricula."""
         self._check_open()
         if isinstance(values, (list, tuple)):
             if len(values) != self.num_envs:
