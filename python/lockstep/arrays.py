@@ -21,6 +21,10 @@ class NumpyOps:
     def asarray(self, a, dtype=None):
         return np.asarray(a, dtype=self.dtype if dtype is None else dtype)
 
+    def index(self, a):
+        """An integer index array as this library indexes with it."""
+        return np.asarray(a, dtype=np.int64)
+
     def zeros(self, shape, dtype=None):
         return np.zeros(shape, dtype=self.dtype if dtype is None else dtype)
 
@@ -31,7 +35,11 @@ class NumpyOps:
         return np.stack(arrays, axis=axis)
 
     einsum = staticmethod(np.einsum)
-    clip = staticmethod(np.clip)
+
+    @staticmethod
+    def clip(a, lo, hi):
+        return np.minimum(np.maximum(a, lo), hi)  # np.clip's wrappers cost more than its work on small arrays
+
     sin, cos, sqrt, isfinite = np.sin, np.cos, np.sqrt, np.isfinite
 
     def sum(self, a, axis):
@@ -41,7 +49,9 @@ class NumpyOps:
         return a.all(axis=axis)
 
     def nan_to_num(self, a):
-        return np.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)
+        """a with its non-finite entries 0: a itself when all are finite, else a new array."""
+        finite = np.isfinite(a)
+        return a if finite.all() else np.where(finite, a, a.dtype.type(0))
 
     def copy(self, a):
         return a.copy()
@@ -68,6 +78,10 @@ class TorchOps:
 
     def asarray(self, a, dtype=None):
         return self.torch.as_tensor(a, dtype=self.dtype if dtype is None else dtype, device=self.device)
+
+    def index(self, a):
+        """An integer index array as this library indexes with it (a tensor on the device)."""
+        return self.torch.as_tensor(np.asarray(a, dtype=np.int64), device=self.device)
 
     def zeros(self, shape, dtype=None):
         return self.torch.zeros(shape, dtype=self.dtype if dtype is None else dtype, device=self.device)
@@ -103,6 +117,7 @@ class TorchOps:
         return a.all(dim=axis)
 
     def nan_to_num(self, a):
+        """a with its non-finite entries 0 (a new tensor)."""
         return self.torch.nan_to_num(a, nan=0.0, posinf=0.0, neginf=0.0)
 
     def copy(self, a):
@@ -141,7 +156,9 @@ def quaternion_of_rotation_vector(v):
 
 
 def cross(a, b, xp):
-    """a x b over the last axis [..., 3]."""
+    """a x b over the last axis [..., 3] (broadcasting)."""
+    if xp.name == "torch":
+        return xp.torch.linalg.cross(*xp.torch.broadcast_tensors(a, b))  # one operation: each costs microseconds
     return xp.stack([a[..., 1] * b[..., 2] - a[..., 2] * b[..., 1], a[..., 2] * b[..., 0] - a[..., 0] * b[..., 2],
                      a[..., 0] * b[..., 1] - a[..., 1] * b[..., 0]], axis=-1)
 

@@ -31,7 +31,7 @@ RewardFn = Callable[[Batch, np.ndarray, np.ndarray], Any]
 TerminatedFn = Callable[[Batch, np.ndarray], np.ndarray]
 
 
-class VectorEnv(EpisodeVectorEnv):
+class VectorEnv(EpisodeVectorEnv, gym.vector.VectorEnv):  # gym's named again for skrl's wrapper="auto" (tasks.py)
     def __init__(self, model, num_envs: int, reward_fn: RewardFn, terminated_fn: Optional[TerminatedFn] = None, *,
                  observations: Sequence[str] = ("q", "u"), max_episode_steps: int = 1000, dt: Optional[float] = None,
                  substeps: int = 1, action_high=None, reset_noise: float = 0.0, device: str = "cpu",
@@ -101,12 +101,12 @@ class VectorEnv(EpisodeVectorEnv):
     def _observe(self) -> np.ndarray:
         return np.concatenate([self._view(n) for n in self.observation_names], axis=1, dtype=self.batch.dtype)
 
-    def _start_episodes(self, idx: np.ndarray) -> None:
+    def _start_episodes(self, idx: np.ndarray, rng) -> None:
         """The scene's initial state, with uniform noise of half-width reset_noise on q."""
         self.batch.reset(indices=idx)
         if self.reset_noise > 0:
-            q = self._initial_q[idx] + self.np_random.uniform(-self.reset_noise, self.reset_noise,
-                                                              (idx.size, self._initial_q.shape[1]))
+            q = self._initial_q[idx] + rng.uniform(-self.reset_noise, self.reset_noise,
+                                                   (idx.size, self._initial_q.shape[1]))
             self.batch.set_state(q, self._initial_u[idx], indices=idx)
         self.batch.evaluate()
 
@@ -126,7 +126,7 @@ class VectorEnv(EpisodeVectorEnv):
         reward, terms = self.reward_fn(self.batch, obs, actions), {}
         if isinstance(reward, tuple):
             reward, terms = reward
-        reward = np.asarray(reward, dtype=np.float64).reshape(n)
+        reward = np.array(reward, dtype=np.float64).reshape(n)  # a copy: not the caller's or the engine's memory
         terminated = np.zeros(n, dtype=bool) if self.terminated_fn is None else \
             np.asarray(self.terminated_fn(self.batch, obs), dtype=bool).reshape(n)
         return reward, terminated, {k: np.array(v) for k, v in terms.items()}  # copies: not the engine's memory

@@ -64,6 +64,21 @@ class MujocoState:
         self.sites = {s["name"]: s for s in layout["sites"]}
         self._cache = {}
 
+        # The same constants and index arrays as the array library takes them (torch: on the device,
+        # made once here rather than converted from NumPy at every step).
+        self._R_BL, self._p_BL, self._com = xp.asarray(self.R_BL), xp.asarray(self.p_BL), xp.asarray(self.com)
+        self._mass, self._inertia = xp.asarray(self.mass), xp.asarray(self.inertia)
+        self._carrier = xp.index(np.where(self.carrier >= 0, self.carrier, self.nb))  # Ground: row nb
+        # Hinges and slides only (no free or ball joint): qpos is q, and qvel u, with their columns
+        # in MuJoCo's order.
+        self._qpos_columns = self._qvel_columns = None
+        if not self.free and not self.ball and len(self.scalar) == self.nq == self.nv:
+            qpos_columns, qvel_columns = np.empty(self.nq, dtype=np.int64), np.empty(self.nv, dtype=np.int64)
+            qpos_columns[self.qpos_of_q], qvel_columns[self.dof_of_u] = self.q_of_qpos, self.u_of_dof
+            self._qpos_columns, self._qvel_columns = xp.index(qpos_columns), xp.index(qvel_columns)
+        self._ix = {name: xp.index(getattr(self, name)) for name in ("qpos_of_q", "q_of_qpos", "dof_of_u", "u_of_dof")}
+        self._sites = {}  # per site: (carrier, its position in the carrier's frame) or its fixed position
+
     def invalidate(self):
         """Forgets what was computed from the fields (after a step, a reset or a state change)."""
         self._cache.clear()
@@ -90,8 +105,10 @@ class MujocoState:
 
     def _qpos(self):
         xp, q = self.xp, self._rows("q")
+        if self._qpos_columns is not None:
+            return q[:, self._qpos_columns]  # a new array (indexing by an array copies)
         out = xp.zeros((q.shape[0], self.nq))
-        out[:, self.qpos_of_q] = q[:, self.q_of_qpos]
+        out[:, self._ix["qpos_of_q"]] = q[:, self._ix["q_of_qpos"]]
         for j in self.free:
             a, o = j["qpos_adr"], j["q_offset"]
             out[:, a:a + 3] = q[:, o + 4:o + 7]
@@ -102,8 +119,10 @@ class MujocoState:
 
     def _qvel(self):
         xp, q, u = self.xp, self._rows("q"), self._rows("u")
+        if self._qvel_columns is not None:
+            return u[:, self._qvel_columns]
         out = xp.zeros((u.shape[0], self.nv))
-        out[:, self.dof_of_u] = u[:, self.u_of_dof]
+        out[:, self._ix["dof_of_u"]] = u[:, self._ix["u_of_dof"]]
         for j in self.free:
             d, o, uo = j["dof_adr"], j["q_offset"], j["u_offset"]
             R = _rotations(q[:, o:o + 4], xp)
@@ -148,26 +167,39 @@ class MujocoState:
         R[:, :self.nb] = _rotations(pose[:, :, 3:7], xp)
         p[:, :self.nb] = pose[:, :, 0:3]
         for i in range(3):
-            R[:, self.nb, i, i] = 1.0  # index -1: Ground
-        return R[:, self.carrier], p[:, self.carrier]
+            R[:, self.nb, i, i] = 1.0  # row nb: Ground
+        return R[:, self._carrier], p[:, self._carrier]
 
     def _frames(self):
-        xp = self.xp
         R_G, p_G = self._carrier_poses()
-        xmat = xp.einsum("nbij,bjk->nbik", R_G, xp.asarray(self.R_BL))
-        xpos = p_G + xp.einsum("nbij,bj->nbi", R_G, xp.asarray(self.p_BL))
-        xipos = xpos + xp.einsum("nbij,bj->nbi", xmat, xp.asarray(self.com))
+        xmat = R_G @ self._R_BL
+        xpos = p_G + (R_G @ self._p_BL[..., None])[..., 0]
+        xipos = xpos + (xmat @ self._com[..., None])[..., 0]
         return xmat, xpos, xipos
 
     def site_xpos(self, name: str):
-        s = self.sites[name]
-        X = np.asarray(s["X_BS"], dtype=np.float64)
-        if s["body"] == "ground":
-            return self.xp.asarray(np.broadcast_to(X[9:], (self.batch.worlds, 3)).copy())
-        names = [b["name"] for b in self.layout["bodies"]]
-        xmat, xpos, _ = self.frames()
-        b = names.index(s["body"])  # a site's body is a Lockstep body, which keeps its MuJoCo name
-        return xpos[:, b] + self.xp.einsum("nij,j->ni", xmat[:, b], self.xp.asarray(X[9:]))
+        """A site's position in Ground [n, 3]: its carrier body's pose applied to the site's fixed
+        position in that body (the other bodies' frames are not computed)."""
+        if name not in self._sites:
+            s = self.sites[name]
+            X = np.asarray(s["X_BS"], dtype=np.float64)
+            if s["body"] == "ground":
+                self._sites[name] = (None, self.xp.asarray(np.broadcast_to(X[9:], (self.batch.worlds, 3)).copy()))
+            else:
+                b = self.body_names.index(s["body"])  # a site's body is a Lockstep body: it keeps its MuJoCo name
+                c, r = int(self.carrier[b]), self.p_BL[b] + self.R_BL[b] @ X[9:]
+                r_cross = np.array([[0.0, -r[2], r[1]], [r[2], 0.0, -r[0]], [-r[1], r[0], 0.0]])  # e @ r_cross = e x r
+                self._sites[name] = (c, self.xp.asarray(r), self.xp.asarray(r_cross)) if c >= 0 else \
+                    (None, self.xp.asarray(np.broadcast_to(r, (self.batch.worlds, 3)).copy()), None)
+        c, r, r_cross = self._sites[name]
+        if c is None:
+            return self.xp.copy(r)
+        # r turned by the carrier's unit quaternion (w, e): (w^2 - e.e) r + 2 (e.r) e + 2 w (e x r),
+        # in matrix products (few operations: each costs microseconds on small arrays).
+        pose = self._rows("bodyPose")[:, 7 * c:7 * c + 7]
+        w, e = pose[:, 3:4], pose[:, 4:7]
+        return pose[:, 0:3] + (w * w - self.xp.sum(e * e, 1)[:, None]) * r + 2 * (e @ r)[:, None] * e + \
+            2 * w * (e @ r_cross)
 
     def subtree_com(self, xipos):
         """The centre of mass of each body's root subtree (MuJoCo's subtree_com[body_rootid]) [n, nbm, 3]."""
@@ -183,14 +215,14 @@ class MujocoState:
 
     def mass_center(self, xipos):
         """MuJoCo's mass-weighted mean of xipos over all bodies [n, 3] (Gymnasium's mass_center)."""
-        return self.xp.einsum("nbi,b->ni", xipos, self.xp.asarray(self.mass)) / self.mass.sum()
+        return self.xp.einsum("nbi,b->ni", xipos, self._mass) / self.mass.sum()
 
     def cinert(self, xmat, xipos, c):
         """MuJoCo's cinert [n, nbm, 10]: the inertia about c in Ground (xx yy zz xy xz yz), m (xipos - c), m."""
         xp = self.xp
         d = xipos - c
-        m = xp.asarray(self.mass)
-        I = xp.einsum("nbij,bjk,nblk->nbil", xmat, xp.asarray(self.inertia), xmat)
+        m = self._mass
+        I = xmat @ self._inertia @ xmat.transpose(-1, -2) if xp.name == "torch" else xmat @ self._inertia @ np.swapaxes(xmat, -1, -2)
         dx, dy, dz = d[..., 0], d[..., 1], d[..., 2]
         return xp.stack([I[..., 0, 0] + m * (dy * dy + dz * dz), I[..., 1, 1] + m * (dx * dx + dz * dz),
                          I[..., 2, 2] + m * (dx * dx + dy * dy), I[..., 0, 1] - m * dx * dy,
@@ -234,6 +266,9 @@ class MujocoState:
         """A per-speed field's values in MuJoCo's dof order [n, nv] (hinges and slides; 0 elsewhere)."""
         values = self._rows(name)
         width = values.shape[1] // self.batch.model.nu
+        key = ("dof_forces", width)
+        if key not in self._ix:
+            self._ix[key] = self.xp.index(self.u_of_dof * width)
         out = self.xp.zeros((values.shape[0], self.nv))
-        out[:, self.dof_of_u] = values[:, self.u_of_dof * width]
+        out[:, self._ix["dof_of_u"]] = values[:, self._ix[key]]
         return out

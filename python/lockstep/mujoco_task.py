@@ -4,8 +4,9 @@ A task (lockstep.tasks) adds only its observation, reward, termination and reset
 from __future__ import annotations
 
 import os
+from types import MappingProxyType
 from dataclasses import dataclass, field
-from typing import Any, Dict, Optional, Sequence
+from typing import Any, Dict, Mapping, Optional, Sequence
 
 import numpy as np
 import gymnasium as gym
@@ -77,9 +78,14 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         if unknown:
             raise TypeError(f"lockstep/{spec.name}: unknown keyword argument(s) {', '.join(unknown)}; the task "
                             f"takes {', '.join(sorted(spec.defaults))} and the vector environment's own")
+        # The arguments it was made with: pickling makes it again from them (then set_state).
+        self._made_with = dict(num_envs=num_envs, device=device, dtype=dtype, array=array, autoreset_mode=autoreset_mode,
+                               action=action, kp=kp, kd=kd, randomize=randomize, max_episode_steps=max_episode_steps,
+                               threads=threads, engine_dt=engine_dt, render_mode=render_mode, width=width,
+                               height=height, camera=camera, frame_skip=frame_skip, xml_file=xml_file, **task_kwargs)
         self._init_rendering(f"lockstep/{spec.name}", render_mode, width, height,
                              spec.camera if camera is None else camera)
-        self.options = {**spec.defaults, **task_kwargs}
+        self._options = {**spec.defaults, **task_kwargs}
         self.frame_skip = spec.frame_skip if frame_skip is None else int(frame_skip)
         if self.frame_skip < 1:
             raise ValueError(f"frame_skip must be at least 1, not {frame_skip!r}")
@@ -103,7 +109,13 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         self.batch = Batch(self.model, num_envs, device=device, dtype=dtype, threads=threads)
         self.num_envs = self.batch.worlds
         self.device = self.batch.device
-        self.xp = TorchOps(dtype, "cuda" if self.device == "cuda" else "cpu") if array == "torch" else NumpyOps(dtype)
+        # The arrays the task computes with: torch on CUDA (the fields are device memory); NumPy on the
+        # CPU, also for array="torch", whose results are then torch tensors sharing the NumPy arrays'
+        # memory (torch.from_numpy: no copy), as each small torch operation costs several times NumPy's.
+        self.xp = TorchOps(dtype, "cuda") if self.device == "cuda" else NumpyOps(dtype)
+        if array == "torch" and self.device != "cuda":
+            import torch
+            self._as_torch = torch.from_numpy
         self.state = MujocoState(self.batch, self.layout, self.xp)
         self._init_episodes(max_episode_steps=spec.max_episode_steps if max_episode_steps is None else max_episode_steps,
                             autoreset_mode=autoreset_mode, randomize=randomize, render_fps=int(np.round(1.0 / self.dt)))
@@ -147,8 +159,50 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         self.action_space = batch_space(self.single_action_space, self.num_envs)
 
         obs = self._observe()
-        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs.shape[1],), dtype=np.float64)
+        self.single_observation_space = gym.spaces.Box(-np.inf, np.inf, (obs.shape[1],), dtype=self.batch.dtype)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
+
+    # --- task options (curricula) ---
+    @property
+    def options(self) -> Mapping[str, Any]:
+        """The task's keyword arguments in force (Gymnasium's v5 arguments: reward weights, healthy
+        ranges, reset noise, ...), read-only; assigning a dict calls set_options(**it)."""
+        return MappingProxyType(self._options)
+
+    @options.setter
+    def options(self, value: Dict[str, Any]) -> None:
+        self.set_options(**value)
+
+    def set_options(self, **options) -> None:
+        """Changes the task's keyword arguments from now on: the reward and termination from the next
+        step, the reset noise from the next reset (docs/environments.md, "Curricula"). Those that shape
+        the observation (exclude_*, include_*) are fixed when the environment is made."""
+        spec = self.spec_
+        unknown = sorted(set(options) - set(spec.defaults))
+        if unknown:
+            raise TypeError(f"lockstep/{spec.name}: unknown option(s) {', '.join(unknown)}; the task takes "
+                            f"{', '.join(sorted(spec.defaults))}")
+        fixed = [k for k in options if k.startswith(("exclude_", "include_")) and options[k] != self._options[k]]
+        if fixed:
+            raise ValueError(f"lockstep/{spec.name}: {', '.join(fixed)} shape(s) the observation space, fixed when "
+                             f"the environment is made")
+        self._options.update(options)
+
+    # --- checkpoints and pickling ---
+    def _extra_state(self) -> Dict[str, Any]:
+        return {"options": dict(self._options)}
+
+    def _set_extra_state(self, state: Dict[str, Any]) -> None:
+        self.set_options(**state["options"])
+
+    def _state_changed(self) -> None:
+        self.state.invalidate()
+
+    def __reduce_ex__(self, protocol):
+        """Pickles as the arguments it was made with and its checkpoint (get_state): unpickling makes
+        the environment again, which takes as long as making it, and restores the checkpoint."""
+        made_with = {**self._made_with, "autoreset_mode": self.autoreset_mode}  # lockstep.sb3 may have switched it
+        return _unpickle_task, (type(self), made_with, self.get_state(), getattr(self, "spec", None))
 
     # --- what each task defines ---
     def _observe(self):
@@ -163,7 +217,8 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         raise NotImplementedError
 
     def _noise(self, qpos, qvel, rng):
-        """Adds the task's reset noise to qpos, qvel (NumPy [k, nq], [k, nv], copies of the initial state)."""
+        """Adds the task's reset noise to qpos, qvel (NumPy [k, nq], [k, nv], copies of the initial state);
+        rng: lockstep.seeding.WorldStreams of the k worlds (every draw of shape (k, ...))."""
         raise NotImplementedError
 
     # --- helpers ---
@@ -196,11 +251,11 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         return out
 
     # --- the episode layer's hooks (lockstep.episodes) ---
-    def _start_episodes(self, idx: np.ndarray) -> None:
+    def _start_episodes(self, idx: np.ndarray, rng) -> None:
         """MuJoCo's initial state (qpos0 clamped into the ranges, qvel 0) with the task's reset noise."""
-        qpos = np.broadcast_to(self.init_qpos, (idx.size, self.init_qpos.size)).copy()
-        qvel = np.broadcast_to(self.init_qvel, (idx.size, self.init_qvel.size)).copy()
-        qpos, qvel = self._noise(qpos, qvel, self.np_random)
+        qpos = np.repeat(self.init_qpos[None], idx.size, axis=0)
+        qvel = np.repeat(self.init_qvel[None], idx.size, axis=0)
+        qpos, qvel = self._noise(qpos, qvel, rng)
         q, u = self.state.to_lockstep(qpos, qvel)
         self.batch.set_state(q, u, indices=idx)
         self.state.invalidate()
@@ -230,3 +285,11 @@ class MujocoTaskEnv(EpisodeVectorEnv):
     def close_extras(self, **kwargs):
         super().close_extras(**kwargs)
         self.state = None
+
+
+def _unpickle_task(cls, made_with: Dict[str, Any], state: Dict[str, Any], spec):
+    env = cls(**made_with)
+    env.set_state(state)
+    if spec is not None:
+        env.spec = spec
+    return env

@@ -58,9 +58,10 @@ class VecEnv(_SB3VecEnv):
             for i in np.flatnonzero(done):
                 infos[i]["terminal_observation"] = final[i]
                 infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
-        if "_status" in info:
-            for i in np.flatnonzero(info["_status"]):
-                infos[i]["status"] = info["status"][i]
+        for reported in (info, info.get("final_info", {})):  # a world that finished reports in final_info
+            if "_status" in reported:
+                for i in np.flatnonzero(_numpy(reported["_status"])):
+                    infos[i]["status"] = reported["status"][i]
         return obs, reward, done, infos
 
     def close(self) -> None:
@@ -83,5 +84,10 @@ class VecEnv(_SB3VecEnv):
     def env_is_wrapped(self, wrapper_class, indices=None) -> List[bool]:
         return [False] * len(self._get_indices(indices))
 
-    def get_images(self):
-        raise NotImplementedError("lockstep.sb3.VecEnv: no renderer yet")
+    def get_images(self) -> Sequence[Optional[np.ndarray]]:
+        """One (height, width, 3) uint8 frame per environment (the environment's render(); it needs
+        render_mode="rgb_array"), as SB3's VecVideoRecorder reads them."""
+        frames = self.env.render()
+        if frames is None:
+            return [None] * self.num_envs
+        return [frames[i] for i in range(self.num_envs)]

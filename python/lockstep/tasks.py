@@ -26,16 +26,23 @@ rules every vector environment shares) and lockstep.arrays (NumPy or torch).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import gymnasium as gym
 
+from .episodes import OneWorldEnv
 from .mujoco_state import MujocoState
 from .mujoco_task import ASSETS, MujocoTaskEnv, TaskSpec
 
 __all__ = ["AntEnv", "HalfCheetahEnv", "HopperEnv", "Walker2dEnv", "HumanoidEnv", "InvertedDoublePendulumEnv",
-           "ReacherEnv", "TASKS", "make", "register", "MujocoTaskEnv", "MujocoState", "TaskSpec", "ASSETS"]
+           "ReacherEnv", "TASKS", "make", "make_one", "register", "MujocoTaskEnv", "MujocoState", "TaskSpec", "ASSETS"]
 
 _SIDE_VIEW = {"azimuth": 90.0, "elevation": -10.0}  # the planar tasks, seen across their plane
+
+# Each task names gym.vector.VectorEnv among its own bases again (it is one through MujocoTaskEnv
+# already): skrl's wrap_env(env, wrapper="auto") looks for a gymnasium class among the direct bases
+# of the environment's class only.
 
 
 def _healthy_range(x, bounds, inclusive):
@@ -43,7 +50,7 @@ def _healthy_range(x, bounds, inclusive):
     return (x >= lo) & (x <= hi) if inclusive else (x > lo) & (x < hi)
 
 
-class AntEnv(MujocoTaskEnv):
+class AntEnv(MujocoTaskEnv, gym.vector.VectorEnv):
     spec_ = TaskSpec("Ant-v5", "ant.xml", 5, 1e-3, 1000, dict(
         forward_reward_weight=1.0, ctrl_cost_weight=0.5, contact_cost_weight=5e-4, healthy_reward=1.0,
         main_body=1, terminate_when_unhealthy=True, healthy_z_range=(0.2, 1.0), contact_force_range=(-1.0, 1.0),
@@ -51,15 +58,15 @@ class AntEnv(MujocoTaskEnv):
         include_cfrc_ext_in_observation=True))
 
     def _main(self):
-        b = self.options["main_body"]
+        b = self._options["main_body"]
         return b if isinstance(b, (int, np.integer)) else self.state.body_names.index(b)
 
     def _contact_forces(self):
-        lo, hi = self.options["contact_force_range"]
+        lo, hi = self._options["contact_force_range"]
         return self.xp.clip(self.state.contact_forces(), lo, hi)
 
     def _observe(self):
-        o, xp = self.options, self.xp
+        o, xp = self._options, self.xp
         qpos = self.state.qpos()
         parts = [qpos[:, 2:] if o["exclude_current_positions_from_observation"] else qpos, self.state.qvel()]
         if o["include_cfrc_ext_in_observation"]:
@@ -71,13 +78,13 @@ class AntEnv(MujocoTaskEnv):
         return self.state.frames()[1][:, self._main(), 0:2]
 
     def _healthy(self):
-        o, xp = self.options, self.xp
+        o, xp = self._options, self.xp
         qpos, qvel = self.state.qpos(), self.state.qvel()
         finite = xp.all(xp.isfinite(qpos), 1) & xp.all(xp.isfinite(qvel), 1)
         return finite & _healthy_range(qpos[:, 2], o["healthy_z_range"], inclusive=True)
 
     def _reward(self, before, ctrl):
-        o, xp = self.options, self.xp
+        o, xp = self._options, self.xp
         v = (self.state.frames()[1][:, self._main(), 0:2] - before) / self.dt
         healthy = self._healthy()
         forward = v[:, 0] * o["forward_reward_weight"]
@@ -94,26 +101,26 @@ class AntEnv(MujocoTaskEnv):
         return reward, terminated, info
 
     def _noise(self, qpos, qvel, rng):
-        s = self.options["reset_noise_scale"]
+        s = self._options["reset_noise_scale"]
         qpos = self._tangent_noise(qpos, s, rng)
         return qpos, qvel + s * rng.standard_normal(qvel.shape)
 
 
-class HalfCheetahEnv(MujocoTaskEnv):
+class HalfCheetahEnv(MujocoTaskEnv, gym.vector.VectorEnv):
     spec_ = TaskSpec("HalfCheetah-v5", "half_cheetah.xml", 5, 1e-3, 1000, dict(
         forward_reward_weight=1.0, ctrl_cost_weight=0.1, reset_noise_scale=0.1,
         exclude_current_positions_from_observation=True), camera=_SIDE_VIEW)
 
     def _observe(self):
         qpos = self.state.qpos()
-        skip = 1 if self.options["exclude_current_positions_from_observation"] else 0
+        skip = 1 if self._options["exclude_current_positions_from_observation"] else 0
         return self.xp.cat([qpos[:, skip:], self.state.qvel()], axis=1)
 
     def _progress(self):
         return self.state.qpos()[:, 0]
 
     def _reward(self, before, ctrl):
-        o, xp = self.options, self.xp
+        o, xp = self._options, self.xp
         x = self.state.qpos()[:, 0]
         v = (x - before) / self.dt
         forward = o["forward_reward_weight"] * v
@@ -122,7 +129,7 @@ class HalfCheetahEnv(MujocoTaskEnv):
         return forward - ctrl_cost, forward != forward, info  # never terminates (NaN is flagged)
 
     def _noise(self, qpos, qvel, rng):
-        s = self.options["reset_noise_scale"]
+        s = self._options["reset_noise_scale"]
         return self._tangent_noise(qpos, s, rng), qvel + s * rng.standard_normal(qvel.shape)
 
 
@@ -131,14 +138,14 @@ class _PlanarWalker(MujocoTaskEnv):
 
     def _observe(self):
         qpos = self.state.qpos()
-        skip = 1 if self.options["exclude_current_positions_from_observation"] else 0
+        skip = 1 if self._options["exclude_current_positions_from_observation"] else 0
         return self.xp.cat([qpos[:, skip:], self.xp.clip(self.state.qvel(), -10.0, 10.0)], axis=1)
 
     def _progress(self):
         return self.state.qpos()[:, 0]
 
     def _healthy(self, qpos, qvel):
-        o, xp = self.options, self.xp
+        o, xp = self._options, self.xp
         healthy = _healthy_range(qpos[:, 1], o["healthy_z_range"], False) & \
             _healthy_range(qpos[:, 2], o["healthy_angle_range"], False)
         if "healthy_state_range" in o:
@@ -147,7 +154,7 @@ class _PlanarWalker(MujocoTaskEnv):
         return healthy
 
     def _reward(self, before, ctrl):
-        o, xp = self.options, self.xp
+        o, xp = self._options, self.xp
         qpos, qvel = self.state.qpos(), self.state.qvel()
         v = (qpos[:, 0] - before) / self.dt
         healthy = self._healthy(qpos, qvel)
@@ -160,25 +167,25 @@ class _PlanarWalker(MujocoTaskEnv):
         return forward + survive - ctrl_cost, terminated, info
 
     def _noise(self, qpos, qvel, rng):
-        s = self.options["reset_noise_scale"]
+        s = self._options["reset_noise_scale"]
         return self._tangent_noise(qpos, s, rng), qvel + rng.uniform(-s, s, qvel.shape)
 
 
-class HopperEnv(_PlanarWalker):
+class HopperEnv(_PlanarWalker, gym.vector.VectorEnv):
     spec_ = TaskSpec("Hopper-v5", "hopper.xml", 4, 5e-4, 1000, dict(
         forward_reward_weight=1.0, ctrl_cost_weight=1e-3, healthy_reward=1.0, terminate_when_unhealthy=True,
         healthy_state_range=(-100.0, 100.0), healthy_z_range=(0.7, float("inf")), healthy_angle_range=(-0.2, 0.2),
         reset_noise_scale=5e-3, exclude_current_positions_from_observation=True), camera=_SIDE_VIEW)
 
 
-class Walker2dEnv(_PlanarWalker):
+class Walker2dEnv(_PlanarWalker, gym.vector.VectorEnv):
     spec_ = TaskSpec("Walker2d-v5", "walker2d_v5.xml", 4, 5e-4, 1000, dict(
         forward_reward_weight=1.0, ctrl_cost_weight=1e-3, healthy_reward=1.0, terminate_when_unhealthy=True,
         healthy_z_range=(0.8, 2.0), healthy_angle_range=(-1.0, 1.0), reset_noise_scale=5e-3,
         exclude_current_positions_from_observation=True), camera=_SIDE_VIEW)
 
 
-class HumanoidEnv(MujocoTaskEnv):
+class HumanoidEnv(MujocoTaskEnv, gym.vector.VectorEnv):
     spec_ = TaskSpec("Humanoid-v5", "humanoid.xml", 5, 2.5e-4, 1000, dict(
         forward_reward_weight=1.25, ctrl_cost_weight=0.1, contact_cost_weight=5e-7,
         contact_cost_range=(-float("inf"), 10.0), healthy_reward=5.0, terminate_when_unhealthy=True,
@@ -187,7 +194,7 @@ class HumanoidEnv(MujocoTaskEnv):
         include_qfrc_actuator_in_observation=True, include_cfrc_ext_in_observation=True))
 
     def _observe(self):
-        o, xp, s = self.options, self.xp, self.state
+        o, xp, s = self._options, self.xp, self.state
         qpos = s.qpos()
         parts = [qpos[:, 2:] if o["exclude_current_positions_from_observation"] else qpos, s.qvel()]
         n = qpos.shape[0]
@@ -208,7 +215,7 @@ class HumanoidEnv(MujocoTaskEnv):
         return self.state.mass_center(self.state.frames()[2])[:, 0:2]
 
     def _reward(self, before, ctrl):
-        o, xp, s = self.options, self.xp, self.state
+        o, xp, s = self._options, self.xp, self.state
         _, _, xipos = s.frames()
         v = (s.mass_center(xipos)[:, 0:2] - before) / self.dt
         qpos = s.qpos()
@@ -226,11 +233,11 @@ class HumanoidEnv(MujocoTaskEnv):
         return forward + survive - ctrl_cost - contact_cost, terminated, info
 
     def _noise(self, qpos, qvel, rng):
-        s = self.options["reset_noise_scale"]
+        s = self._options["reset_noise_scale"]
         return self._tangent_noise(qpos, s, rng), qvel + rng.uniform(-s, s, qvel.shape)
 
 
-class InvertedDoublePendulumEnv(MujocoTaskEnv):
+class InvertedDoublePendulumEnv(MujocoTaskEnv, gym.vector.VectorEnv):
     spec_ = TaskSpec("InvertedDoublePendulum-v5", "inverted_double_pendulum.xml", 5, 1e-2, 1000, dict(
         healthy_reward=10.0, reset_noise_scale=0.1), camera=_SIDE_VIEW)
 
@@ -249,16 +256,16 @@ class InvertedDoublePendulumEnv(MujocoTaskEnv):
         terminated = y <= 1
         dist = 0.01 * x ** 2 + (y - 2) ** 2
         vel = 1e-3 * v1 ** 2 + 5e-3 * v2 ** 2
-        alive = self.options["healthy_reward"] * (~terminated)
+        alive = self._options["healthy_reward"] * (~terminated)
         info = {"reward_survive": alive, "distance_penalty": -dist, "velocity_penalty": -vel}
         return alive - dist - vel, terminated, info
 
     def _noise(self, qpos, qvel, rng):
-        s = self.options["reset_noise_scale"]
+        s = self._options["reset_noise_scale"]
         return self._tangent_noise(qpos, s, rng), qvel + s * rng.standard_normal(qvel.shape)
 
 
-class ReacherEnv(MujocoTaskEnv):
+class ReacherEnv(MujocoTaskEnv, gym.vector.VectorEnv):
     spec_ = TaskSpec("Reacher-v5", "reacher.xml", 2, 1e-3, 50, dict(reward_dist_weight=1.0, reward_control_weight=1.0),
                      camera={"azimuth": 90.0, "elevation": -90.0})
 
@@ -273,7 +280,7 @@ class ReacherEnv(MujocoTaskEnv):
         return xp.cat([xp.cos(theta), xp.sin(theta), qpos[:, 2:], self.state.qvel()[:, :2], self._vec()[:, :2]], axis=1)
 
     def _reward(self, before, ctrl):
-        o, xp = self.options, self.xp
+        o, xp = self._options, self.xp
         vec = self._vec()
         dist = -xp.sqrt(xp.sum(vec * vec, 1)) * o["reward_dist_weight"]
         control = -xp.sum(ctrl * ctrl, 1) * o["reward_control_weight"]
@@ -283,12 +290,12 @@ class ReacherEnv(MujocoTaskEnv):
         k = qpos.shape[0]
         qpos = rng.uniform(-0.1, 0.1, qpos.shape) + qpos
         goal = np.zeros((k, 2))
-        todo = np.arange(k)
-        while todo.size:  # Gymnasium's rejection sampling, for every world at once
-            g = rng.uniform(-0.2, 0.2, (todo.size, 2))
-            ok = np.linalg.norm(g, axis=1) < 0.2
-            goal[todo[ok]] = g[ok]
-            todo = todo[~ok]
+        todo = np.ones(k, dtype=bool)
+        while todo.any():  # Gymnasium's rejection sampling, for every world at once: each world's
+            g = rng.uniform(-0.2, 0.2, (k, 2))  # candidates are its own stream's, whatever the others'
+            ok = todo & (np.linalg.norm(g, axis=1) < 0.2)
+            goal[ok] = g[ok]
+            todo &= ~ok
         qpos[:, -2:] = goal
         qvel = qvel + rng.uniform(-0.005, 0.005, qvel.shape)
         qvel[:, -2:] = 0
@@ -307,11 +314,19 @@ def make(task: str, num_envs: int = 1, **kwargs) -> MujocoTaskEnv:
     return TASKS[task](num_envs=num_envs, **kwargs)
 
 
+def make_one(task: str, **kwargs) -> OneWorldEnv:
+    """The task as a gymnasium.Env of one world, as gymnasium.make("lockstep/Ant-v5", ...) makes it
+    (lockstep.episodes.OneWorldEnv); keywords as the vector environment's."""
+    return OneWorldEnv(make(task, num_envs=1, **kwargs))
+
+
 def register() -> None:
-    """Registers lockstep/<task> with Gymnasium for every task (gymnasium.make_vec)."""
+    """Registers lockstep/<task> with Gymnasium for every task: gymnasium.make_vec gives the vector
+    environment, gymnasium.make one world of it (a gymnasium.Env). Each truncates its episodes itself
+    (max_episode_steps), so Gymnasium adds no TimeLimit."""
     for name, cls in TASKS.items():
         env_id = f"lockstep/{name}"
         if env_id in gym.registry:
             continue
-        gym.register(id=env_id, vector_entry_point=f"lockstep.tasks:{cls.__name__}",
-                     max_episode_steps=None, kwargs={})
+        gym.register(id=env_id, entry_point=functools.partial(make_one, name),
+                     vector_entry_point=f"lockstep.tasks:{cls.__name__}", max_episode_steps=None, kwargs={})

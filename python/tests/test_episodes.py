@@ -57,6 +57,23 @@ def actions_of(task, env):
     return a, tau
 
 
+def step_reports(info):
+    """What each world's step reported: info's terms, and under SAME_STEP (Gymnasium's final_info)
+    those of the worlds that finished from info["final_info"], as one dict of arrays and masks."""
+    if "final_info" not in info:
+        return info
+    final, out = info["final_info"], {}
+    for key in [k for k in info if not k.startswith("_") and k not in ("final_obs", "final_info")] + \
+            [k for k in final if not k.startswith("_") and k not in info]:
+        top = info.get("_" + key, np.zeros(WORLDS, dtype=bool))
+        fin = final.get("_" + key, np.zeros(WORLDS, dtype=bool))
+        assert not (top & fin).any(), key  # a world reports a term in one place
+        values = np.array(info[key] if key in info else final[key], copy=True)
+        values[fin] = final[key][fin]
+        out[key], out["_" + key] = values, top | fin
+    return out
+
+
 def assert_same_step(task_out, env_out, task, env):
     (t_obs, t_rew, t_term, t_trunc, t_info), (e_obs, e_rew, e_term, e_trunc, e_info) = task_out, env_out
     # The same worlds in the same state (the task observes MuJoCo's quantities, the VectorEnv q and u).
@@ -71,6 +88,11 @@ def assert_same_step(task_out, env_out, task, env):
     np.testing.assert_array_equal(task._episode_steps, env._episode_steps)
     np.testing.assert_array_equal(task.batch.params["body.cart.mass"], env.batch.params["body.cart.mass"])
     assert sorted(t_info) == sorted(e_info)
+    assert sorted(t_info.get("final_info", {})) == sorted(e_info.get("final_info", {}))
+    for key in ("_final_info", "_final_obs"):
+        if key in t_info:
+            np.testing.assert_array_equal(t_info[key], e_info[key], err_msg=key)
+    t_info, e_info = step_reports(t_info), step_reports(e_info)
     for key in t_info:
         if key.startswith("_"):
             np.testing.assert_array_equal(t_info[key], e_info[key], err_msg=key)
@@ -106,6 +128,13 @@ def test_the_same_rollout_through_vector_env_and_a_task_follows_the_same_episode
         t_out, e_out = task.step(a), env.step(tau)
         assert_same_step(t_out, e_out, task, env)
         obs, reward, terminated, truncated, info = e_out
+        if mode == AutoresetMode.SAME_STEP:
+            # Gymnasium's: a world that finished reports its step in final_info, and nothing at the top.
+            done = terminated | truncated
+            np.testing.assert_array_equal(info["_reward_survive"], ~done)
+            np.testing.assert_array_equal(info.get("_final_info", np.zeros(WORLDS, dtype=bool)), done)
+            assert "_status" not in info or not info["_status"].any()
+        info = step_reports(info)
         flagged = info.get("_status", np.zeros(WORLDS, dtype=bool))
         seen["terminated"] += terminated.sum()
         seen["truncated by time"] += (truncated & ~flagged).sum()
@@ -127,12 +156,12 @@ def test_the_same_rollout_through_vector_env_and_a_task_follows_the_same_episode
         done = terminated | truncated
         if mode == AutoresetMode.SAME_STEP:
             # The worlds that finished start again in the same step; their last observation in final_obs.
-            np.testing.assert_array_equal(info.get("_final_obs", np.zeros(WORLDS, dtype=bool)), done)
+            np.testing.assert_array_equal(e_out[4].get("_final_obs", np.zeros(WORLDS, dtype=bool)), done)
             np.testing.assert_array_equal(obs[done, :3], start_q[done])
             np.testing.assert_array_equal(env._episode_steps[done], 0)
             seen["restarted"] += done.sum()
         else:
-            assert "final_obs" not in info
+            assert "final_obs" not in info and "final_info" not in info
         if mode == AutoresetMode.DISABLED and done.any():
             # Nothing restarts by itself: the finished worlds are reset by mask, in both.
             (t_obs, _), (e_obs, _) = task.reset(options={"reset_mask": done}), env.reset(options={"reset_mask": done})

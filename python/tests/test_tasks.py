@@ -304,19 +304,43 @@ def test_position_targets_hold_a_joint():
     np.testing.assert_allclose(env.state.qpos()[:, :2], target, atol=0.02)
 
 
-def test_torch_arrays_give_the_numpy_results():
+def computing_in_torch(env):
+    """The task computing with torch tensors on the CPU, as it does on CUDA (array="torch" on the CPU
+    computes with NumPy and returns tensors that share the arrays' memory)."""
+    from lockstep.arrays import TorchOps
+    from lockstep.mujoco_state import MujocoState
+    env.xp = TorchOps(env.batch.dtype, "cpu")
+    env.state = MujocoState(env.batch, env.layout, env.xp)
+    env._status, env._as_torch = env.xp.view(env.batch.field("status")), None
+    return env
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_torch_arrays_give_the_numpy_results(name):
+    """array="torch" on the CPU: NumPy's results as tensors, bit for bit; computed with torch, as on
+    CUDA: the same to 1e-12 (matrix products may sum in another order)."""
     torch = pytest.importorskip("torch")
-    a = tasks.make("Walker2d-v5", num_envs=4)
-    b = tasks.make("Walker2d-v5", num_envs=4, array="torch")
+    a = tasks.make(name, num_envs=4, autoreset_mode=AutoresetMode.SAME_STEP, max_episode_steps=2)
+    b = tasks.make(name, num_envs=4, array="torch", autoreset_mode=AutoresetMode.SAME_STEP, max_episode_steps=2)
+    c = computing_in_torch(tasks.make(name, num_envs=4, array="torch", autoreset_mode=AutoresetMode.SAME_STEP,
+                                      max_episode_steps=2))
     oa, _ = a.reset(seed=2)
     ob, _ = b.reset(seed=2)
-    assert isinstance(ob, torch.Tensor)
+    oc, _ = c.reset(seed=2)
+    assert isinstance(ob, torch.Tensor) and isinstance(oc, torch.Tensor)
     np.testing.assert_array_equal(oa, ob.numpy())
-    act = np.random.default_rng(0).uniform(-1, 1, a.action_space.shape).astype(np.float32)
-    ra = a.step(act)
-    rb = b.step(torch.as_tensor(act))
-    for x, y in zip(ra[:4], rb[:4]):
-        np.testing.assert_array_equal(np.asarray(x), y.numpy())
+    np.testing.assert_allclose(oa, oc.numpy(), rtol=1e-12, atol=1e-12)
+    act = np.random.default_rng(0).uniform(-0.4, 0.4, a.action_space.shape).astype(np.float32)
+    for _ in range(3):
+        ra, rb, rc = a.step(act), b.step(torch.as_tensor(act)), c.step(torch.as_tensor(act))
+        for x, y, z in zip(ra[:4], rb[:4], rc[:4]):
+            assert isinstance(y, torch.Tensor) and isinstance(z, torch.Tensor)
+            np.testing.assert_array_equal(np.asarray(x), y.numpy())
+            np.testing.assert_allclose(np.asarray(x), z.numpy(), rtol=1e-12, atol=1e-12)
+        for key in ra[4]:
+            if key.startswith("_") or key == "final_obs":
+                assert isinstance(rb[4][key], torch.Tensor) and isinstance(rc[4][key], torch.Tensor)
+                np.testing.assert_allclose(np.asarray(ra[4][key]), rc[4][key].numpy(), rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", TASKS)
