@@ -11,10 +11,10 @@ add_library(lockstep STATIC
   host/model/elements_contact.cpp
   host/model/elements_joint.cpp
   host/model/elements_host.cpp
+  host/model/elements_mujoco.cpp
   host/batch/batch.cpp
   host/batch/fields.cpp
   host/batch/quantities.cpp
-  host/batch/sensors.cpp
   host/batch/compiled_model.cpp
   host/batch/parameters.cpp
   host/batch/inspection.cpp

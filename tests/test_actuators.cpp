@@ -292,7 +292,7 @@ TEST(JointStopsAndActuators, ParametersByNameAndTheirChecks) {
   ball.mass.mass = 1;
   ball.mass.inertia = SymMat33d::diagonal(0.1, 0.1, 0.1);
   mb.addBody(ball);
-  mb.add({"ball.qx", -1, 1, 10, 0});
+  mb.add(JointStopDesc{"ball.qx", -1, 1, 10, 0});
   EXPECT_ERROR_CONTAINS(mb.build(), "joint stop 'ball.qx': coordinate: 'ball.qx' belongs to a ball mobilizer, whose qdot is not u");
   ModelBuilder plain;
   plain.addBody(ball);

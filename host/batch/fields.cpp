@@ -67,6 +67,11 @@ Sizes sizesOf(const Model& m) {
   LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   s.nc = m.numConstraintEquations();
+  for (const MujocoJoint& j : m.mujocoJoints()) {
+    const int type = j.desc.type;
+    s.nMujocoQpos += type == kMujocoFree ? 7 : type == kMujocoBall ? 4 : 1;
+    s.nMujocoDof += type == kMujocoFree ? 6 : type == kMujocoBall ? 3 : 1;
+  }
   s.nSensorData = m.sensorDataSize();
   for (int i = 0; i < m.nu(); ++i) {
     s.nArmatures += m.armature()[i] != 0;
@@ -101,7 +106,27 @@ std::vector<std::string> elementNames(const Model& m, Per per) {
         }
       }
       return out;
-    case Per::Sensor: return m.sensorDataNames();
+    case Per::SensorValue: return m.sensorDataNames();
+    case Per::MujocoQpos:
+    case Per::MujocoDof:
+      // MuJoCo's order: a free joint's position then quaternion (qpos), linear then angular velocity
+      // (qvel); a ball's quaternion and angular velocity; a hinge's or slide's one value.
+      for (const MujocoJoint& j : m.mujocoJoints()) {
+        const bool qpos = per == Per::MujocoQpos;
+        std::vector<const char*> axes;
+        switch (j.desc.type) {
+          case kMujocoFree:
+            axes = qpos ? std::vector<const char*>{"x", "y", "z", "qw", "qx", "qy", "qz"}
+                        : std::vector<const char*>{"vx", "vy", "vz", "wx", "wy", "wz"};
+            break;
+          case kMujocoBall:
+            axes = qpos ? std::vector<const char*>{"qw", "qx", "qy", "qz"} : std::vector<const char*>{"wx", "wy", "wz"};
+            break;
+          default: out.push_back(j.desc.name); continue;
+        }
+        for (const char* a : axes) out.push_back(j.desc.name + "." + a);
+      }
+      return out;
   }
   return out;
 }
@@ -113,12 +138,14 @@ const char* elementWord(Per per) {
     case Per::Speed: return "generalized speed";
     case Per::Aux: return "auxiliary state";
     case Per::Body: return "body";
-#define LOCKSTEP_X(Kind, list, count, per, array, word, placeholder) \
+#define LOCKSTEP_X(Kind, list, count, per, array, topology, word, placeholder) \
   case Per::per: return word;
       LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     case Per::Equation: return "constraint equation";
-    case Per::Sensor: return "sensor value";
+    case Per::SensorValue: return "sensor value";
+    case Per::MujocoQpos: return "MuJoCo qpos";
+    case Per::MujocoDof: return "MuJoCo degree of freedom";
   }
   return "";
 }
@@ -130,19 +157,35 @@ const char* elementPlaceholder(Per per) {
     case Per::Speed: return "speed";
     case Per::Aux: return "z";
     case Per::Body: return "body";
-#define LOCKSTEP_X(Kind, list, count, per, array, word, placeholder) \
+#define LOCKSTEP_X(Kind, list, count, per, array, topology, word, placeholder) \
   case Per::per: return placeholder;
       LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     case Per::Equation: return "equation";
-    case Per::Sensor: return "sensor";
+    case Per::SensorValue: return "sensor";
+    case Per::MujocoQpos: return "qpos";
+    case Per::MujocoDof: return "dof";
   }
   return "";
 }
 
+std::string elementsWord(Per per) {
+  switch (per) {
+    case Per::World: return "worlds";
+    case Per::Coordinate: return "generalized coordinates";
+    case Per::Equation: return "constraint equations (enabled sphere contacts)";
+    case Per::MujocoQpos: return "MuJoCo joints (no qpos)";
+    case Per::MujocoDof: return "MuJoCo joints (no qvel)";
+    default: {
+      const std::string word = elementWord(per);
+      return word.back() == 'y' ? word.substr(0, word.size() - 1) + "ies" : word + "s";
+    }
+  }
+}
+
 std::vector<Per> everyPer() {
   std::vector<Per> out;
-  for (int p = 0; p <= static_cast<int>(Per::Sensor); ++p) out.push_back(static_cast<Per>(p));
+  for (int p = 0; p <= static_cast<int>(Per::MujocoDof); ++p) out.push_back(static_cast<Per>(p));
   return out;
 }
 

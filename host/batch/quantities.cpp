@@ -1,6 +1,5 @@
 // Recordable quantities: the registry's per-world fields, and the one table of derived quantities.
 #include "lockstep/engine/quantities.h"
-#include "lockstep/engine/sensors.h"
 
 #include <stdexcept>
 
@@ -20,7 +19,6 @@ struct WorldSample {
   std::vector<typename Batch<T>::ContactQuantities> contact;
   std::vector<GroundContactQuantities<T>> ground;
   std::vector<double> groundAbsorbed;
-  std::vector<double> sensors;  // Model::sensorDataNames() order
   Vec3d com = Vec3d::zero(), comVelocity = Vec3d::zero();  // of every body together, in G (when recorded)
   double kinetic = 0, potential = 0, dissipated = 0;  // dissipated: the sum of the z states
   double actuatorWork = 0;                            // minus the "actuation" z state
@@ -173,11 +171,6 @@ const std::vector<Derived>& derivedTable() {
       derived("ground.absorbed_energy", Per::Ground, "ground", "absorbed_energy",
               "energy the contact has taken out of the system, minus its work (its auxiliary state)",
               [](const auto& s, int i, double* out) { out[0] = s.groundAbsorbed[i]; }),
-      // ---- MJCF sensors (engine/sensors.h), in MuJoCo's sensordata order ----
-      derived("sensors", Per::Sensor, "sensor", "",
-              "MJCF sensors (jointpos, framepos, gyro, accelerometer, touch, force, ...) as MuJoCo computes them; "
-              "accelerations of the last evaluate()",
-              [](const auto& s, int i, double* out) { out[0] = s.sensors[i]; }),
       // ---- the whole mechanism ----
       derived("center_of_mass", Per::World, "center_of_mass", "x y z vx vy vz",
               "centre of mass of all bodies together and its velocity, in Ground",
@@ -280,7 +273,7 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
   const std::int64_t W = batch.numWorlds();
   out.resize(quantities.size());
   std::vector<FieldView> views(quantities.size());
-  bool needs[static_cast<int>(Per::Sensor) + 1] = {};  // by Per
+  bool needs[static_cast<int>(Per::MujocoDof) + 1] = {};  // by Per
   bool needsCenterOfMass = false;
   for (std::size_t k = 0; k < quantities.size(); ++k) {
     const Quantity& q = *quantities[k];
@@ -349,7 +342,6 @@ void sampleQuantities(Batch<T>& batch, const std::vector<const Quantity*>& quant
         sample.groundAbsorbed.push_back(z[model.groundContactZ(i)]);
       }
     }
-    if (needs[static_cast<int>(Per::Sensor)]) sample.sensors = sensorData(batch, w);
     for (std::size_t k = 0; k < quantities.size(); ++k) {
       const Quantity& q = *quantities[k];
       const std::int64_t n = q.info.count(s);

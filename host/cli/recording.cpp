@@ -255,24 +255,6 @@ RecordedArray namedArray(const char* name, const std::vector<std::string>& eleme
   return a;
 }
 
-// What a quantity counted per `per` is counted over, in words.
-const char* elementsOf(Per per) {
-  switch (per) {
-    case Per::World: return "worlds";
-    case Per::Coordinate: return "generalized coordinates";
-    case Per::Speed: return "generalized speeds";
-    case Per::Aux: return "auxiliary states";
-    case Per::Body: return "bodies";
-    case Per::Bushing: return "linear bushings";
-    case Per::Spring: return "spring-dampers";
-    case Per::Contact: return "sphere contacts";
-    case Per::Equation: return "constraint equations (enabled sphere contacts)";
-    case Per::Ground: return "ground contacts";
-    case Per::Sensor: return "sensor values";
-  }
-  return "elements";
-}
-
 }  // namespace
 
 RecordingLayout defaultLayout(const Model& m) {
@@ -321,7 +303,7 @@ RecordingLayout recordLayout(const Model& m, const std::vector<std::string>& nam
     } else if (const Quantity* q = findQuantity(name)) {
       if (q->count(m) == 0)
         throw std::runtime_error(where + ": '" + name + "' has nothing to record: the model has no " +
-                                 elementsOf(q->info.per) + " (`lockstep info SCENE` lists what it has)");
+                                 elementsWord(q->info.per) + " (`lockstep info SCENE` lists what it has)");
       choose(q);
     } else {
       throw std::runtime_error(where + ": no recordable quantity named '" + name + "'; the names are " +

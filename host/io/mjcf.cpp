@@ -173,23 +173,19 @@ class Converter {
     addStops();
     addGroundContacts();
     addSitesAndSensors();
+    // MuJoCo's bodies on Lockstep's (the MuJoCo joints were added with the bodies).
+    for (int b = 0; b < m_->nbody; ++b)
+      builder_.add(MujocoBodyDesc{bodyName(b), b == 0 ? -1 : m_->body_parentid[b], m_->body_rootid[b],
+                                  placement_[b].body, placement_[b].X_BL, massOf(b)});
     warnIgnored();
     try {
       out_.model = builder_.build();
     } catch (const ModelError& e) {
       throw InputError(source_ + ": " + e.what());
     }
-    for (MjcfJoint& j : out_.joints) {
-      const Body& b = out_.model->body(out_.model->bodyIndex(bodyOfJoint_.at(j.name)));
-      j.qOffset = b.qOffset;
-      j.uOffset = b.uOffset;
-    }
-    for (MjcfActuator& a : out_.actuators) {
-      for (const MjcfJoint& j : out_.joints)
-        if (j.name == a.joint) a.u = j.uOffset;
-    }
-    for (int b = 0; b < m_->nbody; ++b)
-      out_.bodies.push_back({bodyName(b), b == 0 ? -1 : m_->body_parentid[b], placement_[b].body, placement_[b].X_BL, massOf(b)});
+    for (MjcfActuator& a : out_.actuators)
+      for (const MujocoJoint& j : out_.model->mujocoJoints())
+        if (j.desc.name == a.joint) a.u = j.u;
     addVisuals();
     out_.q0 = qFromMujoco(out_, m_->qpos0);
     out_.builder = builder_;
@@ -307,10 +303,9 @@ class Converter {
         }
         if (k == nj - 1) d.mass = mass;
         bodyIndex_[d.name] = static_cast<int>(bodies_.size());
-        bodyOfJoint_[joint] = d.name;
         jointBodyDesc_[j] = static_cast<int>(bodies_.size());
         bodies_.push_back(d);
-        out_.joints.push_back({joint, type, m_->jnt_qposadr[j], m_->jnt_dofadr[j], 0, 0});
+        builder_.add(MujocoJointDesc{joint, type, m_->jnt_qposadr[j], m_->jnt_dofadr[j], d.name});
         parentBody = d.name;
         X_PF0 = Transformd::identity();  // the next joint's frames are on this joint's body
       }
@@ -500,8 +495,8 @@ class Converter {
   void addSitesAndSensors() {
     for (int s = 0; s < m_->nsite; ++s) {
       const Placement& p = placement_[m_->site_bodyid[s]];
-      builder_.add({nameOf(m_, mjOBJ_SITE, s, "site" + std::to_string(s)), p.body,
-                        p.X_BL * poseOf(m_->site_pos + 3 * s, m_->site_quat + 4 * s)});
+      builder_.add(SiteDesc{nameOf(m_, mjOBJ_SITE, s, "site" + std::to_string(s)), p.body,
+                            p.X_BL * poseOf(m_->site_pos + 3 * s, m_->site_quat + 4 * s)});
     }
     for (int s = 0; s < m_->nsensor; ++s) {
       const int objType = m_->sensor_objtype[s], objId = m_->sensor_objid[s];
@@ -634,7 +629,6 @@ class Converter {
   std::vector<BodyDesc> bodies_;
   std::map<std::string, int> bodyIndex_;
   std::map<int, int> jointBodyDesc_;
-  std::map<std::string, std::string> bodyOfJoint_;
   std::vector<Placement> placement_;
   std::map<std::string, std::vector<std::string>> ignored_;
 };

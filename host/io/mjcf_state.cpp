@@ -1,5 +1,6 @@
-// MuJoCo's state in Lockstep's coordinates and back (io/mjcf.h): the joint map of an MJCF import,
-// joint by joint. Free joints: MuJoCo's qpos is position then quaternion, its qvel the linear
+// MuJoCo's state in Lockstep's coordinates and back (io/mjcf.h), on the host: the joint map of a
+// model's MuJoCo joints (Model::mujocoJoints), joint by joint. (The per-world code gives every world's
+// qpos and qvel on the backend: physics/mujoco_bodies.h.) Free joints: MuJoCo's qpos is position then quaternion, its qvel the linear
 // velocity in Ground then the angular velocity in the body; Lockstep's q is quaternion then
 // position, its u the angular velocity in Ground then the linear velocity. Ball joints: MuJoCo's
 // qvel is in the child frame, Lockstep's u in F (R(q) qvel). Hinges and slides map one to one.
@@ -7,11 +8,18 @@
 
 #include <cmath>
 
+#include "lockstep/engine/fields.h"
 #include "lockstep/io/mjcf.h"
 
 namespace lockstep {
 
 namespace {
+
+// A quaternion of any length > 0 as the unit one (MuJoCo normalizes qpos's quaternions as it uses them).
+void putUnitQuaternion(const double* from, double* to) {
+  const double n = std::sqrt(from[0] * from[0] + from[1] * from[1] + from[2] * from[2] + from[3] * from[3]);
+  for (int k = 0; k < 4; ++k) to[k] = from[k] / n;
+}
 
 Rotationd rotationOfQ(const double* q) {
   const double n = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
@@ -20,27 +28,27 @@ Rotationd rotationOfQ(const double* q) {
 
 }  // namespace
 
-std::vector<double> qFromMujoco(const MjcfImport& m, const double* qpos) {
-  std::vector<double> q(m.model->nq());
-  for (const MjcfJoint& j : m.joints) {
+std::vector<double> qFromMujoco(const Model& model, const double* qpos) {
+  std::vector<double> q(model.nq());
+  for (const MujocoJoint& e : model.mujocoJoints()) {
+    const MujocoJointMap j = elementTopology(model, e);
     const double* p = qpos + j.qposAdr;
     switch (j.type) {
       case mjJNT_FREE:
-        for (int k = 0; k < 4; ++k) q[j.qOffset + k] = p[3 + k];
+        putUnitQuaternion(p + 3, &q[j.qOffset]);
         for (int k = 0; k < 3; ++k) q[j.qOffset + 4 + k] = p[k];
         break;
-      case mjJNT_BALL:
-        for (int k = 0; k < 4; ++k) q[j.qOffset + k] = p[k];
-        break;
+      case mjJNT_BALL: putUnitQuaternion(p, &q[j.qOffset]); break;
       default: q[j.qOffset] = p[0];
     }
   }
   return q;
 }
 
-std::vector<double> uFromMujoco(const MjcfImport& m, const double* qpos, const double* qvel) {
-  std::vector<double> u(m.model->nu());
-  for (const MjcfJoint& j : m.joints) {
+std::vector<double> uFromMujoco(const Model& model, const double* qpos, const double* qvel) {
+  std::vector<double> u(model.nu());
+  for (const MujocoJoint& e : model.mujocoJoints()) {
+    const MujocoJointMap j = elementTopology(model, e);
     const double* v = qvel + j.dofAdr;
     switch (j.type) {
       case mjJNT_FREE: {
@@ -62,9 +70,10 @@ std::vector<double> uFromMujoco(const MjcfImport& m, const double* qpos, const d
   return u;
 }
 
-std::vector<double> qToMujoco(const MjcfImport& m, const std::vector<double>& q) {
-  std::vector<double> qpos(m.mujocoNq);
-  for (const MjcfJoint& j : m.joints) {
+std::vector<double> qToMujoco(const Model& model, const std::vector<double>& q) {
+  std::vector<double> qpos(static_cast<std::size_t>(sizesOf(model).nMujocoQpos));
+  for (const MujocoJoint& e : model.mujocoJoints()) {
+    const MujocoJointMap j = elementTopology(model, e);
     double* p = qpos.data() + j.qposAdr;
     switch (j.type) {
       case mjJNT_FREE:
@@ -80,9 +89,10 @@ std::vector<double> qToMujoco(const MjcfImport& m, const std::vector<double>& q)
   return qpos;
 }
 
-std::vector<double> uToMujoco(const MjcfImport& m, const std::vector<double>& q, const std::vector<double>& u) {
-  std::vector<double> qvel(m.mujocoNv);
-  for (const MjcfJoint& j : m.joints) {
+std::vector<double> uToMujoco(const Model& model, const std::vector<double>& q, const std::vector<double>& u) {
+  std::vector<double> qvel(static_cast<std::size_t>(sizesOf(model).nMujocoDof));
+  for (const MujocoJoint& e : model.mujocoJoints()) {
+    const MujocoJointMap j = elementTopology(model, e);
     double* v = qvel.data() + j.dofAdr;
     switch (j.type) {
       case mjJNT_FREE: {
@@ -102,6 +112,15 @@ std::vector<double> uToMujoco(const MjcfImport& m, const std::vector<double>& q,
     }
   }
   return qvel;
+}
+
+std::vector<double> qFromMujoco(const MjcfImport& m, const double* qpos) { return qFromMujoco(*m.model, qpos); }
+std::vector<double> uFromMujoco(const MjcfImport& m, const double* qpos, const double* qvel) {
+  return uFromMujoco(*m.model, qpos, qvel);
+}
+std::vector<double> qToMujoco(const MjcfImport& m, const std::vector<double>& q) { return qToMujoco(*m.model, q); }
+std::vector<double> uToMujoco(const MjcfImport& m, const std::vector<double>& q, const std::vector<double>& u) {
+  return uToMujoco(*m.model, q, u);
 }
 
 }  // namespace lockstep

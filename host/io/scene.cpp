@@ -56,7 +56,7 @@ Scene SceneReader::readMjcfFile(const std::string& path) {
   addMjcf(importMjcfFile(path), nullptr);
   scene_.name = mjcf_->modelName.empty() ? stemOf(path) : mjcf_->modelName;
   try {
-    scene_.model = builder_.build();
+    scene_.model = mjcf_->model;  // built once, by the import
     validateJointInertias(*scene_.model);
   } catch (const ModelError& e) {
     throw InputError(source_ + ": " + e.what());
@@ -64,6 +64,7 @@ Scene SceneReader::readMjcfFile(const std::string& path) {
   scene_.q0 = mjcf_->q0;
   scene_.u0 = scene_.model->defaultU();
   scene_.simulation.dt = mjcf_->timestep;
+  keepMjcf();
   return std::move(scene_);
 }
 
@@ -156,8 +157,13 @@ Scene SceneReader::read(const std::string& text) {
   if (auto g = root.find("ground")) readGround(*g);
   if (auto e = root.find("limits")) readLimits(*e);
   if (auto e = root.find("actuators")) readActuators(*e);
+  // A scene that adds nothing to its MJCF robot's model takes the model the import built.
+  bool addsToModel = !mjcf_;
+  for (const char* key : {"gravity", "bodies", "linear_bushings", "spring_dampers", "constant_forces",
+                          "sphere_contacts", "ground", "limits", "actuators"})
+    addsToModel = addsToModel || root.has(key);
   try {
-    scene_.model = builder_.build();
+    scene_.model = addsToModel ? builder_.build() : mjcf_->model;
     validateJointInertias(*scene_.model);
   } catch (const ModelError& e) {
     throw InputError(source_ + ": " + e.what());
@@ -173,7 +179,15 @@ Scene SceneReader::read(const std::string& text) {
   if (auto s = root.find("simulation")) readSimulation(*s);
   if (auto p = root.find("per_world"))
     for (const JsonNode& n : p->elements()) scene_.perWorld.push_back(readOverride(n));
+  keepMjcf();
   return std::move(scene_);
+}
+
+void SceneReader::keepMjcf() {
+  if (!mjcf_) return;
+  mjcf_->visuals.clear();  // the scene's own (Scene::visuals)
+  scene_.mjcf = std::make_shared<const MjcfImport>(std::move(*mjcf_));
+  mjcf_.reset();
 }
 
 void SceneReader::defineName(const std::string& name, const Frame& frame, const JsonNode& node) {

@@ -191,6 +191,8 @@ class SceneReader {
   std::vector<std::pair<Transformd, Transformd>> bushingEnds_, springEnds_, contactEnds_;
   std::vector<UrdfCollisionSphere> urdfCollisionSpheres_;
   std::optional<MjcfImport> mjcf_;  // the MJCF robot, when the scene has one
+  // Hands the MJCF import to the scene (Scene::mjcf), once the scene no longer needs it.
+  void keepMjcf();
   bool rootHasUrdf_ = false;
 };
 

@@ -1,6 +1,6 @@
-// The elements only the host reads: Site (MJCF's <site>, a named frame on a body) and Sensor (MJCF's
-// <sensor>). Their rules as model elements: build, description (model.h, "what each element kind
-// defines"). The sensors' values: engine/sensors.h.
+// The observers: Site (MJCF's <site>, a named frame on a body, which only the host reads) and Sensor
+// (MJCF's <sensor>, computed by the per-world code: physics/sensors.h). Their rules as model elements:
+// build, topology, parameters and description (model.h, "what each element kind defines").
 #include <algorithm>
 
 #include "element_text.h"
@@ -44,6 +44,43 @@ Sensor buildElement(const SensorDesc& d, ElementBuild& build) {
   }
   const int offset = m.sensors().empty() ? 0 : m.sensors().back().offset + m.sensors().back().desc.dimension;
   return {d, body, coordinate, speed, offset};
+}
+
+namespace {
+
+// MuJoCo's sensor names (SensorDesc::type) of the SensorTypes, in their order.
+const char* const kSensorTypeNames[] = {"jointpos",     "jointvel", "framepos",      "framequat",     "framelinvel",
+                                        "frameangvel",  "velocimeter", "gyro",       "accelerometer", "touch",
+                                        "force",        "torque",   "subtreecom",    "subtreelinvel"};
+static_assert(sizeof kSensorTypeNames / sizeof kSensorTypeNames[0] == kSensorUnsupported);
+const char* const kZoneNames[] = {"sphere", "capsule", "ellipsoid", "cylinder", "box"};
+
+}  // namespace
+
+SensorTopology elementTopology(const Model&, const Sensor& e) {
+  SensorTopology t{kSensorUnsupported, e.body, e.coordinate, e.speed, e.offset, kZoneBox};
+  if (e.desc.dimension > 0)
+    for (int k = 0; k < kSensorUnsupported; ++k)
+      if (e.desc.type == kSensorTypeNames[k]) t.type = k;
+  for (int k = 0; k < 5; ++k)
+    if (e.desc.zone == kZoneNames[k]) t.zone = k;
+  return t;
+}
+
+std::vector<double> parameterBlock(const Sensor& e, ParamId id) {
+  std::vector<double> v;
+  if (id == ParamId::sensorFrame) {
+    appendTransform(v, e.desc.X_BS);
+    appendVec3(v, e.desc.zoneSize);
+  }
+  return v;
+}
+
+void validateParameterBlock(const std::vector<Sensor>&, ParamId id, const std::vector<double>& v,
+                            const std::string& where) {
+  if (id != ParamId::sensorFrame) return;
+  validateTransform(transformAt(v, 0), where, "X_BS");
+  for (int k = 12; k < 15; ++k) validateNonNegative(v[k], where, "zone");
 }
 
 std::string describeElement(const Model&, const Sensor& s) {

@@ -90,7 +90,14 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         if self.frame_skip < 1:
             raise ValueError(f"frame_skip must be at least 1, not {frame_skip!r}")
         xml = _asset(spec.xml) if xml_file is None else os.fspath(xml_file)
-        self.layout = _ext.mjcf_layout(xml)
+        if device not in ("cpu", "cuda"):
+            raise ValueError(f'device must be "cpu" or "cuda", not {device!r}')
+        array = array or ("torch" if device == "cuda" else "numpy")
+        if array not in ("numpy", "torch") or (device == "cuda" and array != "torch"):
+            raise ValueError(f'array must be "numpy" or "torch" ("torch" on CUDA), not {array!r}')
+        # The XML compiled and converted once: the model and its MuJoCo layout come from one import.
+        self.model = load({"name": spec.name, "mjcf": {"path": xml}, "simulation": {"integrator": "rk4"}})
+        self.layout = self.model.mjcf_layout
         self.dt = self.layout["timestep"] * self.frame_skip  # Gymnasium's env dt
         edt = spec.engine_dt if engine_dt is None else float(engine_dt)
         substeps = self.dt / edt
@@ -98,14 +105,6 @@ class MujocoTaskEnv(EpisodeVectorEnv):
             raise ValueError(f"engine_dt {edt!r} must divide the environment's dt {self.dt!r} (frame_skip "
                              f"{self.frame_skip} x timestep {self.layout['timestep']})")
         self.substeps, self.engine_dt = int(round(substeps)), self.dt / round(substeps)
-
-        if device not in ("cpu", "cuda"):
-            raise ValueError(f'device must be "cpu" or "cuda", not {device!r}')
-        array = array or ("torch" if device == "cuda" else "numpy")
-        if array not in ("numpy", "torch") or (device == "cuda" and array != "torch"):
-            raise ValueError(f'array must be "numpy" or "torch" ("torch" on CUDA), not {array!r}')
-        self.model = load({"name": spec.name, "mjcf": {"path": xml},
-                           "simulation": {"dt": self.engine_dt, "integrator": "rk4"}})
         self.batch = Batch(self.model, num_envs, device=device, dtype=dtype, threads=threads)
         self.num_envs = self.batch.worlds
         self.device = self.batch.device

@@ -543,7 +543,7 @@ TEST_F(Cli, RecordingsThatCannotFitOrHoldNothingAreRefusedBeforeTheRun) {
   const std::vector<std::pair<std::string, std::string>> cases = {
       {"--record ''", "--record: names no quantity; give names separated by commas (leave --record out for the default set)"},
       {"--record ' , '", "--record: empty quantity name in ' , '"},
-      {"--record bushing.X_FM", "--record: 'bushing.X_FM' has nothing to record: the model has no linear bushings"},
+      {"--record bushing.X_FM", "--record: 'bushing.X_FM' has nothing to record: the model has no bushings"},
       {"--record q,ground.force", "--record: 'ground.force' has nothing to record: the model has no ground contacts"},
   };
   for (const auto& [args, message] : cases) {

@@ -140,6 +140,68 @@ TEST_P(GymnasiumRobot, AccelerationsEqualMujocosWithContactsAndLimitsOff) {
   std::printf("%s: largest |udot - qacc| / max(1, |qacc|) over 20 states: %.2e\n", GetParam(), worst);
 }
 
+// MuJoCo's view of a world as the engine computes it (physics/mujoco_bodies.h): qpos, qvel and every
+// MuJoCo body's xpos, xmat, xipos, subtree_com, cinert and cvel, against mj_forward's at random
+// states (cfrc_ext comes from Lockstep's contacts, not MuJoCo's: TasksContactForcesCarryTheWeight).
+TEST_P(GymnasiumRobot, MujocosQuantitiesEqualMujocosAtRandomStates) {
+  const std::string path = kMjcf + GetParam();
+  const MjcfImport mjcf = importMjcfFile(path);
+  auto m = loadMujoco(path);
+  ASSERT_TRUE(m);
+  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+  const Model& model = *mjcf.model;
+  ASSERT_EQ(static_cast<int>(model.mujocoBodies().size()), m->nbody);
+  Batch<double> batch(mjcf.model, 3, Backend::Cpu);
+  std::mt19937_64 rng(20261127);
+  auto values = [&](const char* field, std::int64_t w) {
+    const FieldView v = batch.field(field, MemorySpace::Host);
+    std::vector<double> out(static_cast<std::size_t>(v.components));
+    for (std::int64_t c = 0; c < v.components; ++c)
+      out[c] = static_cast<const double*>(v.data)[w * v.worldStride + c * v.componentStride];
+    return out;
+  };
+  for (int trial = 0; trial < 20; ++trial) {
+    randomState(m.get(), d.get(), rng);
+    mj_forward(m.get(), d.get());
+    const std::int64_t w = trial % 3;  // any world of the batch
+    batch.setQ(w, qFromMujoco(mjcf, d->qpos));
+    batch.setU(w, uFromMujoco(mjcf, d->qpos, d->qvel));
+    batch.evaluate();
+    const std::vector<double> qpos = values("mujocoQpos", w), qvel = values("mujocoQvel", w);
+    ASSERT_EQ(static_cast<int>(qpos.size()), m->nq);
+    ASSERT_EQ(static_cast<int>(qvel.size()), m->nv);
+    for (int i = 0; i < m->nq; ++i) EXPECT_NEAR(qpos[i], d->qpos[i], 1e-14) << GetParam() << " qpos " << i;
+    for (int i = 0; i < m->nv; ++i) EXPECT_NEAR(qvel[i], d->qvel[i], 1e-13) << GetParam() << " qvel " << i;
+    const std::vector<double> body = values("mujocoBody", w);
+    ASSERT_EQ(static_cast<int>(body.size()), 40 * m->nbody);
+    for (int b = 0; b < m->nbody; ++b) {
+      const double* x = body.data() + 40 * b;
+      const std::string what = std::string(GetParam()) + " body " + std::to_string(b) + " trial " + std::to_string(trial);
+      for (int k = 0; k < 3; ++k) {
+        EXPECT_NEAR(x[k], d->xpos[3 * b + k], 1e-12) << what << " xpos";
+        EXPECT_NEAR(x[12 + k], d->xipos[3 * b + k], 1e-12) << what << " xipos";
+        EXPECT_NEAR(x[15 + k], d->subtree_com[3 * b + k], 1e-12) << what << " subtree_com";
+      }
+      for (int k = 0; k < 9; ++k) EXPECT_NEAR(x[3 + k], d->xmat[9 * b + k], 1e-12) << what << " xmat";
+      double scale = 1;
+      for (int k = 0; k < 10; ++k) scale = std::max(scale, std::abs(d->cinert[10 * b + k]));
+      for (int k = 0; k < 10; ++k) EXPECT_NEAR(x[18 + k], d->cinert[10 * b + k], 1e-12 * scale) << what << " cinert " << k;
+      scale = 1;
+      for (int k = 0; k < 6; ++k) scale = std::max(scale, std::abs(d->cvel[6 * b + k]));
+      for (int k = 0; k < 6; ++k) EXPECT_NEAR(x[28 + k], d->cvel[6 * b + k], 1e-12 * scale) << what << " cvel " << k;
+    }
+  }
+  // Every world of the batch computes them alike: the world of the last trial, alone.
+  Batch<double> alone(mjcf.model, 1, Backend::Cpu);
+  alone.setQ(0, batch.q((20 - 1) % 3));
+  alone.setU(0, batch.u((20 - 1) % 3));
+  alone.evaluate();
+  const FieldView a = alone.field("mujocoBody", MemorySpace::Host);
+  const std::vector<double> inBatch = values("mujocoBody", (20 - 1) % 3);
+  for (std::int64_t c = 0; c < a.components; ++c)
+    EXPECT_EQ(static_cast<const double*>(a.data)[c * a.componentStride], inBatch[c]) << "component " << c;
+}
+
 INSTANTIATE_TEST_SUITE_P(Mjcf, GymnasiumRobot,
                          ::testing::Values("ant.xml", "half_cheetah.xml", "hopper.xml", "walker2d_v5.xml",
                                            "humanoid.xml", "inverted_double_pendulum.xml", "reacher.xml"),
@@ -318,6 +380,35 @@ TEST(MjcfContact, BodyContactIsTheSumOfTheGroundForcesAboutTheBodysOrigin) {
     EXPECT_NEAR(F[k], mSum[k], 1e-12 * (1 + norm(mSum))) << k;
     EXPECT_NEAR(F[3 + k], fSum[k], 1e-12 * (1 + norm(fSum))) << k;
   }
+}
+
+// MuJoCo's cfrc_ext as the engine gives it (mujocoBody): a box resting on the floor, with a welded
+// child, carries its weight on its own MuJoCo body (the child's contacts are the carrier's), with no
+// moment about the subtree's centre of mass; the world body gets none.
+TEST(MjcfContact, CfrcExtOfARestingBodyCarriesItsWeightAboutTheCentreOfMass) {
+  const std::string path = writeTemporary("box3.xml", floorWorld(
+      "<body name=\"b\" pos=\"0 0 0.2\"><freejoint name=\"root\"/>"
+      "<geom name=\"box\" type=\"box\" size=\"0.1 0.15 0.05\" pos=\"0.02 0 0\" mass=\"4\"/>"
+      "<body name=\"cap\" pos=\"0 0 0.1\"><geom type=\"sphere\" size=\"0.02\" mass=\"1\"/></body></body>"));
+  const Scene scene = loadSceneFile(path);
+  Batch<double> batch(scene.model, 1, Backend::Cpu);
+  applyScene(scene, batch);
+  settle(batch, 2e-4, 3.0);
+  const FieldView v = batch.field("mujocoBody", MemorySpace::Host);
+  ASSERT_EQ(v.components, 40 * 3);  // world, b, cap
+  auto at = [&](int body, int part) { return static_cast<const double*>(v.data)[(40 * body + part) * v.componentStride]; };
+  EXPECT_NEAR(at(1, 34 + 5), 5 * 9.81, 1e-6);  // cfrc_ext force z of b: the weight of b and cap
+  for (int k = 0; k < 5; ++k) EXPECT_NEAR(at(1, 34 + k), 0, 1e-6) << k;  // no moment about c, no sideways force
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(at(0, 34 + k), 0.0) << k;
+    EXPECT_EQ(at(2, 34 + k), 0.0) << k;  // welded into b: its contacts are b's
+  }
+  // cvel and cinert about c, the subtree's centre of mass: at rest, no velocity; b's first moment
+  // m (xipos - c) and cap's sum to zero.
+  for (int k = 0; k < 6; ++k) EXPECT_NEAR(at(1, 28 + k), 0, 1e-6) << k;
+  for (int k = 0; k < 3; ++k) EXPECT_NEAR(at(1, 18 + 6 + k) + at(2, 18 + 6 + k), 0, 1e-12) << k;
+  EXPECT_EQ(at(1, 18 + 9), 4.0);
+  EXPECT_EQ(at(2, 18 + 9), 1.0);
 }
 
 TEST(MjcfContact, ACapsuleRollsDownASlopeAtTheRollingAcceleration) {

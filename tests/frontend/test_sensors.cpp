@@ -1,4 +1,4 @@
-// MJCF sensors (engine/sensors.h) against MuJoCo's own sensordata at the same state: joint
+// MJCF sensors (physics/sensors.h) against MuJoCo's own sensordata at the same state: joint
 // positions and speeds, frame positions, orientations and velocities of sites, bodies and geoms,
 // velocimeter, gyro, accelerometer, and the force and torque a parent exerts on a subtree, at
 // random states of a free-floating arm with a hinge and a slide (MuJoCo's contacts off). The touch
@@ -14,7 +14,6 @@
 
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/quantities.h"
-#include "lockstep/engine/sensors.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_apply.h"
@@ -132,7 +131,7 @@ TEST(Sensors, EqualMujocosSensordataAtRandomStates) {
     tau[mjcf.actuators[0].u] = d->ctrl[0];  // the motor's action: its control (the engine applies the gear)
     batch.setTau(0, tau);
     batch.evaluate();
-    const std::vector<double> values = sensorData(batch, 0);
+    const std::vector<double> values = batch.sensors(0);
     ASSERT_EQ(static_cast<int>(values.size()), model.sensorDataSize());
     int checked = 0;
     for (const Sensor& s : model.sensors()) {
@@ -168,7 +167,7 @@ TEST(Sensors, EqualMujocosSensordataAtRandomStates) {
   EXPECT_NE(std::find(names.begin(), names.end(), "sensor.imu_quat.w"), names.end());
   std::vector<std::vector<double>> sampled;
   sampleQuantities(batch, {q}, sampled);
-  EXPECT_EQ(sampled[0], sensorData(batch, 0));
+  EXPECT_EQ(sampled[0], batch.sensors(0));
   // The whole mechanism's centre of mass and its velocity: MuJoCo's subtree of the world body.
   const Quantity* com = findQuantity("center_of_mass");
   ASSERT_TRUE(com);
@@ -201,7 +200,7 @@ TEST(Sensors, TouchCarriesTheWeightOfABallAtRest) {
   applyScene(scene, batch);
   batch.step(1e-3, 3000, Integrator::RK4);
   batch.evaluate();
-  const std::vector<double> touch = sensorData(batch, 0);
+  const std::vector<double> touch = batch.sensors(0);
   ASSERT_EQ(touch.size(), 2u);
   EXPECT_NEAR(touch[0], 2 * 9.81, 1e-6 * 2 * 9.81);
   EXPECT_EQ(touch[1], 0.0);

@@ -146,7 +146,7 @@ TEST(UrdfAgainstSimbody, Solo12WithJointStopsAndPdActuators) {
         penetrated += q[b.qOffset] < stop.lower || q[b.qOffset] > stop.upper;
       }
       if (which != 0) {
-        mb.add({name, static_cast<ActuatorMode>(rnd.integer(0, 2)), rnd.uniform(0, 30), rnd.uniform(0, 2)});
+        mb.add(ActuatorDesc{name, static_cast<ActuatorMode>(rnd.integer(0, 2)), rnd.uniform(0, 30), rnd.uniform(0, 2)});
         tp[b.uOffset] = rnd.uniform(-1.5, 1.5);
         tv[b.uOffset] = rnd.uniform(-2, 2);
       }

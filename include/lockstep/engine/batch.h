@@ -178,6 +178,10 @@ class Batch {
   std::vector<double> actuatorEfforts(std::int64_t w) const;
   std::vector<double> actuatorPowers(std::int64_t w) const;
   std::vector<double> stopForces(std::int64_t w) const { return hostValues(w, &WorldView<T>::stopForce); }
+  // MuJoCo's sensordata of the model's sensors (Model::sensorDataNames(); physics/sensors.h), as the
+  // last observation left it: positions and velocities of the current state, accelerations of the
+  // last evaluate().
+  std::vector<double> sensors(std::int64_t w) const { return hostValues(w, &WorldView<T>::sensors); }
   // The work done so far by the actions and actuators (minus the "actuation" auxiliary state).
   double actuatorWork(std::int64_t w) const { return -z(w).at(model_->actuationState()); }
   void setTime(std::int64_t w, double t) { setHostValues(w, &WorldView<T>::time, {t}, "time"); }

@@ -54,6 +54,8 @@ std::vector<std::string> elementNames(const Model& model, Per per);
 // name patterns ("speed", "spring": `lockstep info`'s "body.<body>.x").
 const char* elementWord(Per per);
 const char* elementPlaceholder(Per per);
+// Elements of a Per in the plural, for messages: "generalized speeds", "spring-dampers", "bodies".
+std::string elementsWord(Per per);
 // Every Per, in order.
 std::vector<Per> everyPer();
 Sizes sizesOf(const Model& model);

@@ -177,7 +177,7 @@ struct SiteDesc {
 };
 
 // A sensor (MJCF's <sensor>): what it measures, of which object, resolved into Lockstep's terms
-// by the importer. Lockstep computes (engine/sensors.h) jointpos and jointvel (1 value: the
+// by the importer. Lockstep computes (physics/sensors.h) jointpos and jointvel (1 value: the
 // coordinate and its speed), framepos, framequat, framelinvel and frameangvel (3, 4, 3, 3: the
 // frame's position, orientation (w x y z), velocity and angular velocity, in Ground), velocimeter,
 // gyro and accelerometer (3: the frame's velocity, angular velocity and acceleration minus
@@ -197,6 +197,25 @@ struct SensorDesc {
   Transformd X_BS = Transformd::identity();  // the frame on it
   std::string zone;        // touch: "sphere", "capsule", "ellipsoid", "cylinder" or "box"
   Vec3d zoneSize = Vec3d::zero();  // its MJCF size (radius, half-length or half-sizes)
+};
+
+// MuJoCo's view of an MJCF model (physics/mujoco_bodies.h), which the MJCF importer adds to the models
+// it builds: each MuJoCo joint, where its values are in MuJoCo's qpos and qvel (and, resolved, in
+// Lockstep's q and u), and each MuJoCo body, carried by a Lockstep body at X_BL, with its own mass
+// properties. They give the per-world fields mujocoQpos, mujocoQvel and mujocoBody.
+struct MujocoJointDesc {
+  std::string name;
+  int type = 3;             // MuJoCo's mjtJoint: 0 free, 1 ball, 2 slide, 3 hinge
+  int qposAdr = 0, dofAdr = 0;
+  std::string body;         // the Lockstep body whose mobilizer is this joint
+};
+struct MujocoBodyDesc {
+  std::string name;
+  int parent = -1;          // its parent among the MuJoCo bodies (-1: the world body, which is body 0)
+  int root = 0;             // MuJoCo's body_rootid
+  std::string body = "ground";               // the Lockstep body carrying it
+  Transformd X_BL = Transformd::identity();  // its frame L on that body
+  MassProperties mass;      // its own, in L (centre of mass and central inertia in L)
 };
 
 // The same, as stored in a built Model: bodies resolved to indices (-1 for Ground).
@@ -232,6 +251,14 @@ struct Site {
   SiteDesc desc;
   int body;
 };
+struct MujocoJoint {
+  MujocoJointDesc desc;
+  int q, u;  // its first coordinate and speed in Lockstep's q and u
+};
+struct MujocoBody {
+  MujocoBodyDesc desc;
+  int body;  // the carrier (-1: Ground)
+};
 struct Sensor {
   SensorDesc desc;
   int body;        // the frame's body, -1 for Ground
@@ -254,7 +281,8 @@ class Model;
 //   InfoSection infoSection(const Model&, const std::vector<Kind>&)  the heading `lockstep info` puts
 //        over the kind (kinds with the same heading, next to each other, share it)
 // and a Body kind also
-//   ElementTopology elementTopology(const Model&, const Kind&)  its bodies and flags for the kernels
+//   Topology elementTopology(const Model&, const Kind&)  its bodies, indices and flags for the
+//        kernels (ElementTopology, or the kind's own integers)
 //   std::vector<double> parameterBlock(const Kind&, ParamId)  the element's values of one of its
 //        per-world parameters (views.h LOCKSTEP_PARAM_FIELDS of its Per), the batch's defaults
 //   void validateParameterBlock(const std::vector<Kind>&, ParamId, const std::vector<double>& block,
@@ -292,8 +320,8 @@ struct InfoSection {
   InfoSection infoSection(const Model& model, const std::vector<Kind>& elements);
 LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
-#define LOCKSTEP_X(Kind, list, count, per, array, word, placeholder)                                  \
-  ElementTopology elementTopology(const Model& model, const Kind& element);                          \
+#define LOCKSTEP_X(Kind, list, count, per, array, topology, word, placeholder)                        \
+  topology elementTopology(const Model& model, const Kind& element);                                 \
   std::vector<double> parameterBlock(const Kind& element, ParamId id);                              \
   void validateParameterBlock(const std::vector<Kind>&, ParamId id, const std::vector<double>& block, \
                               const std::string& where);

@@ -31,7 +31,9 @@ inline Transform<double> transformAt(const std::vector<double>& v, int offset) {
 inline Vec3<double> vec3At(const std::vector<double>& v, int offset) {
   return {{v[offset], v[offset + 1], v[offset + 2]}};
 }
-inline void appendVec3(std::vector<double>& out, const Vec3<double>& v) { out.insert(out.end(), {v[0], v[1], v[2]}); }
+inline void appendVec3(std::vector<double>& out, const Vec3<double>& v) {
+  for (int k = 0; k < 3; ++k) out.push_back(v[k]);
+}
 
 // The model's value of one element's block of a parameter (component c of element e is block[c]).
 std::vector<double> modelParameterBlock(const Model& model, ParamId id, int element);

@@ -21,7 +21,7 @@
 //   SmoothSphereHalfSpaceForce with friction[0] (the larger of the geom's and the plane's) and
 //   MjcfOptions' material; contacts between moving bodies are not modelled;
 // - sites are kept by name (Model::sites); sensors are resolved into what Lockstep computes
-//   (Model::sensors, engine/sensors.h; the others named in a warning); the geoms of
+//   (Model::sensors, physics/sensors.h; the others named in a warning); the geoms of
 //   MuJoCo's visible groups (0 to 2, not transparent) are kept for viewers (MjcfImport::visuals,
 //   meshes with their triangles);
 // - opt.timestep and opt.gravity are read; MuJoCo's integrator, solver and contact parameters are not.
@@ -65,14 +65,6 @@ struct MjcfOptions {
   std::map<std::string, GeomMaterial> geoms;
 };
 
-// How one MuJoCo joint maps onto Lockstep's coordinates.
-struct MjcfJoint {
-  std::string name;
-  int type;              // mjtJoint: 0 free, 1 ball, 2 slide, 3 hinge
-  int qposAdr, dofAdr;   // in MuJoCo's qpos and qvel
-  int qOffset, uOffset;  // in Lockstep's q and u
-};
-
 struct MjcfActuator {
   std::string name;
   std::string kind;    // "motor", "position" or "velocity"
@@ -84,24 +76,14 @@ struct MjcfActuator {
   double controlUpper = std::numeric_limits<double>::infinity();
 };
 
-// Where one MuJoCo body is in Lockstep's model, with its own mass properties: what MuJoCo's
-// per-body quantities (xpos, xipos, cinert, cvel, cfrc_ext) are computed from.
-struct MjcfBody {
-  std::string name;
-  int parent;         // its parent's index in MuJoCo's order (-1 for the world body)
-  std::string body;   // the Lockstep body carrying it ("ground" for the world body and static bodies)
-  Transformd X_BL;    // its frame L on that body (identity unless welded into it)
-  MassProperties mass;  // in L: mass, centre of mass, inertia about the centre of mass
-};
-
 struct MjcfImport {
   std::string modelName;
   double timestep = 0.002;
   std::shared_ptr<const Model> model;
   ModelBuilder builder;                 // what built `model`, to extend (scene files)
-  std::vector<MjcfJoint> joints;        // in MuJoCo's order
   std::vector<MjcfActuator> actuators;  // in MuJoCo's order (ctrl index)
-  std::vector<MjcfBody> bodies;         // in MuJoCo's order (body 0 is the world)
+  // MuJoCo's joints and bodies are elements of the model (model->mujocoJoints(), mujocoBodies(): MuJoCo's
+  // order, body 0 the world).
   int mujocoNq = 0, mujocoNv = 0;
   std::vector<double> q0;               // MuJoCo's qpos0 in Lockstep's coordinates
   std::vector<VisualShape> visuals;     // the visible geoms, placed on their Lockstep bodies
@@ -118,6 +100,11 @@ bool isMjcfPath(const std::string& path);
 // MuJoCo's state in Lockstep's coordinates and back (the joint map above): q [nq] and u [nu] from
 // qpos [nq_mj] and qvel [nv_mj]; and Lockstep's q, u back to qpos, qvel. Accelerations map as
 // velocities do (uFromMujoco(qpos, qacc) is udot: the rotation's rate drops out, w x w = 0).
+// The model's MuJoCo joints (Model::mujocoJoints) give the map; qFromMujoco normalizes quaternions.
+std::vector<double> qFromMujoco(const Model& model, const double* qpos);
+std::vector<double> uFromMujoco(const Model& model, const double* qpos, const double* qvel);
+std::vector<double> qToMujoco(const Model& model, const std::vector<double>& q);
+std::vector<double> uToMujoco(const Model& model, const std::vector<double>& q, const std::vector<double>& u);
 std::vector<double> qFromMujoco(const MjcfImport& m, const double* qpos);
 std::vector<double> uFromMujoco(const MjcfImport& m, const double* qpos, const double* qvel);
 std::vector<double> qToMujoco(const MjcfImport& m, const std::vector<double>& q);

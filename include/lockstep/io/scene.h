@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "lockstep/io/input_error.h"
+#include "lockstep/io/mjcf.h"
 #include "lockstep/engine/model.h"
 #include "lockstep/physics/integrator.h"
 #include "lockstep/io/urdf.h"
@@ -107,6 +108,10 @@ struct Scene {
   std::vector<WorldOverride> perWorld;  // applied in order: a later entry wins
   std::vector<std::string> warnings;    // e.g. repaired URDF inertias
   std::vector<VisualShape> visuals;     // of the URDF or MJCF robot (meshes not yet read); none for "bodies"
+  // The MJCF import the scene was made from (its model is `model` unless the scene added to it), or
+  // null: what learning code needs of MuJoCo's view (actuators' controls, qpos0, timestep) without
+  // compiling the file again.
+  std::shared_ptr<const MjcfImport> mjcf;
 };
 
 // Reads a scene file. Relative paths inside it (the URDF include) are relative to the file.

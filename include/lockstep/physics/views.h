@@ -22,33 +22,37 @@ constexpr int kMaxConstraintEquationsPerWorld = 64;
 // model's storage and its builder's (engine/model.h), Sizes, Per, the ModelView's and the kernels'
 // arrays, the pack and dual models, the element names of every per-world quantity and `lockstep info`
 // are generated from it (docs/engine.md, "A new element kind", gives the recipe).
-//   M(X, category, Kind, list, count, per, array, word, placeholder)
-// category  Body: an element between bodies, which the per-world code loops over, with per-world
-//             fields of its own (Per::per) and its bodies in the ModelView (the ElementTopology array
-//             `array`); Speed: an element on one generalized speed, whose per-world fields are per
-//             speed; Host: an element only the host reads (observations)
+//   M(X, category, Kind, list, count, per, array, topology, word, placeholder)
+// category  Body: an element the per-world code loops over, with per-world fields of its own
+//             (Per::per) and its integers in the ModelView (the array `array` of `topology`, which
+//             the kind's elementTopology fills); Speed: an element on one generalized speed, whose
+//             per-world fields are per speed; Host: an element only the host reads
 // Kind      the element as a built Model holds it; Kind##Desc is what a user gives (ModelBuilder::add),
 //           and its kind's rules (build, topology, description) are in host/model/elements_*.cpp
 // list      the Model's and the ModelBuilder's list of them: model.list(), builder.list()
 // count     its Sizes member: how many the model holds (0: the per-world code skips the kind)
 // word      what messages and `lockstep info` call one; placeholder: its name in name patterns and,
 //           with its index, the name of an unnamed one ("bushing0")
-// (per and array are "-" for the kinds that have none.) The order is `lockstep info`'s.
-#define LOCKSTEP_ELEMENT_TABLE(M, X)                                                                           \
-  M(X, Body, LinearBushing, bushings, nBushings, Bushing, bushing, "bushing", "bushing")                        \
-  M(X, Body, SpringDamper, springs, nSprings, Spring, spring, "spring-damper", "spring")                        \
-  M(X, Body, ConstantForce, constantForces, nConstantForces, ConstantForce, constantForce, "constant force",     \
-    "force")                                                                                                     \
-  M(X, Body, GroundContact, groundContacts, nGround, Ground, ground, "ground contact", "ground")                 \
-  M(X, Speed, JointStop, stops, nStops, -, -, "joint stop", "stop")                                            \
-  M(X, Speed, Actuator, actuators, nActuators, -, -, "actuator", "actuator")                                    \
-  M(X, Body, SphereContact, contacts, nContacts, Contact, contact, "sphere contact", "contact")                  \
-  M(X, Host, Site, sites, nSites, -, -, "site", "site")                                                          \
-  M(X, Host, Sensor, sensors, nSensors, -, -, "sensor", "sensor")
-// Every kind: X(Kind, list, count, per, array, word, placeholder).
+// (per, array and topology are "-" for the kinds that have none.) The order is `lockstep info`'s.
+#define LOCKSTEP_ELEMENT_TABLE(M, X)                                                                                 \
+  M(X, Body, LinearBushing, bushings, nBushings, Bushing, bushing, ElementTopology, "bushing", "bushing")              \
+  M(X, Body, SpringDamper, springs, nSprings, Spring, spring, ElementTopology, "spring-damper", "spring")              \
+  M(X, Body, ConstantForce, constantForces, nConstantForces, ConstantForce, constantForce, ElementTopology,           \
+    "constant force", "force")                                                                                         \
+  M(X, Body, GroundContact, groundContacts, nGround, Ground, ground, ElementTopology, "ground contact", "ground")       \
+  M(X, Speed, JointStop, stops, nStops, -, -, -, "joint stop", "stop")                                                  \
+  M(X, Speed, Actuator, actuators, nActuators, -, -, -, "actuator", "actuator")                                         \
+  M(X, Body, SphereContact, contacts, nContacts, Contact, contact, ElementTopology, "sphere contact", "contact")        \
+  M(X, Host, Site, sites, nSites, -, -, -, "site", "site")                                                               \
+  M(X, Body, Sensor, sensors, nSensors, Sensor, sensor, SensorTopology, "sensor", "sensor")                             \
+  M(X, Body, MujocoJoint, mujocoJoints, nMujocoJoints, MujocoJoint, mujocoJoint, MujocoJointMap, "MuJoCo joint",        \
+    "joint")                                                                                                           \
+  M(X, Body, MujocoBody, mujocoBodies, nMujocoBodies, MujocoBody, mujocoBodyTree, MujocoBodyTopology, "MuJoCo body",    \
+    "mujoco_body")
+// Every kind: X(Kind, list, count, per, array, topology, word, placeholder).
 #define LOCKSTEP_EVERY_KIND(X, category, ...) X(__VA_ARGS__)
 #define LOCKSTEP_ELEMENT_KINDS(X) LOCKSTEP_ELEMENT_TABLE(LOCKSTEP_EVERY_KIND, X)
-// The Body kinds only: X(Kind, list, count, per, array, word, placeholder).
+// The Body kinds only: X(Kind, list, count, per, array, topology, word, placeholder).
 #define LOCKSTEP_BODY_KIND(X, category, ...) LOCKSTEP_BODY_KIND_##category(X, __VA_ARGS__)
 #define LOCKSTEP_BODY_KIND_Body(X, ...) X(__VA_ARGS__)
 #define LOCKSTEP_BODY_KIND_Speed(X, ...)
@@ -69,7 +73,8 @@ struct Sizes {
   std::int32_t nc = 0;  // constraint equations of all contacts (3 rolling, 1 otherwise)
   std::int32_t nArmatures = 0, nJointSprings = 0;  // speeds with armature, with a joint spring (none:
                                                    // their code is skipped)
-  std::int32_t nSensorData = 0;  // values of the model's sensors (host-side quantities only)
+  std::int32_t nSensorData = 0;  // values of the model's sensors
+  std::int32_t nMujocoQpos = 0, nMujocoDof = 0;  // MuJoCo's nq and nv of an MJCF model (0 otherwise)
 };
 
 // What the components of a per-world field are counted per: component c of a field is element
@@ -84,7 +89,9 @@ enum class Per : std::int8_t {
   LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   Equation,
-  Sensor,
+  SensorValue,
+  MujocoQpos,
+  MujocoDof,
 };
 LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
   switch (per) {
@@ -98,7 +105,9 @@ LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
       LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     case Per::Equation: return s.nc;
-    case Per::Sensor: return s.nSensorData;
+    case Per::SensorValue: return s.nSensorData;
+    case Per::MujocoQpos: return s.nMujocoQpos;
+    case Per::MujocoDof: return s.nMujocoDof;
   }
   return 0;
 }
@@ -163,6 +172,16 @@ enum class Role : std::int8_t {
   X(T, actuator, Per::Speed, Role::Observation, "actuator", "effort power",                                        \
     "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
   X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
+  X(T, sensors, Per::SensorValue, Role::Observation, "sensor", "",                                                   \
+    "observation: MuJoCo's sensordata of the model's sensors (the accelerations' of the last evaluate())")           \
+  X(T, mujocoQpos, Per::MujocoQpos, Role::Observation, "qpos", "", "observation: MuJoCo's qpos (MJCF models)")          \
+  X(T, mujocoQvel, Per::MujocoDof, Role::Observation, "qvel", "", "observation: MuJoCo's qvel (MJCF models)")           \
+  X(T, mujocoBody, Per::MujocoBody, Role::Observation, "mujoco_body",                                                \
+    "xpos.x xpos.y xpos.z xmat.r00 xmat.r01 xmat.r02 xmat.r10 xmat.r11 xmat.r12 xmat.r20 xmat.r21 xmat.r22 "          \
+    "xipos.x xipos.y xipos.z subtree_com.x subtree_com.y subtree_com.z cinert.xx cinert.yy cinert.zz cinert.xy "      \
+    "cinert.xz cinert.yz cinert.mx cinert.my cinert.mz cinert.m cvel.wx cvel.wy cvel.wz cvel.vx cvel.vy cvel.vz "     \
+    "cfrc_ext.mx cfrc_ext.my cfrc_ext.mz cfrc_ext.fx cfrc_ext.fy cfrc_ext.fz",                                       \
+    "observation: MuJoCo's xpos, xmat, xipos, subtree_com, cinert, cvel and cfrc_ext of each MuJoCo body (MJCF models)") \
   X(T, initialQ, Per::Coordinate, Role::Reset, "initial_q", "", "the q a reset returns to")                            \
   X(T, initialU, Per::Speed, Role::Reset, "initial_u", "", "the u a reset returns to")                                 \
   X(std::int32_t, status, Per::World, Role::Health, "status", "", "StatusFlag bits; 0 while the world is healthy")     \
@@ -214,7 +233,17 @@ enum class Role : std::int8_t {
     "ground contact half-space on Ground: outward normal (any length > 0), a point of its surface")                   \
   X(T, groundMaterial, Per::Ground, Role::Parameter, "ground",                                                         \
     "stiffness dissipation static_friction dynamic_friction viscous_friction transition_velocity cf bd bv",            \
-    "SmoothSphereHalfSpaceForce parameters: E, c, us, ud, uv, vt, cf, bd, bv")
+    "SmoothSphereHalfSpaceForce parameters: E, c, us, ud, uv, vt, cf, bd, bv")                                          \
+  X(T, sensorFrame, Per::Sensor, Role::Parameter, "sensor",                                                              \
+    "X_BS.r00 X_BS.r01 X_BS.r02 X_BS.r10 X_BS.r11 X_BS.r12 X_BS.r20 X_BS.r21 X_BS.r22 X_BS.x X_BS.y X_BS.z "             \
+    "zone.x zone.y zone.z",                                                                                                \
+    "the sensor's frame S on its body (R row-major, then p), then a touch zone's MJCF size")                              \
+  X(T, mujocoBodyFrame, Per::MujocoBody, Role::Parameter, "mujoco_body",                                                 \
+    "X_BL.r00 X_BL.r01 X_BL.r02 X_BL.r10 X_BL.r11 X_BL.r12 X_BL.r20 X_BL.r21 X_BL.r22 X_BL.x X_BL.y X_BL.z",              \
+    "the MuJoCo body's frame L on the Lockstep body carrying it (R row-major, then p)")                                  \
+  X(T, mujocoBodyMass, Per::MujocoBody, Role::Parameter, "mujoco_body",                                                  \
+    "mass com.x com.y com.z inertia.xx inertia.yy inertia.zz inertia.xy inertia.xz inertia.yz",                           \
+    "the MuJoCo body's own mass, centre of mass in L and central inertia in L (its carrier's massProps sum them)")
 
 // The per-world parameters, in registry order.
 enum class ParamId : int {
@@ -262,14 +291,61 @@ struct ElementTopology {
 };
 enum ElementFlag : std::int32_t { kContactRolling = 1 };
 
+// A sensor (MJCF <sensor>) as the per-world code reads it (physics/sensors.h): what it measures
+// (MuJoCo's mjtSensor, the kinds Lockstep computes) and of what.
+enum SensorType : std::int32_t {
+  kSensorJointPos,
+  kSensorJointVel,
+  kSensorFramePos,
+  kSensorFrameQuat,
+  kSensorFrameLinVel,
+  kSensorFrameAngVel,
+  kSensorVelocimeter,
+  kSensorGyro,
+  kSensorAccelerometer,
+  kSensorTouch,
+  kSensorForce,
+  kSensorTorque,
+  kSensorSubtreeCom,
+  kSensorSubtreeLinVel,
+  kSensorUnsupported,  // kept by name, with no values
+};
+// A touch sensor's zone: the shape of its site.
+enum SensorZone : std::int32_t { kZoneSphere, kZoneCapsule, kZoneEllipsoid, kZoneCylinder, kZoneBox };
+struct SensorTopology {
+  std::int32_t type;        // SensorType
+  std::int32_t body;        // the frame's body (-1: Ground)
+  std::int32_t coordinate;  // jointpos: its index in q; else -1
+  std::int32_t speed;       // jointvel: its index in u; else -1
+  std::int32_t offset;      // its first value in the field `sensors`
+  std::int32_t zone;        // touch: SensorZone
+};
+
+// One MuJoCo joint of an MJCF model (physics/mujoco_bodies.h): where its values are in MuJoCo's qpos
+// and qvel and in Lockstep's q and u.
+enum MujocoJointType : std::int32_t { kMujocoFree = 0, kMujocoBall = 1, kMujocoSlide = 2, kMujocoHinge = 3 };
+struct MujocoJointMap {
+  std::int32_t type;              // MujocoJointType (MuJoCo's mjtJoint)
+  std::int32_t qposAdr, dofAdr;   // in MuJoCo's qpos and qvel
+  std::int32_t qOffset, uOffset;  // in Lockstep's q and u
+};
+// One MuJoCo body of an MJCF model: its carrier, its root, its parent, and whether the carrier's
+// ground contacts are its own.
+struct MujocoBodyTopology {
+  std::int32_t body;      // the Lockstep body carrying it (-1: Ground)
+  std::int32_t root;      // MuJoCo's body_rootid (an index among the MuJoCo bodies; 0 for the world body)
+  std::int32_t parent;    // its parent among the MuJoCo bodies (-1 for the world body)
+  std::int32_t contacts;  // 1: the carrier's ground contacts are this MuJoCo body's (it is the carrier's own)
+};
+
 // THE MODEL ARRAYS: what a ModelView points to besides its Sizes, one line each; every body element
 // kind adds its ElementTopology array from its line above:
 //   X(kind, element type, name, count, description)
 // kind Topology: integers, the same for every scalar type (a pack's or a dual's model points at
 // the same arrays); kind Frames: scalars of the batch's precision T, converted where the scalar type
 // changes (broadcast into packs, lifted to duals).
-#define LOCKSTEP_ELEMENT_TOPOLOGY_ARRAY(X, category, Kind, list, count, per, array, word, placeholder) \
-  LOCKSTEP_BODY_KIND_##category(X, Topology, ElementTopology, array, count, "the bodies of each " word)
+#define LOCKSTEP_ELEMENT_TOPOLOGY_ARRAY(X, category, Kind, list, count, per, array, topology, word, placeholder) \
+  LOCKSTEP_BODY_KIND_##category(X, Topology, topology, array, count, "each " word "'s bodies, indices and flags")
 #define LOCKSTEP_MODEL_ARRAYS(X)                                                                \
   X(Topology, BodyTopology, body, nb, "each body's mobilizer, parent, offsets and frame flags") \
   X(Frames, Transform<T>, X_PF, nb, "each mobilizer's frame F on the parent")                  \

@@ -5,13 +5,16 @@
 #pragma once
 
 #include "lockstep/physics/integrator.h"
+#include "lockstep/physics/mujoco_bodies.h"
+#include "lockstep/physics/sensors.h"
 
 namespace lockstep {
 
 // Observations of one world at its current q, u: body poses and velocities, bushing
 // coordinates and forces, contact separations, actuator efforts and powers, joint stop forces,
-// ground contact penetrations, slip speeds, forces and powers, and each body's total ground contact
-// force. kinematicsCurrent: the workspace
+// ground contact penetrations, slip speeds, forces and powers, each body's total ground contact
+// force, and MuJoCo's quantities (sensors of positions and velocities; qpos, qvel and the MuJoCo
+// bodies' of MJCF models). kinematicsCurrent: the workspace
 // already holds the poses and velocities of this q, u.
 template <class T>
 LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
@@ -66,6 +69,10 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
       w.stopForce[i] = f.stop.force;
     }
   }
+  // MuJoCo's quantities (models with sensors, models imported from MJCF).
+  if (s.nSensors > 0) computeSensors(model, w, ws, SensorStage::PositionsAndVelocities);
+  if (s.nMujocoJoints > 0) computeMujocoState(model, w);
+  if (s.nMujocoBodies > 0) computeMujocoBodies(model, w, ws);
 }
 
 // Observes one world on its own view: the observation of startWorld's scalar form.
@@ -197,6 +204,7 @@ LOCKSTEP_HD StatusOf<T> evaluateOutputs(const ModelView<T>& model, const WorldVi
   w.energy[0] = ke;
   w.energy[1] = pe + f.elementPotential;
   observeWorld(model, w, ws, /*kinematicsCurrent=*/true);
+  if (s.nSensors > 0) computeSensors(model, w, ws, SensorStage::Accelerations);
   return status;
 }
 
