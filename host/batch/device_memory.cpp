@@ -130,50 +130,6 @@ void Batch<T>::checkMemory() const {
 
 // ---- the device copy ------------------------------------------------------------------------------
 
-template <class U>
-bool DeviceArray<U>::resize(std::size_t n) {
-  if (n == n_) return false;
-  release();
-  if (n) {
-    const cudaError_t err = cudaMalloc(&p_, n * sizeof(U));
-    if (err != cudaSuccess) {
-      p_ = nullptr;
-      cudaGetLastError();  // an allocation failure is not sticky: clear it for the next call
-      throw std::runtime_error("cudaMalloc of " + gibText(double(n) * sizeof(U)) + ": " + cudaGetErrorString(err));
-    }
-  }
-  n_ = n;
-  return true;
-}
-
-template <class U>
-bool DeviceArray<U>::upload(const std::vector<U>& h, cudaStream_t stream) {
-  const bool moved = resize(h.size());
-  if (n_) checkCuda(cudaMemcpyAsync(p_, h.data(), n_ * sizeof(U), cudaMemcpyHostToDevice, stream), "cudaMemcpy to device");
-  return moved;
-}
-
-template <class U>
-void DeviceArray<U>::download(std::vector<U>& h, cudaStream_t stream) const {
-  if (n_) checkCuda(cudaMemcpyAsync(h.data(), p_, n_ * sizeof(U), cudaMemcpyDeviceToHost, stream), "cudaMemcpy to host");
-}
-
-template <class U>
-void DeviceArray<U>::release() {
-  if (p_) cudaFree(p_);
-  p_ = nullptr;
-  n_ = 0;
-}
-
-// The element types the batch's other files keep in device memory (derivatives.cpp).
-template class DeviceArray<float>;
-template class DeviceArray<double>;
-template class DeviceArray<std::int32_t>;
-template class DeviceArray<DualOf<float>>;
-template class DeviceArray<DualOf<double>>;
-template class DeviceArray<Transform<DualOf<float>>>;
-template class DeviceArray<Transform<DualOf<double>>>;
-
 // Every per-world array is allocated here, at its final size, so that a batch too large for the
 // device fails when it is made, saying how much it needs, and never later at an upload.
 template <class T>
@@ -253,7 +209,7 @@ template <class T>
 void Batch<T>::download() {
   if (!device_ || !device_->uploaded) return;  // (the device arrays are allocated but not yet written)
   const cudaStream_t stream = asStream(device_->stream);
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) device_->name.download(name##_, stream);
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) device_->name.download(name##_.data(), stream);
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   device_->synchronize("downloading");
