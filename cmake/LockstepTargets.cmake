@@ -12,6 +12,8 @@ add_library(lockstep STATIC
   host/model/elements_joint.cpp
   host/model/elements_host.cpp
   host/batch/batch.cpp
+  host/batch/cpu_batch_backend.cpp
+  host/batch/cuda_batch_backend.cpp
   host/batch/fields.cpp
   host/batch/quantities.cpp
   host/batch/sensors.cpp

@@ -1,6 +1,6 @@
-// The CUDA side of a Batch: device copies of every per-world field and parameter, the compiled
-// model, the per-world workspaces, staging buffers for host arrays, and the batch's stream.
-// Private to host/batch/.
+// Device memory for host/batch/: an array on the CUDA device, copied to and from the host on a stream
+// (the CUDA backend object's device copy, cuda_batch_backend.cpp, is made of them), and the byte text
+// of the memory messages. Private to host/batch/.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "lockstep/engine/batch.h"
 #include "lockstep/backends/device.h"
 
 namespace lockstep {
@@ -66,37 +65,5 @@ class DeviceArray {
 };
 
 inline cudaStream_t asStream(void* s) { return static_cast<cudaStream_t>(s); }
-
-template <class T>
-struct Batch<T>::Device {
-  Device(const CompiledModel<T>& model, std::int64_t nWorlds);
-  ~Device();
-
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) DeviceArray<type> name;
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-  DeviceArray<T> params[kParamCount];
-#define LOCKSTEP_X(kind, type, name, count, doc) DeviceArray<type> name;
-  LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-  DeviceArray<T> scratch;                // one workspace per world, strided across worlds
-  DeviceArray<std::uint8_t> staging[3];  // host arrays passed to resets, copied to the device
-
-  void* stream = nullptr;  // cudaStream_t
-  bool ownsStream = true;
-  std::uint64_t paramGeneration = 0;  // bumped whenever a device parameter array moves
-  bool uploaded = false;               // the fields hold nothing before the first upload()
-
-  ModelView<T> modelView(const Sizes& s) const {
-    ModelView<T> v;
-    v.sizes = s;
-#define LOCKSTEP_X(kind, type, name, count, doc) v.name = name.get();
-    LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-    return v;
-  }
-  void useStream(void* cudaStream);
-  void synchronize(const char* what) const;
-};
 
 }  // namespace lockstep
