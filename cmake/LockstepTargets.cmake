@@ -13,6 +13,8 @@ add_library(lockstep STATIC
   host/model/elements_host.cpp
   host/model/elements_mujoco.cpp
   host/batch/batch.cpp
+  host/batch/cpu_batch_backend.cpp
+  host/batch/cuda_batch_backend.cpp
   host/batch/fields.cpp
   host/batch/quantities.cpp
   host/batch/compiled_model.cpp

@@ -1,13 +1,14 @@
-// A Batch: construction, the host copy of the per-world state, and the backend table through which
-// every run (step, evaluate, assemble, resets, given states) reaches the CPU or the CUDA backend.
+// A Batch: construction, the host copy of the per-world state, and its backend object (batch_backend.h),
+// through which every run (step, evaluate, assemble, resets, given states), every move of data
+// between the host copy and the backend's, and every recorded step reaches the CPU or the CUDA backend.
 #include "lockstep/engine/batch.h"
 
 #include <cmath>
 #include <stdexcept>
 
+#include "batch_backend.h"
 #include "derivatives.h"
-#include "device_memory.h"
-#include "lockstep/backends/cpu_isa.h"
+#include "lockstep/backends/device.h"
 
 namespace lockstep {
 
@@ -51,13 +52,13 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
       nWorlds_(nWorlds >= 1 ? nWorlds
                             : throw std::invalid_argument("Batch: worlds: must be at least 1 (got " +
                                                           std::to_string(nWorlds) + ")")),
-      backend_(backend),
-      ops_(backend == Backend::Cuda ? &cudaBackend<T>() : &cpuBackend<T>()),
+      backendKind_(backend),
       compiled_(*model_),
       params_(*model_, compiled_.sizes, nWorlds_),
       constraintTolerance_(sizeof(T) == 4 ? 1e-5 : 1e-10) {
-  setCpuOptions(cpu);  // first: the memory check counts the CPU backend's per-thread workspaces
-  checkMemory();
+  // The CPU options first: the memory check counts the CPU backend's per-thread workspaces.
+  const CpuRun cpuRun = resolveCpuOptions(cpu);
+  checkMemory(cpuRun.threads);
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
   name##_.assign(static_cast<std::size_t>(fieldCount(sizes_, per, parts)) * nWorlds_, type(0));
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
@@ -67,13 +68,19 @@ Batch<T>::Batch(std::shared_ptr<const Model> model, std::int64_t nWorlds, Backen
     const WorldView<T> x = h.world(w);
     for (int i = 0; i < sizes_.nq; ++i) x.q[i] = x.initialQ[i] = T(model_->defaultQ()[i]);
   }
-  if (backend_ == Backend::Cuda) device_ = std::make_unique<Device>(compiled_, nWorlds_);
+  // Last: the CUDA backend object allocates the device copy, once the checks and the host copy are done.
+  backend_ = backendKind_ == Backend::Cuda ? makeCudaBatchBackend<T>(compiled_, nWorlds_, cpuRun)
+                                           : makeCpuBatchBackend<T>(compiled_, nWorlds_, cpuRun);
 }
 
 template <class T>
 void Batch<T>::setCpuOptions(const CpuOptions& cpu) {
-  cpuRun_ = resolveCpuOptions(cpu);
-  cpuOptions_ = {cpuRun_.threads, cpuRun_.lanes, cpuIsaOf(cpuRun_)};
+  backend_->setCpuOptions(resolveCpuOptions(cpu));
+}
+
+template <class T>
+const CpuOptions& Batch<T>::cpuOptions() const {
+  return backend_->cpuOptions();
 }
 
 template <class T>
@@ -89,14 +96,13 @@ void Batch<T>::checkWorld(std::int64_t w) const {
 
 template <class T>
 void Batch<T>::checkReadable() const {
-  if (deviceAhead_)
-    throw std::logic_error("the device copy of this batch is newer than the host copy: call download() first");
+  backend_->checkHostCurrent();
 }
 
 template <class T>
 void Batch<T>::touchHost() {
   checkReadable();
-  hostChanged_ = true;
+  backend_->notify(Change::HostFields);
 }
 
 template <class T>
@@ -265,17 +271,12 @@ ModelView<T> Batch<T>::hostModelView() const {
 
 template <class T>
 BackendContext<T> Batch<T>::context() {
-  if (device_) {
-    if (hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
-    return {device_->modelView(sizes_), deviceView(), layout_, device_->scratch.get(), device_->stream};
-  }
-  cpuScratch_.resize(static_cast<std::size_t>(layout_.total) * cpuRun_.threads);
-  return {compiled_.view(), hostView(), layout_, cpuScratch_.data(), nullptr, cpuCache_.get(), cpuRun_};
+  return backend_->context(hostView());
 }
 
 template <class T>
 void Batch<T>::afterBackendWrite() {
-  if (device_) deviceAhead_ = true;
+  backend_->notify(Change::BackendFields);
 }
 
 template <class T>
@@ -289,38 +290,27 @@ template <class T>
 void Batch<T>::step(double dt, int nSteps, Integrator integrator) {
   const StepSettings<T> settings = stepSettings(dt, nSteps, integrator);
   if (nSteps == 0) return;
-  ops_->advance(context(), settings);
+  backend_->ops().advance(context(), settings);
   afterBackendWrite();
 }
 
 template <class T>
 void Batch<T>::evaluate() {
-  ops_->evaluate(context());
+  backend_->ops().evaluate(context());
   afterBackendWrite();
 }
 
 template <class T>
 void Batch<T>::assemble(int maxIterations) {
   if (maxIterations < 1) throw std::invalid_argument("assemble: iterations: must be at least 1");
-  ops_->assemble(context(), T(constraintTolerance_), maxIterations);
+  backend_->ops().assemble(context(), T(constraintTolerance_), maxIterations);
   afterBackendWrite();
 }
 
 template <class T>
 void Batch<T>::captureInitialState() {
-  if (device_) {
-    const BackendContext<T> ctx = context();
-    const cudaStream_t stream = asStream(device_->stream);
-    checkCuda(cudaMemcpyAsync(ctx.batch.initialQ, ctx.batch.q, sizeof(T) * sizes_.nq * nWorlds_,
-                              cudaMemcpyDeviceToDevice, stream), "capturing the initial q");
-    checkCuda(cudaMemcpyAsync(ctx.batch.initialU, ctx.batch.u, sizeof(T) * sizes_.nu * nWorlds_,
-                              cudaMemcpyDeviceToDevice, stream), "capturing the initial u");
-    afterBackendWrite();
-  } else {
-    checkReadable();
-    initialQ_ = q_;
-    initialU_ = u_;
-  }
+  backend_->captureInitialState(hostView());
+  afterBackendWrite();
 }
 
 template <class T>
@@ -339,15 +329,16 @@ template <class T>
 void Batch<T>::resetWorlds(const std::int64_t* worlds, std::int64_t count, MemorySpace space) {
   if (count < 0) throw std::invalid_argument("resetWorlds: count: must be >= 0");
   if (count == 0) return;
-  const auto* idx = static_cast<const std::int64_t*>(toBackend(worlds, count * sizeof(std::int64_t), space, 0));
-  ops_->resetIndices(context(), idx, count);
+  const auto* idx =
+      static_cast<const std::int64_t*>(backend_->toBackend(worlds, count * sizeof(std::int64_t), space, 0));
+  backend_->ops().resetIndices(context(), idx, count);
   afterBackendWrite();
 }
 
 template <class T>
 void Batch<T>::resetWorldsMask(const std::uint8_t* mask, MemorySpace space) {
-  const auto* m = static_cast<const std::uint8_t*>(toBackend(mask, nWorlds_, space, 0));
-  ops_->resetMask(context(), m);
+  const auto* m = static_cast<const std::uint8_t*>(backend_->toBackend(mask, nWorlds_, space, 0));
+  backend_->ops().resetMask(context(), m);
   afterBackendWrite();
 }
 
@@ -355,10 +346,11 @@ template <class T>
 void Batch<T>::setStates(const std::int64_t* worlds, std::int64_t count, const T* q, const T* u, MemorySpace space) {
   if (count < 0) throw std::invalid_argument("setStates: count: must be >= 0");
   if (count == 0) return;
-  const auto* idx = static_cast<const std::int64_t*>(toBackend(worlds, count * sizeof(std::int64_t), space, 0));
-  const T* qb = static_cast<const T*>(toBackend(q, count * sizeof(T) * sizes_.nq, space, 1));
-  const T* ub = static_cast<const T*>(toBackend(u, count * sizeof(T) * sizes_.nu, space, 2));
-  ops_->setStates(context(), idx, count, qb, ub);
+  const auto* idx =
+      static_cast<const std::int64_t*>(backend_->toBackend(worlds, count * sizeof(std::int64_t), space, 0));
+  const T* qb = static_cast<const T*>(backend_->toBackend(q, count * sizeof(T) * sizes_.nq, space, 1));
+  const T* ub = static_cast<const T*>(backend_->toBackend(u, count * sizeof(T) * sizes_.nu, space, 2));
+  backend_->ops().setStates(context(), idx, count, qb, ub);
   afterBackendWrite();
 }
 
@@ -370,6 +362,65 @@ void Batch<T>::setConstraintTolerance(double tol, int maxIterations) {
   maxProjectionIterations_ = maxIterations;
 }
 
+// ---- moving data between the host copy and the backend's ----------------------------------------
+
+template <class T>
+void Batch<T>::upload() {
+  backend_->upload(hostView(), params_);
+}
+
+template <class T>
+void Batch<T>::download() {
+  backend_->download(hostView());
+}
+
+template <class T>
+void Batch<T>::synchronize() {
+  backend_->synchronize();
+}
+
+template <class T>
+void* Batch<T>::stream() const {
+  return backend_->stream();
+}
+
+template <class T>
+void Batch<T>::setStream(void* cudaStream) {
+  backend_->setStream(cudaStream);
+}
+
+template <class T>
+BatchView<T> Batch<T>::deviceView() {
+  return backend_->deviceView(hostView());
+}
+
+// ---- recorded steps -------------------------------------------------------------------------------
+
+template <class T>
+std::unique_ptr<StepGraph<T>> Batch<T>::captureStep(double dt, int nSteps, Integrator integrator) {
+  if (nSteps < 1) throw std::invalid_argument("captureStep: steps: must be >= 1");
+  const StepSettings<T> settings = stepSettings(dt, nSteps, integrator);
+  std::unique_ptr<StepGraph<T>> g(new StepGraph<T>(this, settings, backend_->parameterGeneration()));
+  g->exec_ = backend_->record(hostView(), settings);
+  return g;
+}
+
+template <class T>
+StepGraph<T>::~StepGraph() {
+  if (exec_) destroyRecordedStep(exec_);
+}
+
+template <class T>
+void StepGraph<T>::launch() {
+  if (!exec_) {
+    batch_->step(double(settings_.dt), settings_.nSteps, settings_.integrator);
+    return;
+  }
+  batch_->backend_->launch(exec_, generation_);
+}
+
+template class StepGraph<float>;
+template class StepGraph<double>;
 template class Batch<float>;
 template class Batch<double>;
 #define LOCKSTEP_INSTANTIATE(T, F)                                                                           \

@@ -2,6 +2,9 @@
 // the backend by the per-world code on dual numbers (physics/derivatives.h, docs/derivatives.md).
 #include "derivatives.h"
 
+#include "batch_backend.h"
+#include "device_memory.h"
+
 #include <algorithm>
 #include <limits>
 #include <set>
@@ -61,15 +64,12 @@ void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
   const DualWorldLayout layout = DualWorldLayout::of(s);
   const std::int64_t perWorld = std::int64_t(shape.rows) * shape.columns;
   const std::int64_t dualWorldBytes = layout.total * std::int64_t(sizeof(D)) + layout.ints * 4;
-  const std::int64_t slots = device_ ? std::clamp<std::int64_t>((std::int64_t(1) << 30) / std::max<std::int64_t>(dualWorldBytes, 1),
-                                                              std::int64_t(1), nWorlds_)
-                                     : std::int64_t(cpuRun_.threads);
+  const std::int64_t slots = backend_->linearizationSlots(dualWorldBytes);
   // Memory, before allocating: the Jacobians (host copy, and device copy on CUDA) and the dual worlds.
-  BatchMemory need;
-  need.hostBytes = perWorld * nWorlds_ * std::int64_t(sizeof(T)) + (device_ ? 0 : slots * dualWorldBytes);
-  need.deviceBytes = device_ ? perWorld * nWorlds_ * std::int64_t(sizeof(T)) + slots * dualWorldBytes : 0;
   if (!derivatives_ || derivatives_->jacobian.size() != std::size_t(perWorld * nWorlds_)) {
-    const std::string why = whyBatchDoesNotFit(need, memoryAvailable(device_ != nullptr));
+    const BatchMemory need =
+        backend_->linearizationMemory(perWorld * nWorlds_ * std::int64_t(sizeof(T)), slots * dualWorldBytes);
+    const std::string why = whyBatchDoesNotFit(need, memoryAvailable(backend_->onDevice()));
     if (!why.empty())
       throw BatchMemoryError("linearize: the Jacobians of " + std::to_string(nWorlds_) + " worlds (" +
                              std::to_string(shape.rows) + " x " + std::to_string(shape.columns) + " each, " +
@@ -82,11 +82,6 @@ void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
                     d.jacobian.size() == std::size_t(perWorld * nWorlds_);
   d.shape = JacobianShape{};  // no valid result until this one is complete
   if (!keep) d.jacobian.assign(static_cast<std::size_t>(perWorld * nWorlds_), std::numeric_limits<T>::quiet_NaN());
-  d.paramIndex = paramIndex;
-  d.X_PF.clear();
-  d.X_MB.clear();
-  for (const Transform<T>& X : compiled_.X_PF) d.X_PF.push_back(castTransform<D>(X));
-  for (const Transform<T>& X : compiled_.X_MB) d.X_MB.push_back(castTransform<D>(X));
 
   LinearizeRequest<T> request{};
   request.what = what;
@@ -98,41 +93,9 @@ void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
   request.slots = slots;
   request.first = worlds.first;
   request.count = worlds.count;
-  if (device_) {
-    const cudaStream_t stream = asStream(device_->stream);
-    if (d.deviceJacobian.resize(d.jacobian.size()) || !keep) d.deviceJacobian.upload(d.jacobian, stream);
-    d.deviceParamIndex.upload(d.paramIndex, stream);
-    d.deviceX_PF.upload(d.X_PF, stream);
-    d.deviceX_MB.upload(d.X_MB, stream);
-    d.deviceScratch.resize(static_cast<std::size_t>(slots * layout.total));
-    d.deviceInts.resize(static_cast<std::size_t>(std::max<std::int64_t>(slots * layout.ints, 1)));
-    request.dirs.param = d.deviceParamIndex.get();
-    request.jacobian = d.deviceJacobian.get();
-    request.X_PF = d.deviceX_PF.get();
-    request.X_MB = d.deviceX_MB.get();
-    request.dualScratch = d.deviceScratch.get();
-    request.dualInts = d.deviceInts.get();
-    ops_->linearize(context(), request);
-    // The worlds just linearized, back to the host copy: every component's [first, first + count).
-    const std::size_t row = sizeof(T) * std::size_t(nWorlds_), offset = std::size_t(worlds.first);
-    if (worlds.count > 0)
-      checkCuda(cudaMemcpy2DAsync(d.jacobian.data() + offset, row, d.deviceJacobian.get() + offset, row,
-                                  sizeof(T) * std::size_t(worlds.count), std::size_t(perWorld),
-                                  cudaMemcpyDeviceToHost, stream),
-                "copying the Jacobians to the host");
-    device_->synchronize("linearizing");
-  } else {
-    checkReadable();
-    d.dualScratch.resize(static_cast<std::size_t>(slots * layout.total));
-    d.dualInts.resize(static_cast<std::size_t>(std::max<std::int64_t>(slots * layout.ints, 1)));
-    request.dirs.param = d.paramIndex.data();
-    request.jacobian = d.jacobian.data();
-    request.X_PF = d.X_PF.data();
-    request.X_MB = d.X_MB.data();
-    request.dualScratch = d.dualScratch.data();
-    request.dualInts = d.dualInts.data();
-    ops_->linearize(context(), request);
-  }
+  // The backend's buffers (parameter indices, frames as duals, dual worlds, its copy of the
+  // Jacobians), the run, and the worlds linearized back in the host copy.
+  backend_->linearize(hostView(), request, paramIndex, d.jacobian, keep);
   d.shape = std::move(shape);
 }
 
@@ -164,12 +127,11 @@ template <class T>
 FieldView Batch<T>::jacobianView(MemorySpace space) {
   const JacobianShape& shape = jacobianShape();
   if (shape.columns == 0) throw std::logic_error("jacobianView: no linearization yet: call linearize() first");
-  const bool onDevice = space == MemorySpace::Backend && device_;
   FieldView v;
   v.name = "jacobian";
-  v.onDevice = onDevice;
-  v.data = onDevice ? static_cast<void*>(derivatives_->deviceJacobian.get())
-                    : static_cast<void*>(derivatives_->jacobian.data());
+  v.onDevice = space == MemorySpace::Backend && backend_->onDevice();
+  v.data = space == MemorySpace::Backend ? backend_->backendJacobian(derivatives_->jacobian)
+                                         : static_cast<void*>(derivatives_->jacobian.data());
   v.elementType = sizeof(T) == 4 ? FieldView::Type::Float32 : FieldView::Type::Float64;
   v.worlds = nWorlds_;
   v.components = std::int64_t(shape.rows) * shape.columns;

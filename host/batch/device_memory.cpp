@@ -1,5 +1,5 @@
-// The memory of a Batch: how much it needs (batchMemoryOf) and how much there is, the device
-// arrays, copies and streams of the CUDA backend, and recorded steps.
+// The memory of a Batch: how much it needs (batchMemoryOf), on the host and on the device, and how
+// much there is, checked when it is made.
 #include "device_memory.h"
 
 #include <unistd.h>
@@ -11,6 +11,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+
+#include "lockstep/engine/batch.h"
 
 namespace lockstep {
 
@@ -115,257 +117,24 @@ std::int64_t worldsThatFitOf(const Sizes& s, Backend backend, int cpuThreads, co
   return n;
 }
 
+// (cpuThreads counts the CPU backend's workspaces; batchMemoryOf and worldsThatFitOf read it for the
+// CPU backend only.)
 template <class T>
-void Batch<T>::checkMemory() const {
-  const int threads = backend_ == Backend::Cuda ? 0 : cpuRun_.threads;
-  const BatchMemory need = batchMemoryOf<T>(sizes_, nWorlds_, backend_, threads);
-  const MemoryAvailable have = memoryAvailable(backend_ == Backend::Cuda);
+void Batch<T>::checkMemory(int cpuThreads) const {
+  const BatchMemory need = batchMemoryOf<T>(sizes_, nWorlds_, backendKind_, cpuThreads);
+  const MemoryAvailable have = memoryAvailable(backendKind_ == Backend::Cuda);
   const std::string why = whyBatchDoesNotFit(need, have);
   if (why.empty()) return;
   throw BatchMemoryError("Batch: " + std::to_string(nWorlds_) + " worlds need more memory than is available (" +
                          why + "): at most " +
-                         std::to_string(worldsThatFitOf<T>(sizes_, backend_, threads, have)) +
+                         std::to_string(worldsThatFitOf<T>(sizes_, backendKind_, cpuThreads, have)) +
                          " worlds of this model fit");
 }
-
-// ---- the device copy ------------------------------------------------------------------------------
-
-template <class U>
-bool DeviceArray<U>::resize(std::size_t n) {
-  if (n == n_) return false;
-  release();
-  if (n) {
-    const cudaError_t err = cudaMalloc(&p_, n * sizeof(U));
-    if (err != cudaSuccess) {
-      p_ = nullptr;
-      cudaGetLastError();  // an allocation failure is not sticky: clear it for the next call
-      throw std::runtime_error("cudaMalloc of " + gibText(double(n) * sizeof(U)) + ": " + cudaGetErrorString(err));
-    }
-  }
-  n_ = n;
-  return true;
-}
-
-template <class U>
-bool DeviceArray<U>::upload(const std::vector<U>& h, cudaStream_t stream) {
-  const bool moved = resize(h.size());
-  if (n_) checkCuda(cudaMemcpyAsync(p_, h.data(), n_ * sizeof(U), cudaMemcpyHostToDevice, stream), "cudaMemcpy to device");
-  return moved;
-}
-
-template <class U>
-void DeviceArray<U>::download(std::vector<U>& h, cudaStream_t stream) const {
-  if (n_) checkCuda(cudaMemcpyAsync(h.data(), p_, n_ * sizeof(U), cudaMemcpyDeviceToHost, stream), "cudaMemcpy to host");
-}
-
-template <class U>
-void DeviceArray<U>::release() {
-  if (p_) cudaFree(p_);
-  p_ = nullptr;
-  n_ = 0;
-}
-
-// The element types the batch's other files keep in device memory (derivatives.cpp).
-template class DeviceArray<float>;
-template class DeviceArray<double>;
-template class DeviceArray<std::int32_t>;
-template class DeviceArray<DualOf<float>>;
-template class DeviceArray<DualOf<double>>;
-template class DeviceArray<Transform<DualOf<float>>>;
-template class DeviceArray<Transform<DualOf<double>>>;
-
-// Every per-world array is allocated here, at its final size, so that a batch too large for the
-// device fails when it is made, saying how much it needs, and never later at an upload.
-template <class T>
-Batch<T>::Device::Device(const CompiledModel<T>& model, std::int64_t nWorlds) {
-  const Sizes& s = model.sizes;
-  const std::size_t worlds = static_cast<std::size_t>(nWorlds);
-  std::size_t perWorld = static_cast<std::size_t>(model.layout.total) * sizeof(T);
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
-  perWorld += sizeof(type) * static_cast<std::size_t>(fieldCount(s, per, parts));
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-  std::size_t freeBytes = 0, totalBytes = 0;
-  checkCuda(cudaMemGetInfo(&freeBytes, &totalBytes), "cudaMemGetInfo");
-  const double need = double(perWorld) * double(worlds);
-  if (need > double(freeBytes))
-    throw std::runtime_error("Batch: " + std::to_string(nWorlds) + " worlds need " + gibText(need) +
-                             " of device memory (" + std::to_string(perWorld) + " bytes per world); the GPU has " +
-                             gibText(double(freeBytes)) + " free of " + gibText(double(totalBytes)) + ": at most " +
-                             std::to_string(freeBytes / perWorld) + " worlds of this model fit");
-  cudaStream_t st = nullptr;
-  checkCuda(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
-  stream = st;
-  try {
-#define LOCKSTEP_X(kind, type, name, count, doc) name.upload(model.name, st);
-    LOCKSTEP_MODEL_ARRAYS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-    synchronize("uploading the model");
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
-  name.resize(static_cast<std::size_t>(fieldCount(s, per, parts)) * worlds);
-    LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-    scratch.resize(static_cast<std::size_t>(model.layout.total) * worlds);
-  } catch (const std::runtime_error& e) {
-    cudaStreamDestroy(st);  // the destructor does not run when the constructor throws
-    throw std::runtime_error("Batch: " + std::to_string(nWorlds) + " worlds (" + gibText(need) +
-                             " of device memory): " + e.what());
-  }
-}
-
-template <class T>
-Batch<T>::Device::~Device() {
-  cudaStreamSynchronize(asStream(stream));
-  if (ownsStream) cudaStreamDestroy(asStream(stream));
-}
-
-template <class T>
-void Batch<T>::Device::useStream(void* cudaStream) {
-  synchronize("waiting for the batch's stream");
-  if (ownsStream) cudaStreamDestroy(asStream(stream));
-  stream = cudaStream;
-  ownsStream = false;
-}
-
-template <class T>
-void Batch<T>::Device::synchronize(const char* what) const {
-  checkCuda(cudaStreamSynchronize(asStream(stream)), what);
-}
-
-// ---- Batch: moving data between the host and device copies ---------------------------------------
-
-template <class T>
-void Batch<T>::upload() {
-  if (!device_) return;
-  checkReadable();
-  const cudaStream_t stream = asStream(device_->stream);
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) device_->name.upload(name##_, stream);
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-  for (int p = 0; p < kParamCount; ++p)
-    if (device_->params[p].upload(params_.data(ParamId(p)), stream)) ++device_->paramGeneration;
-  device_->synchronize("uploading");
-  device_->uploaded = true;
-  hostChanged_ = false;
-}
-
-template <class T>
-void Batch<T>::download() {
-  if (!device_ || !device_->uploaded) return;  // (the device arrays are allocated but not yet written)
-  const cudaStream_t stream = asStream(device_->stream);
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) device_->name.download(name##_, stream);
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-  device_->synchronize("downloading");
-  deviceAhead_ = false;
-}
-
-template <class T>
-void Batch<T>::synchronize() {
-  if (device_) device_->synchronize("waiting for the device");
-}
-
-template <class T>
-void* Batch<T>::stream() const {
-  return device_ ? device_->stream : nullptr;
-}
-
-template <class T>
-void Batch<T>::setStream(void* cudaStream) {
-  if (!device_) throw std::logic_error("setStream: this batch runs on the CPU backend");
-  if (!cudaStream) throw std::invalid_argument("setStream: stream: must not be null");
-  device_->useStream(cudaStream);
-}
-
-template <class T>
-BatchView<T> Batch<T>::deviceView() {
-  if (!device_) throw std::logic_error("deviceView: this batch runs on the CPU backend and has no device copy");
-  BatchView<T> v;
-  v.nWorlds = nWorlds_;
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) v.name = device_->name.get();
-  LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
-  v.name = params_.view(ParamId::name, device_->params[int(ParamId::name)].get());
-  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-  return v;
-}
-
-template <class T>
-const void* Batch<T>::toBackend(const void* data, std::size_t bytes, MemorySpace space, int slot) {
-  if (!device_ || space == MemorySpace::Backend) return data;
-  DeviceArray<std::uint8_t>& buf = device_->staging[slot];
-  if (buf.size() < bytes) buf.resize(bytes);
-  checkCuda(cudaMemcpyAsync(buf.get(), data, bytes, cudaMemcpyHostToDevice, asStream(device_->stream)),
-            "staging to device");
-  return buf.get();
-}
-
-// ---- recorded steps (CUDA graphs) ------------------------------------------------------------
-
-template <class T>
-std::unique_ptr<StepGraph<T>> Batch<T>::captureStep(double dt, int nSteps, Integrator integrator) {
-  if (nSteps < 1) throw std::invalid_argument("captureStep: steps: must be >= 1");
-  const StepSettings<T> settings = stepSettings(dt, nSteps, integrator);
-  std::unique_ptr<StepGraph<T>> g(new StepGraph<T>(this, settings, device_ ? device_->paramGeneration : 0));
-  if (device_) {
-    const BackendContext<T> ctx = context();
-    const cudaStream_t stream = asStream(device_->stream);
-    cudaGraph_t graph = nullptr;
-    checkCuda(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
-    try {
-      ops_->advance(ctx, settings);
-    } catch (...) {  // end the capture, or the stream stays in capture mode and refuses all work
-      cudaStreamEndCapture(stream, &graph);
-      if (graph) cudaGraphDestroy(graph);
-      cudaGetLastError();
-      throw;
-    }
-    checkCuda(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
-    cudaGraphExec_t exec = nullptr;
-    checkCuda(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-    cudaGraphDestroy(graph);
-    g->exec_ = exec;
-  }
-  return g;
-}
-
-template <class T>
-StepGraph<T>::~StepGraph() {
-  if (exec_) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec_));
-}
-
-template <class T>
-void StepGraph<T>::launch() {
-  if (!exec_) {
-    batch_->step(double(settings_.dt), settings_.nSteps, settings_.integrator);
-    return;
-  }
-  if (batch_->device_->paramGeneration != generation_)
-    throw std::logic_error("this step graph was recorded before the batch's device parameter arrays moved "
-                           "(a parameter became per-world): record it again with captureStep()");
-  if (batch_->hostChanged_) throw std::logic_error("the host copy of this batch changed since the last upload(): call upload() first");
-  checkCuda(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec_), asStream(batch_->device_->stream)), "cudaGraphLaunch");
-  batch_->deviceAhead_ = true;
-}
-
-template class StepGraph<float>;
-template class StepGraph<double>;
 
 #define LOCKSTEP_INSTANTIATE(T)                                                                          \
   template BatchMemory batchMemoryOf<T>(const Sizes&, std::int64_t, Backend, int);                        \
   template std::int64_t worldsThatFitOf<T>(const Sizes&, Backend, int, const MemoryAvailable&, double);   \
-  template void Batch<T>::checkMemory() const;                                                            \
-  template struct Batch<T>::Device;                                                                       \
-  template void Batch<T>::upload();                                                                       \
-  template void Batch<T>::download();                                                                     \
-  template void Batch<T>::synchronize();                                                                  \
-  template void* Batch<T>::stream() const;                                                                \
-  template void Batch<T>::setStream(void*);                                                               \
-  template BatchView<T> Batch<T>::deviceView();                                                           \
-  template const void* Batch<T>::toBackend(const void*, std::size_t, MemorySpace, int);                   \
-  template std::unique_ptr<StepGraph<T>> Batch<T>::captureStep(double, int, Integrator);
+  template void Batch<T>::checkMemory(int) const;
 LOCKSTEP_INSTANTIATE(float)
 LOCKSTEP_INSTANTIATE(double)
 #undef LOCKSTEP_INSTANTIATE

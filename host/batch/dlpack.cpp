@@ -1,9 +1,10 @@
 // A batch's per-world fields as raw views (pointer, shape, strides) and as DLPack tensors.
+#include <cuda_runtime.h>
 #include <dlpack/dlpack.h>
 
 #include <type_traits>
 
-#include "device_memory.h"
+#include "batch_backend.h"
 
 namespace lockstep {
 
@@ -36,16 +37,16 @@ std::vector<std::string> Batch<T>::fieldNames() {
 
 template <class T>
 FieldView Batch<T>::field(const std::string& name, MemorySpace space) {
-  const bool onDevice = space == MemorySpace::Backend && device_;
+  const BatchView<T> fields = space == MemorySpace::Backend ? backend_->view(hostView()) : hostView();
   FieldView v;
   v.name = name;
-  v.onDevice = onDevice;
+  v.onDevice = space == MemorySpace::Backend && backend_->onDevice();
   v.worlds = nWorlds_;
   v.worldStride = 1;
   v.componentStride = nWorlds_;
 #define LOCKSTEP_X(type, fname, per, role, prefix, parts, doc)                                            \
   if (name == #fname) {                                                                                  \
-    v.data = onDevice ? static_cast<void*>(device_->fname.get()) : static_cast<void*>(fname##_.data());   \
+    v.data = static_cast<void*>(fields.fname);                                                           \
     v.elementType = fieldType<type>();                                                                   \
     v.components = fieldCount(sizes_, per, parts);                                                       \
     return v;                                                                                            \

@@ -19,8 +19,8 @@ namespace lockstep {
 // What the CPU backend keeps across calls, so that a step allocates nothing: the model broadcast
 // into packs and each thread's pack of worlds (host/backends/lane_worlds.h). Made on first use,
 // remade when the batch's storage or parameter layout changes (a parameter becoming per-world
-// changes the gather). A Batch owns one (makeCpuBackendCache) and passes it in its context; opaque
-// outside the backend.
+// changes the gather). A batch's CPU backend object (host/batch/cpu_batch_backend.cpp) owns one
+// (makeCpuBackendCache) and passes it in its context; opaque outside the backend.
 template <class T>
 struct CpuBackendCache;
 template <class T>

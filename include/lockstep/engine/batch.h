@@ -18,12 +18,14 @@
 // Threads: a Batch takes no lock; its calls must come from one thread at a time. Python's
 // lockstep.Batch holds a lock of its own around every call but the making of field views.
 //
-// The class is implemented by job, in host/batch/: batch.cpp (construction, state, the backend
-// table every run goes through, recorded steps), parameters.cpp (per-world parameters by name and
-// by element), inspection.cpp (force-element and contact quantities of one world), dlpack.cpp
-// (fields as raw views and DLPack tensors), device_memory.cpp (the memory a batch needs; CUDA
-// allocations, copies, streams), compiled_model.cpp (the model in kernel form) and fields.cpp (the
-// field registry by name).
+// The class is implemented by job, in host/batch/: batch.cpp (construction, state, the runs, data
+// moves and recorded steps, each through the batch's backend object), cpu_batch_backend.cpp and
+// cuda_batch_backend.cpp (the backend objects, batch_backend.h: each owns its workspaces, buffers,
+// options, streams, graphs and linearization storage, and is told what changed), parameters.cpp
+// (per-world parameters by name and by element), inspection.cpp (force-element and contact
+// quantities of one world), derivatives.cpp (linearizations), dlpack.cpp (fields as raw views and
+// DLPack tensors), device_memory.cpp (the memory a batch needs), compiled_model.cpp (the model in
+// kernel form) and fields.cpp (the field registry by name).
 #pragma once
 
 #include <array>
@@ -63,6 +65,8 @@ struct FieldView {
 
 template <class T>
 class Batch;
+template <class T>
+class BatchBackend;  // what runs a batch's worlds: its CPU or CUDA backend object (host/batch/batch_backend.h)
 
 // A recorded step (CUDA graph on the CUDA backend; a plain step() call on the CPU backend).
 // Valid while the batch lives and its per-world parameter layout does not change.
@@ -143,14 +147,14 @@ class Batch {
   const Model& model() const { return *model_; }
   std::shared_ptr<const Model> modelPtr() const { return model_; }
   std::int64_t numWorlds() const { return nWorlds_; }
-  Backend backend() const { return backend_; }
+  Backend backend() const { return backendKind_; }
   const Sizes& sizes() const { return sizes_; }
   // The CPU backend's threads, packs or scalar code and instruction set for this batch's calls
   // (backend.h); other batches keep theirs. Throws std::invalid_argument for a negative thread
   // count or an unknown or unsupported instruction set. The options as run: threads >= 1, isa the
   // name of the instruction set in use.
   void setCpuOptions(const CpuOptions& cpu);
-  const CpuOptions& cpuOptions() const { return cpuOptions_; }
+  const CpuOptions& cpuOptions() const;
 
   // ---- state, inputs and outputs of one world (host copy) ----
   std::vector<double> q(std::int64_t w) const { return hostValues(w, &WorldView<T>::q); }
@@ -374,8 +378,6 @@ class Batch {
   ModelView<T> hostModelView() const;
 
  private:
-  struct Device;  // CUDA allocations and copies (device_memory.cpp)
-
   // The host copy through the registry: one world's components of a per-world field, the field
   // named by its WorldView member (views.h) and its component count taken from its registry line.
   // Reads check the world and that the host copy is current; writes check the values' count and
@@ -384,12 +386,12 @@ class Batch {
   std::vector<double> hostValues(std::int64_t w, Strided<F> WorldView<T>::*field) const;
   template <class F>
   void setHostValues(std::int64_t w, Strided<F> WorldView<T>::*field, const std::vector<double>& v, const char* name);
+  // The context of a run on the backend, and what the batch tells its backend after one.
   BackendContext<T> context();
-  // Copies a host array into a device staging buffer when needed; returns a backend pointer.
-  const void* toBackend(const void* data, std::size_t bytes, MemorySpace space, int slot);
   void afterBackendWrite();
-  // Throws BatchMemoryError when this batch does not fit in the memory available.
-  void checkMemory() const;
+  // Throws BatchMemoryError when this batch, with the CPU backend's workspaces for cpuThreads
+  // threads, does not fit in the memory available.
+  void checkMemory(int cpuThreads) const;
   void checkWorld(std::int64_t w) const;
   void checkReadable() const;
   void touchHost();
@@ -407,8 +409,7 @@ class Batch {
 
   std::shared_ptr<const Model> model_;
   std::int64_t nWorlds_;
-  Backend backend_;
-  const BackendOps<T>* ops_;  // the entry points of this batch's backend (backend.h): every run goes through them
+  Backend backendKind_;
   CompiledModel<T> compiled_;
   const Sizes& sizes_ = compiled_.sizes;
   const WorkspaceLayout& layout_ = compiled_.layout;
@@ -418,12 +419,7 @@ class Batch {
 #undef LOCKSTEP_X
   ParameterStore<T> params_;
 
-  std::vector<T> cpuScratch_;  // per-thread workspaces of the CPU backend
-  CpuBackendCacheHandle<T> cpuCache_ = makeCpuBackendCache<T>();  // the CPU backend's packs, kept across calls
-  CpuOptions cpuOptions_;  // as run (cpuRun_)
-  CpuRun cpuRun_;
-  std::unique_ptr<Device> device_;
-  struct Derivatives;  // the linearizations' buffers (derivatives.cpp)
+  struct Derivatives;  // the last linearization's shape and Jacobians, host copy (derivatives.cpp)
   std::unique_ptr<Derivatives> derivatives_;
   void linearizeOn(Linearization what, const StepSettings<T>& settings, const std::vector<std::string>& params,
                    WorldRange worlds);
@@ -432,8 +428,9 @@ class Batch {
   bool autoReset_ = false;
   bool observe_ = true;
   friend class StepGraph<T>;
-  bool hostChanged_ = true;    // host copy changed since the last upload
-  bool deviceAhead_ = false;   // device copy advanced since the last download
+  // The backend object: its scratch, buffers, options, device copy, stream, and which of the host
+  // and device copies is newer. Last, so that it is destroyed first, before the host copy it mirrors.
+  std::unique_ptr<BatchBackend<T>> backend_;
 };
 
 extern template class Batch<float>;
