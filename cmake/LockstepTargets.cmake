@@ -120,6 +120,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_gpu_paths.cpp
     tests/test_forces.cpp
     tests/test_constant_force.cpp
+    tests/test_mass_matrix.cpp
     tests/test_ground.cpp
     tests/test_actuators.cpp
     tests/test_constraints.cpp
