@@ -66,3 +66,20 @@ if(LOCKSTEP_BUILD_TESTS)
   add_test(NAME bench_opcount COMMAND lockstep_opcount chain-7 chain-7-seed free-bushing-grid-4)
   set_tests_properties(bench_opcount PROPERTIES FAIL_REGULAR_EXPRESSION "flagged" TIMEOUT 60)
 endif()
+
+# Registers and stack frame of every CUDA kernel, read from the cubins nvcc embedded in the kernel
+# objects (bench/kernel_resources.py: no GPU and no cuobjdump needed), against the budgets of
+# bench/kernel_budgets.txt; skipped (77) when no kernel object is found. The second test checks that
+# a kernel over its budget fails.
+find_package(Python3 COMPONENTS Interpreter)
+if(LOCKSTEP_BUILD_TESTS AND Python3_Interpreter_FOUND)
+  add_test(NAME kernel_resources
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/kernel_resources.py --build ${PROJECT_BINARY_DIR}
+            --budgets ${PROJECT_SOURCE_DIR}/bench/kernel_budgets.txt)
+  set_tests_properties(kernel_resources PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+  file(WRITE ${PROJECT_BINARY_DIR}/kernel_budgets_zero.txt "* 0 0\n")
+  add_test(NAME kernel_resources_over_budget_fails
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/kernel_resources.py --build ${PROJECT_BINARY_DIR}
+            --budgets ${PROJECT_BINARY_DIR}/kernel_budgets_zero.txt)
+  set_tests_properties(kernel_resources_over_budget_fails PROPERTIES WILL_FAIL TRUE SKIP_RETURN_CODE 77 TIMEOUT 60)
+endif()
