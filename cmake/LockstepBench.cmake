@@ -62,9 +62,16 @@ add_executable(lockstep_opcount bench/op_count.cpp bench/bench_scenes.cpp)
 target_link_libraries(lockstep_opcount PRIVATE lockstep lockstep_io)
 target_compile_definitions(lockstep_opcount PRIVATE LOCKSTEP_SOURCE_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
 target_compile_options(lockstep_opcount PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+# Their bytes per world-step in today's design, checked against bench/bytes_budget.txt (why those
+# numbers: that file); the second test checks that a figure over its budget fails.
 if(LOCKSTEP_BUILD_TESTS)
-  add_test(NAME bench_opcount COMMAND lockstep_opcount chain-7 chain-7-seed free-bushing-grid-4)
+  add_test(NAME bench_opcount COMMAND lockstep_opcount --budget ${PROJECT_SOURCE_DIR}/bench/bytes_budget.txt
+                                      chain-7 chain-7-seed free-bushing-grid-4 humanoid)
   set_tests_properties(bench_opcount PROPERTIES FAIL_REGULAR_EXPRESSION "flagged" TIMEOUT 60)
+  file(WRITE ${PROJECT_BINARY_DIR}/bytes_budget_zero.txt "chain-7 double 0\n")
+  add_test(NAME bench_opcount_over_budget_fails
+    COMMAND lockstep_opcount --budget ${PROJECT_BINARY_DIR}/bytes_budget_zero.txt chain-7)
+  set_tests_properties(bench_opcount_over_budget_fails PROPERTIES WILL_FAIL TRUE TIMEOUT 60)
 endif()
 
 # Registers and stack frame of every CUDA kernel, read from the cubins nvcc embedded in the kernel
