@@ -11,7 +11,7 @@ add_executable(lockstep_bench
   bench/bench_rollout.cpp
   bench/bench_derivatives.cpp
 )
-target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark CUDA::cudart_static)
+target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark ${LOCKSTEP_CUDART})
 # The robots' scene files (bench_scenes.cpp); LOCKSTEP_SCENES_DIR overrides it at run time.
 target_compile_definitions(lockstep_bench PRIVATE LOCKSTEP_SOURCE_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
 # The one-thread benchmarks instantiate the scalar per-world templates themselves: compile them with

@@ -66,15 +66,18 @@ cmd_pack() {
       local launcher=()
       command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
       # sm_90 GPU code; the CPU code is portable (the pack copies are chosen at run time).
+      # One shared engine library (and CUDA runtime) for the four programs, not a copy in each.
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DLOCKSTEP_SIMBODY_ORACLE=OFF -DLOCKSTEP_BUILD_TESTS=ON -DLOCKSTEP_BUILD_BENCH=ON \
-        "${launcher[@]}" >/dev/null || die "pack: cmake configure failed"
+        -DLOCKSTEP_SHARED_ENGINE=ON "${launcher[@]}" >/dev/null || die "pack: cmake configure failed"
     fi
   fi
   local cache=$build/CMakeCache.txt
   [ -f "$cache" ] || die "pack: $build is not a CMake build directory"
   grep -Eq '^CMAKE_CUDA_ARCHITECTURES:[A-Z]+=(.*[^0-9])?90([^0-9].*)?$' "$cache" ||
     die "pack: $build is not built for sm_90 (CMAKE_CUDA_ARCHITECTURES)"
+  grep -Eq '^LOCKSTEP_SHARED_ENGINE:BOOL=(ON|TRUE|1)$' "$cache" ||
+    die "pack: $build does not share the engine between the programs: configure it with -DLOCKSTEP_SHARED_ENGINE=ON"
   cmake --build "$build" -j"${JOBS:-2}" --target "${targets[@]}" || die "pack: build failed"
 
   local stage
@@ -96,7 +99,11 @@ cmd_pack() {
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux* | libstdc++.so* | libgcc_s.so*) ;;
       libcuda.so* | libnvidia*) ;;  # the driver's: the device machine's own
-      *) cp -L "$lib" "$stage/lib/" ;;
+      *) cp -L "$lib" "$stage/lib/"
+         # The engine library built here (LOCKSTEP_SHARED_ENGINE) is stripped as the programs are.
+         case "$(readlink -f "$lib")" in
+           "$(readlink -f "$build")"/*) strip --strip-unneeded "$stage/lib/$(basename "$lib")" || die "pack: strip $lib failed" ;;
+         esac ;;
     esac
   done
   local sanitizer_note="not packed: none here (the device machine's own is used)"
