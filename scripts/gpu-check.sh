@@ -2,8 +2,9 @@
 # The proof on the GPU in one call of the device tool (bench/README.md, "GPU check").
 #
 #   scripts/gpu-check.sh pack [--build-dir DIR]
-#       here: builds the tests, the command line and the benchmarks for sm_90 (in build-gpu-check/
-#       unless told), packs them, stripped, with the shared libraries the device machine lacks and
+#       here: builds the tests, the command line, the benchmarks and lockstep_opcount for sm_90 around
+#       one shared engine library (in build-gpu-check/ unless told; LOCKSTEP_SHARED_ENGINE), packs
+#       them, stripped, with the shared libraries the device machine lacks and
 #       compute-sanitizer when this machine has one, into .gpu-check/pack.tar.gz (ignored by git),
 #       and checks that the pack and the working tree fit the tool's 64 MiB.
 #   scripts/gpu-check.sh run [--budget SECONDS]
@@ -635,5 +636,5 @@ case "${1:-}" in
   run) shift; cmd_run "$@" ;;
   bench) shift; cmd_bench "$@" ;;
   exec) shift; unpack; cd "$repo" || exit 2; exec "$@" ;;
-  *) sed -n '2,24p' "$0"; exit 2 ;;
+  *) sed -n '2,25p' "$0"; exit 2 ;;
 esac
