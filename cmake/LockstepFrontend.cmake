@@ -123,8 +123,10 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_stand.cpp
     tests/frontend/test_view.cpp
     tests/frontend/test_sensors.cpp
+    tests/frontend/test_hostile_files.cpp
+    host/cli/npz.cpp
   )
-  target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/host/cli)
   target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io lockstep_view Eigen3::Eigen GTest::gtest GTest::gtest_main
                         PkgConfig::LIBZIP mujoco::mujoco)
   target_compile_definitions(lockstep_frontend_tests PRIVATE
