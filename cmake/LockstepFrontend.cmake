@@ -28,6 +28,8 @@ add_library(lockstep_io STATIC
   host/io/urdf.cpp
   host/io/mjcf.cpp
   host/io/mjcf_state.cpp
+  host/io/mjcf_compile.cpp
+  host/io/mjcf_checks.cpp
   host/io/study_file.cpp
   host/io/study_report.cpp
   host/io/scene_description.cpp
@@ -124,6 +126,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_view.cpp
     tests/frontend/test_sensors.cpp
     tests/frontend/test_hostile_files.cpp
+    tests/frontend/test_mjcf_hostile.cpp
     host/cli/npz.cpp
   )
   target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/host/cli)
