@@ -242,12 +242,12 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   // own scale at the start, are named too: nothing the integrator's error explains.
   double relative = 0, absolute = 0, constraintError = 0;
   std::int64_t healthy = 0, worstRelative = -1, worstAbsolute = -1;
-  std::map<std::int32_t, std::vector<std::int64_t>> flagged;  // status -> worlds
+  std::map<std::string, std::vector<std::int64_t>> flagged;  // why (describeWorldStatus) -> worlds
   std::vector<std::int64_t> notFinite, implausible;
   for (std::int64_t w = 0; w < W; ++w) {
     const std::int32_t status = batch.status(w);
     if (status != kStatusOk) {
-      flagged[status].push_back(w);
+      flagged[batch.describeWorldStatus(w)].push_back(w);
       continue;
     }
     ++healthy;
@@ -302,9 +302,9 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   for (const auto& f : flagged) nFlagged += static_cast<std::int64_t>(f.second.size());
   std::printf("flagged       %lld worlds%s\n", static_cast<long long>(nFlagged),
               nFlagged && recording ? " (all of them in the output's status)" : "");
-  for (const auto& [status, worlds] : flagged)
-    std::printf("              %lld: %s; worlds %s\n", static_cast<long long>(worlds.size()),
-                describeStatus(status).c_str(), firstWorlds(worlds).c_str());
+  for (const auto& [why, worlds] : flagged)
+    std::printf("              %lld: %s; worlds %s\n", static_cast<long long>(worlds.size()), why.c_str(),
+                firstWorlds(worlds).c_str());
   if (recording) std::printf("output        %s (%d frames x %lld worlds)\n", plan.out.c_str(), frames, static_cast<long long>(W));
   if (!plan.view.empty())
     std::printf("view          %s (%d frames x %zu worlds; open it in a browser)\n", plan.view.c_str(), frames,
