@@ -251,8 +251,8 @@ std::vector<std::int64_t> parseShape(const std::string& text, const std::string&
     if (text[i] < '0' || text[i] > '9') throw bad("dimension " + std::to_string(shape.size()) + " is not a whole number");
     std::int64_t d = 0;
     for (; i < end && text[i] >= '0' && text[i] <= '9'; ++i) {
+      if (d >= kLimit / 10) throw bad("dimension " + std::to_string(shape.size()) + " is too large");
       d = d * 10 + (text[i] - '0');
-      if (d >= kLimit) throw bad("dimension " + std::to_string(shape.size()) + " is too large");
     }
     while (i < end && text[i] == ' ') ++i;
     if (i < end && text[i] != ',') throw bad("dimension " + std::to_string(shape.size()) + " is not a whole number");
@@ -340,6 +340,17 @@ std::map<std::string, NpyArray> readNpz(const std::string& path) {
                                ", over the limit of " + std::to_string(limit >> 20) +
                                " MiB for input files (set LOCKSTEP_MAX_INPUT_MB to a larger number of MiB to read it)");
     total += st.size;
+    // What the entry's header claims, against what the archive holds: a stored member is its
+    // compressed bytes, and deflate inflates at most 1032 to 1 (a few hundred bytes claiming
+    // gigabytes are refused before anything is allocated).
+    const std::uint64_t fileBytes = std::filesystem::file_size(path, ec);
+    if ((st.valid & ZIP_STAT_COMP_SIZE) && !ec) {
+      const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
+      if (st.comp_size > fileBytes || (stored && st.size != st.comp_size) || st.size / 1032 > st.comp_size + 64)
+        throw std::runtime_error(where + ": its entry claims " + std::to_string(st.size) + " bytes from " +
+                                 std::to_string(st.comp_size) + (stored ? " stored" : " compressed") +
+                                 " bytes in an archive of " + std::to_string(fileBytes) + ": the archive is damaged");
+    }
     std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0),
                                                           zip_fclose);
     if (!file) throw std::runtime_error(where + ": cannot read it: " + zip_strerror(archive.get()));

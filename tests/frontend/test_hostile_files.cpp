@@ -125,6 +125,29 @@ TEST_F(HostileFiles, NpyHeadersAreCheckedAgainstTheirBytes) {
   bothRefuse(npz("cut.npz", m), "cut.npz: time.npy: its .npy header says ");
 }
 
+// Item 3: an archive entry whose header claims gigabytes from a few hundred bytes is refused
+// before anything is allocated (run with 3 GB of address space: a 4 GB string fails).
+TEST_F(HostileFiles, ArchiveEntriesClaimingMoreThanTheyHoldAreRefused) {
+  const std::string file = npz("claims.npz", Recording().members());
+  std::string bytes = readText(file);
+  for (const std::uint32_t claim : {0xF0000000u, 0x0F000000u}) {  // over the input limit (256 MiB), and under it
+    std::string forged = bytes;
+    const auto patch = [&](std::size_t at) {
+      for (int k = 0; k < 4; ++k) forged[at + k] = static_cast<char>((claim >> (8 * k)) & 0xff);
+    };
+    for (std::size_t at = 0; (at = forged.find("PK\x03\x04", at)) != std::string::npos; at += 4) patch(at + 22);
+    for (std::size_t at = 0; (at = forged.find("PK\x01\x02", at)) != std::string::npos; at += 4) patch(at + 24);
+    std::ofstream(file, std::ios::binary) << forged;
+    const CliResult r = run("view " + file + " --scene " + kChain7 + " --out " + (dir_ / "v.html").string(), "ulimit -v 3000000;");
+    EXPECT_EQ(r.status, 1);
+    const std::string expected = claim == 0xF0000000u
+                                     ? "claims.npz: bodyPose.npy: 4026531840 bytes, over the limit of 256 MiB for input files"
+                                     : "claims.npz: bodyPose.npy: its entry claims 251658240 bytes from ";
+    EXPECT_NE(r.err.find(expected), std::string::npos) << r.err;
+    if (claim != 0xF0000000u) EXPECT_NE(r.err.find("the archive is damaged"), std::string::npos) << r.err;
+  }
+}
+
 // Item 3: a member over LOCKSTEP_MAX_INPUT_MB is refused before it is read.
 TEST_F(HostileFiles, NpzMembersOverTheInputLimitAreRefused) {
   Recording rec;
@@ -306,6 +329,54 @@ TEST_F(HostileFiles, StudyDrawsColourThePage) {
   EXPECT_GT(first, 0.05);
   EXPECT_LT(first, 0.55);
   EXPECT_NE(first, 0.3);
+}
+
+// Item 18: render draws the grids it accepts (256 worlds: MuJoCo's "Stack overflow" in the model
+// of every world's bodies, whose compile time and stack grew with their square).
+TEST_F(HostileFiles, RenderDrawsLargeGrids) {
+  Recording rec;
+  rec.worlds = 400;
+  rec.frames = 1;
+  const std::string file = npz("grid.npz", rec), png = (dir_ / "grid.png").string();
+  const auto t0 = std::chrono::steady_clock::now();
+  const CliResult r = run("render " + file + " --scene " + kChain7 + " --grid 400 --width 64 --height 48 --out " + png);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("400 worlds"), std::string::npos) << r.out;
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 60.0);
+  EXPECT_EQ(readText(png).substr(1, 3), "PNG");
+}
+
+// Also: a state that diverges within a step is said to (it read "singular joint inertia in the
+// articulated-body sweep"), with the step and what to try: Gymnasium's Ant at 10 ms with RK4.
+TEST_F(HostileFiles, ADivergedStateIsSaidToBeOne) {
+  const CliResult r = run("simulate " + kSource + "/models/mjcf/ant.xml --worlds 2 --steps 5000 --dt 0.01 --integrator rk4");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("flagged       2 worlds"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("2: the state diverged within a step of 0.01 s (rk4): the articulated-body sweep met a singular "
+                       "joint inertia at a state the step reached, not at the world's last state; try a smaller step (dt)"),
+            std::string::npos) << r.out;
+}
+
+// Also: a derivative study counts its Jacobians and sensitivities (here 26 KB a world beside the
+// batch's 12 KB) when it sizes its chunks; it used to plan as many worlds as a plain study.
+TEST_F(HostileFiles, DerivativeStudiesSizeTheirChunksWithTheirDerivatives) {
+  const std::string study = R"({"scene": ")" + kSource + R"(/scenes/humanoid.json", "worlds": 2, "steps": 1, "dt": 0.001,
+    "precision": "double", "seed": 1, SENSITIVITY
+    "vary": [{"parameter": "body.torso.mass", "distribution": "uniform", "low": 8, "high": 9}],
+    "outputs": ["q.abdomen_y"]})";
+  std::int64_t chunk[2];
+  for (int derivative = 0; derivative < 2; ++derivative) {
+    std::string text = study;
+    text.replace(text.find("SENSITIVITY"), 11, derivative ? R"("sensitivity": "derivative",)" : "");
+    const std::string file = write(derivative ? "d.json" : "p.json", text);
+    const CliResult r = run("study " + file + " --out " + (dir_ / (derivative ? "out-d" : "out-p")).string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::size_t at = r.out.find("chunks of at most ");
+    ASSERT_NE(at, std::string::npos) << r.out;
+    chunk[derivative] = std::stoll(r.out.substr(at + 18));
+  }
+  EXPECT_LT(chunk[1], chunk[0] * 0.5) << chunk[1] << " of " << chunk[0];  // 12 / (12 + 26) of it
+  EXPECT_GT(chunk[1], chunk[0] * 0.2) << chunk[1] << " of " << chunk[0];
 }
 
 }  // namespace
