@@ -16,7 +16,7 @@ trap 'rm -rf "$work"' EXIT
 count() {  # count PROGRAM SCENE PRECISION STEPS: instructions of the whole run
   LOCKSTEP_CPU_ISA=avx2 OMP_NUM_THREADS=1 valgrind --tool=callgrind --callgrind-out-file="$work/out" \
     "$1" simulate "$2" --worlds 256 --steps "$4" --device cpu --threads 1 --precision "$3" > /dev/null 2>&1
-  callgrind_annotate "$work/out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}'
+  callgrind_annotate "$work/out" 2>/dev/null | awk '/PROGRAM TOTALS/ && !done {gsub(",", "", $1); print $1; done = 1}'
 }
 
 printf '%-26s' "scene, precision"

@@ -1,8 +1,12 @@
 // lockstep_opcount: counts the arithmetic and the per-world memory accesses of one world's forward
 // dynamics and RK4 step, stage by stage, by running the engine's own per-world code (the same
-// templates the CUDA kernels and the CPU backend instantiate) on a counting scalar.
+// templates the CUDA kernels and the CPU backend instantiate) on a counting scalar, and from them
+// the bytes a world-step moves through device memory (the bytes model, bench/README.md).
 //
-//   lockstep_opcount [scene ...]      scenes of bench_scenes.h; default chain-7 chain-32 chain-7-seed
+//   lockstep_opcount [--budget FILE] [scene ...]
+//       scenes of bench_scenes.h, scenes of scenes/ by name (humanoid, ant, ...) or scene files;
+//       default chain-7 chain-32 chain-7-seed. --budget FILE (bench/bytes_budget.txt): exit 1 when
+//       today's bytes per world-step of a scene and precision exceed its budget.
 //
 // The scalar F holds a double and counts every +, -, *, / and every sqrt, sin/cos and atan2 it is
 // given; unary minus and comparisons are not counted (they fold into other instructions).
@@ -19,6 +23,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -264,6 +272,7 @@ struct Strided<opcount::F> {
 }  // namespace lockstep
 
 #include "bench_scenes.h"
+#include "lockstep/io/scene.h"
 #include "lockstep/physics/world.h"
 
 namespace lockstep::opcount {
@@ -334,9 +343,15 @@ struct CountedWorld {
   ModelView<F> model;
 };
 
+// Distinct scalars of each region a call read and wrote.
+struct Footprint {
+  std::int64_t read[3] = {0, 0, 0}, written[3] = {0, 0, 0}, touched[3] = {0, 0, 0};
+};
+
 struct Row {
   std::string what;
   Counts c;
+  Footprint f;
 };
 
 // NVIDIA H100 SXM5 80 GB datasheet rates (non-tensor): the floors below use these. The workplace's
@@ -348,22 +363,24 @@ constexpr double kH100BytesPerSecond = 3.35e12;
 void print(const std::string& scene, const CountedWorld& w, const std::vector<Row>& rows) {
   std::printf("\n%s: nb %d, nq %d, nu %d, nc %d; workspace %lld scalars per world\n", scene.c_str(), w.model.sizes.nb,
               w.model.sizes.nq, w.model.sizes.nu, w.model.sizes.nc, static_cast<long long>(w.layout.total));
-  std::printf("%-34s %7s %7s %5s %5s %6s %5s %8s | %7s %7s %7s %7s %6s %6s\n", "stage", "add/sub", "mul", "div", "sqrt",
-              "sincos", "atan2", "flops", "scr rd", "scr wr", "fld rd", "fld wr", "par rd", "par wr");
+  std::printf("%-34s %7s %7s %5s %5s %6s %5s %8s | %7s %7s %7s %7s %6s %6s | %s\n", "stage", "add/sub", "mul", "div",
+              "sqrt", "sincos", "atan2", "flops", "scr rd", "scr wr", "fld rd", "fld wr", "par rd", "par wr",
+              "distinct scr rd/wr, fld rd/wr, par rd");
   for (const Row& r : rows) {
     const Counts& c = r.c;
-    std::printf("%-34s %7lld %7lld %5lld %5lld %6lld %5lld %8lld | %7lld %7lld %7lld %7lld %6lld %6lld\n",
-                r.what.c_str(), (long long)c.add, (long long)c.mul, (long long)c.div, (long long)c.sqrt,
-                (long long)c.sincos, (long long)c.atan2, (long long)c.flops(), (long long)c.read[kScratch],
-                (long long)c.write[kScratch], (long long)c.read[kFields], (long long)c.write[kFields],
-                (long long)c.read[kParams], (long long)c.write[kParams]);
+    std::printf("%-34s %7lld %7lld %5lld %5lld %6lld %5lld %8lld | %7lld %7lld %7lld %7lld %6lld %6lld", r.what.c_str(),
+                (long long)c.add, (long long)c.mul, (long long)c.div, (long long)c.sqrt, (long long)c.sincos,
+                (long long)c.atan2, (long long)c.flops(), (long long)c.read[kScratch], (long long)c.write[kScratch],
+                (long long)c.read[kFields], (long long)c.write[kFields], (long long)c.read[kParams],
+                (long long)c.write[kParams]);
+    const Footprint& f = r.f;
+    if (f.touched[kScratch] + f.touched[kFields] + f.touched[kParams] > 0)
+      std::printf(" | %lld/%lld, %lld/%lld, %lld", (long long)f.read[kScratch], (long long)f.written[kScratch],
+                  (long long)f.read[kFields], (long long)f.written[kFields], (long long)f.read[kParams]);
+    std::printf("\n");
   }
 }
 
-// Distinct scalars of each region a call read and wrote.
-struct Footprint {
-  std::int64_t read[3] = {0, 0, 0}, written[3] = {0, 0, 0}, touched[3] = {0, 0, 0};
-};
 Footprint gFootprint;
 
 template <class Fn>
@@ -381,65 +398,122 @@ Counts count(Fn&& fn) {
   return g - before;
 }
 
-void countScene(const bench::BenchScene& scene) {
+template <class Fn>
+Row measure(std::string what, Fn&& fn) {
+  Row r{std::move(what), count(fn), {}};
+  r.f = gFootprint;
+  return r;
+}
+
+// The bytes one world moves through device memory in one RK4 step (observations, written once per
+// step call, apart), for one scalar size; see "The bytes model" in bench/README.md.
+struct BytesModel {
+  double stateOnly = 0;   // the state the step reads and writes, once: the floor of any design
+  double today = 0;       // today's design: every stage fetches and writes back its own footprint
+  double perWorldParams = 0;  // what today's design adds when every parameter differs per world
+  double everyAccess = 0;     // every access of the source from device memory: the upper bound
+};
+
+// A scene and precision's budget of today's bytes per world-step (bench/bytes_budget.txt).
+struct Budget {
+  std::string scene, precision;
+  double bytes = 0;
+};
+
+struct SceneResult {
+  std::string name;
+  std::int64_t flops = 0;
+  BytesModel bytes[2];  // float, double
+};
+
+SceneResult countScene(const std::string& name, const bench::BenchScene& scene, double dt) {
   CountedWorld w(scene);
   const Workspace<F> ws = w.workspace();
   const WorldView<F> world = w.world();
   const Sizes& s = w.model.sizes;
   const Strided<F> ydot = ws.ydot();
-  std::vector<Row> rows;
+  std::vector<Row> stages;
 
-  // The stages of one evaluation, in the order computeStateDerivative runs them.
-  rows.push_back({"kinematics", count([&] { computeKinematics<F>(w.model, world.params, world.q, world.u, ws); })});
-  rows.push_back({"forces", count([&] { computeForces<F>(w.model, world, world.u, ws, ydot + (s.nq + s.nu)); })});
-  rows.push_back(
-      {"sweep: factor (IA, U, D^-1)", count([&] { factorArticulatedInertias<F>(w.model, world.params, ws); })});
-  rows.push_back({"sweep: solve (pA, udot, A)", count([&] {
-                    solveArticulated<F>(w.model, ws, ws.Fb(), ws.tauTotal(), true, ydot + s.nq,
-                                        ws.A_GB());
-                  })});
-  rows.push_back(
-      {"constraints", count([&] { solveConstraints<F>(w.model, world.params, ws, ydot + s.nq, ws.lambda()); })});
-  const Counts fd = count([&] { computeStateDerivative<F>(w.model, world, ws); });
-  Counts stages;
-  for (const Row& r : rows) stages = stages - (Counts{} - r.c);
-  rows.push_back({"qdot (rest of the evaluation)", fd - stages});
-  rows.push_back({"= one evaluation (fd)", fd});
+  // The stages of one evaluation, in the order computeStateDerivative runs them; each is a pass
+  // over the workspace in device memory today (one thread per world, nothing kept between stages).
+  stages.push_back(measure("kinematics", [&] { computeKinematics<F>(w.model, world.params, world.q, world.u, ws); }));
+  stages.push_back(
+      measure("forces", [&] { computeForces<F>(w.model, world, world.u, ws, ydot + (s.nq + s.nu)); }));
+  stages.push_back(
+      measure("sweep: factor (IA, U, D^-1)", [&] { factorArticulatedInertias<F>(w.model, world.params, ws); }));
+  stages.push_back(measure("sweep: solve (pA, udot, A)", [&] {
+    solveArticulated<F>(w.model, ws, ws.Fb(), ws.tauTotal(), true, ydot + s.nq, ws.A_GB());
+  }));
+  stages.push_back(
+      measure("constraints", [&] { solveConstraints<F>(w.model, world.params, ws, ydot + s.nq, ws.lambda()); }));
+  stages.push_back(measure("qdot", [&] {
+    computeQdot(w.model, Strided<const F>(world.q), Strided<const F>(world.u), ydot);
+  }));
+  std::vector<Row> rows = stages;
+  const Row fd = measure("= one evaluation (fd)", [&] { computeStateDerivative<F>(w.model, world, ws); });
+  Counts staged;
+  for (const Row& r : stages) staged = staged - (Counts{} - r.c);
+  rows.push_back({"(rest of the evaluation)", fd.c - staged, {}});
+  rows.push_back(fd);
   // One step without the observations, which Batch::step writes once per call (counted apart).
-  const StepSettings<F> settings{F(1e-3), 1, Integrator::RK4, F(1e-10), 20, false, false};
-  const Counts step = count([&] { advanceWorld<F>(w.model, world, ws, settings); });
+  const StepSettings<F> settings{F(dt), 1, Integrator::RK4, F(1e-10), 20, false, false};
+  const Row step = measure("= one RK4 step", [&] { advanceWorld<F>(w.model, world, ws, settings); });
   Counts fourFd;
-  for (int k = 0; k < 4; ++k) fourFd = fourFd - (Counts{} - fd);
-  rows.push_back({"integrator (step - 4 fd)", step - fourFd});
-  rows.push_back({"= one RK4 step", step});
-  const Footprint f = gFootprint;
-  rows.push_back({"observations (once per step call)", count([&] { observeWorld<F>(w.model, world, ws); })});
-  print(scene.name, w, rows);
+  for (int k = 0; k < 4; ++k) fourFd = fourFd - (Counts{} - fd.c);
+  const Counts integrator = step.c - fourFd;
+  rows.push_back({"integrator, projection (step - 4 fd)", integrator, {}});
+  rows.push_back(step);
+  rows.push_back(measure("observations (once per step call)", [&] { observeWorld<F>(w.model, world, ws); }));
+  print(name, w, rows);
+  const Footprint& f = step.f;
   std::printf(
       "distinct scalars of one RK4 step: scratch %lld touched (%lld read, %lld written); fields %lld read, "
       "%lld written; params %lld read\n",
       (long long)f.touched[kScratch], (long long)f.read[kScratch], (long long)f.written[kScratch],
       (long long)f.read[kFields], (long long)f.written[kFields], (long long)f.read[kParams]);
-  // Bytes one world moves through device memory in one RK4 step, three ways:
+
+  // The bytes model (scalars, then bytes; the status word is 4 bytes read once per step):
   //   state only     each field the step reads fetched once, each it changes written once
-  //   scratch once   plus each workspace scalar the step touches written once and read back once
+  //   today          4 evaluations x the sum over their stages of each stage's distinct workspace and
+  //                  field scalars read and written (a stage fetches what it reads and writes back
+  //                  what it writes; nothing stays on chip from one stage to the next), plus every
+  //                  access of the integrator and the projection (short loops touching each scalar
+  //                  about once)
+  //   params         the same for the parameters, were every one per world (today the scenes share
+  //                  their defaults: one broadcast address per warp, 0 bytes per world)
   //   every access   every access of the source goes to device memory (no cache hits)
-  // Parameters and model arrays are the same for all worlds (cache hits); the status word is 4 bytes.
-  const std::int64_t stateScalars = f.read[kFields] + f.written[kFields];
-  const std::int64_t scratchOnceScalars = stateScalars + f.read[kScratch] + f.written[kScratch];
-  const std::int64_t everyScalars =
-      step.read[kScratch] + step.write[kScratch] + step.read[kFields] + step.write[kFields];
-  std::printf("H100 SXM floors, world-steps/s (compute: FP32 67, FP64 34 TFLOP/s; memory: 3.35 TB/s):\n");
-  std::printf("  %-7s %12s | %12s %12s %12s   bytes per world-step: state, scratch once, every access\n", "", "compute",
-              "state only", "scratch once", "every access");
-  for (int size : {4, 8}) {
-    const double peak = size == 4 ? kH100Fp32FlopsPerSecond : kH100Fp64FlopsPerSecond;
-    const double b0 = double(stateScalars * size + 4), b1 = double(scratchOnceScalars * size + 4),
-                 b2 = double(everyScalars * size + 4);
-    std::printf("  %-7s %12.3g | %12.3g %12.3g %12.3g   %.0f, %.0f, %.0f\n", size == 4 ? "float" : "double",
-                peak / double(step.flops()), kH100BytesPerSecond / b0, kH100BytesPerSecond / b1,
-                kH100BytesPerSecond / b2, b0, b1, b2);
+  std::int64_t stageScalars = 0, stageParams = 0;
+  for (const Row& r : stages) {
+    stageScalars += r.f.read[kScratch] + r.f.written[kScratch] + r.f.read[kFields] + r.f.written[kFields];
+    stageParams += r.f.read[kParams];
   }
+  const std::int64_t stateScalars = f.read[kFields] + f.written[kFields];
+  const std::int64_t todayScalars = 4 * stageScalars + integrator.read[kScratch] + integrator.write[kScratch] +
+                                    integrator.read[kFields] + integrator.write[kFields];
+  const std::int64_t paramScalars = 4 * stageParams + integrator.read[kParams];
+  const std::int64_t everyScalars =
+      step.c.read[kScratch] + step.c.write[kScratch] + step.c.read[kFields] + step.c.write[kFields];
+  SceneResult result{name, step.c.flops(), {}};
+  std::printf("bytes per world-step through device memory (bench/README.md \"The bytes model\"), beside %lld flops:\n",
+              (long long)step.c.flops());
+  std::printf("  %-7s %11s %11s %13s %12s | %10s %10s %10s   %s\n", "", "state only", "today", "+ per-world", "every access",
+              "flop/byte", "floor", "floor", "aim (issue 37)");
+  std::printf("  %-7s %11s %11s %13s %12s | %10s %10s %10s\n", "", "(floor)", "(stages)", "parameters", "(bound)",
+              "today", "compute", "today mem");
+  for (int size : {4, 8}) {
+    BytesModel& b = result.bytes[size == 8];
+    b.stateOnly = double(stateScalars * size + 4);
+    b.today = double(todayScalars * size + 4);
+    b.perWorldParams = double(paramScalars * size);
+    b.everyAccess = double(everyScalars * size + 4);
+    const double peak = size == 4 ? kH100Fp32FlopsPerSecond : kH100Fp64FlopsPerSecond;
+    const bool humanoid = name == "humanoid";
+    std::printf("  %-7s %11.0f %11.0f %13.0f %12.0f | %10.2f %10.3g %10.3g   %s\n", size == 4 ? "float" : "double",
+                b.stateOnly, b.today, b.perWorldParams, b.everyAccess, double(step.c.flops()) / b.today,
+                peak / double(step.c.flops()), kH100BytesPerSecond / b.today,
+                name == "chain-7" ? "<= 2048" : humanoid ? "<= 8192" : "-");
+  }
+  std::printf("  (floors in world-steps/s on an H100 SXM: FP32 67, FP64 34 TFLOP/s, 3.35 TB/s)\n");
 
   for (Precision p : {Precision::Float, Precision::Double}) {
     const std::int64_t n = std::int64_t(1) << 20;
@@ -448,6 +522,40 @@ void countScene(const bench::BenchScene& scene) {
                 precisionName(p), double(m.deviceBytes) / double(n), double(m.deviceBytes) / double(1ull << 30));
   }
   if (w.status[0] != kStatusOk) std::printf("  (the world was flagged: %s)\n", describeStatus(w.status[0]).c_str());
+  return result;
+}
+
+std::vector<Budget> readBudgets(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read the budget file '" + path + "'");
+  std::vector<Budget> out;
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line)) {
+    ++n;
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    Budget b;
+    if (!(words >> b.scene)) continue;
+    if (!(words >> b.precision >> b.bytes) || (b.precision != "float" && b.precision != "double"))
+      throw std::runtime_error(path + ":" + std::to_string(n) + ": expected 'scene float|double bytes'");
+    out.push_back(b);
+  }
+  return out;
+}
+
+// A scene of bench_scenes.h by name, else a scene file: NAME.json in the scenes folder, or a path.
+bench::BenchScene sceneNamed(const std::string& name, double* dt) {
+  *dt = 1e-3;
+  for (const bench::BenchScene& s : bench::benchScenes())
+    if (s.name == name) return s;
+  const char* dir = std::getenv("LOCKSTEP_SCENES_DIR");
+  const std::string path = name.find('/') != std::string::npos || name.find('.') != std::string::npos
+                               ? name
+                               : std::string(dir ? dir : LOCKSTEP_SOURCE_SCENES_DIR) + "/" + name + ".json";
+  const Scene scene = loadSceneFile(path);
+  *dt = scene.simulation.dt;
+  return {scene.name, scene.model, scene.q0, scene.u0, !scene.model->contacts().empty()};
 }
 
 }  // namespace
@@ -455,10 +563,34 @@ void countScene(const bench::BenchScene& scene) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> names;
-  for (int i = 1; i < argc; ++i) names.push_back(argv[i]);
+  std::string budgetFile;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--budget" && i + 1 < argc) {
+      budgetFile = argv[++i];
+    } else if (a == "-h" || a == "--help" || (!a.empty() && a[0] == '-')) {
+      std::fprintf(stderr,
+                   "usage: lockstep_opcount [--budget FILE] [scene ...]\n"
+                   "  scenes: the benchmark scenes (chain-7, chain-32, chain-7-seed, free-bushing-grid-4/16, panda,\n"
+                   "  ur5, solo12), a scene of scenes/ by name (humanoid, ant, ...) or a scene file's path;\n"
+                   "  default chain-7 chain-32 chain-7-seed. --budget FILE: fail (exit 1) when today's bytes per\n"
+                   "  world-step of a scene and precision exceed its line 'scene float|double bytes' in FILE.\n");
+      return a == "-h" || a == "--help" ? 0 : 2;
+    } else {
+      names.push_back(a);
+    }
+  }
   if (names.empty()) names = {"chain-7", "chain-32", "chain-7-seed"};
+  using namespace lockstep::opcount;
+  std::vector<SceneResult> results;
+  std::vector<Budget> budgets;
   try {
-    for (const std::string& n : names) lockstep::opcount::countScene(lockstep::bench::benchScene(n));
+    if (!budgetFile.empty()) budgets = readBudgets(budgetFile);
+    for (const std::string& n : names) {
+      double dt = 1e-3;
+      const lockstep::bench::BenchScene scene = sceneNamed(n, &dt);
+      results.push_back(countScene(n, scene, dt));
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "lockstep_opcount: %s\n", e.what());
     return 1;
@@ -466,5 +598,25 @@ int main(int argc, char** argv) {
   std::printf(
       "\nflops = add/sub + mul + div + sqrt (a fused multiply-add is 2); sin/cos and atan2 apart.\n"
       "Accesses are scalars: multiply by 4 (float) or 8 (double) for bytes.\n");
-  return 0;
+  if (budgetFile.empty()) return 0;
+  int over = 0, checked = 0;
+  std::printf("\nbytes per world-step, today's design, against %s:\n", budgetFile.c_str());
+  for (const SceneResult& r : results)
+    for (int d = 0; d < 2; ++d) {
+      const char* precision = d ? "double" : "float";
+      for (const Budget& b : budgets)
+        if (b.scene == r.name && b.precision == precision) {
+          const bool ok = r.bytes[d].today <= b.bytes;
+          std::printf("  %-4s %-14s %-6s %8.0f bytes, budget %8.0f\n", ok ? "ok" : "OVER", r.name.c_str(), precision,
+                      r.bytes[d].today, b.bytes);
+          over += !ok;
+          ++checked;
+        }
+    }
+  if (checked == 0) {
+    std::printf("  no budget line names a scene counted here\n");
+    return 1;
+  }
+  std::printf("%d of %d within budget\n", checked - over, checked);
+  return over ? 1 : 0;
 }

@@ -11,7 +11,7 @@ add_executable(lockstep_bench
   bench/bench_rollout.cpp
   bench/bench_derivatives.cpp
 )
-target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark CUDA::cudart_static)
+target_link_libraries(lockstep_bench PRIVATE lockstep lockstep_io benchmark::benchmark ${LOCKSTEP_CUDART})
 # The robots' scene files (bench_scenes.cpp); LOCKSTEP_SCENES_DIR overrides it at run time.
 target_compile_definitions(lockstep_bench PRIVATE LOCKSTEP_SOURCE_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
 # The one-thread benchmarks instantiate the scalar per-world templates themselves: compile them with
@@ -62,7 +62,31 @@ add_executable(lockstep_opcount bench/op_count.cpp bench/bench_scenes.cpp)
 target_link_libraries(lockstep_opcount PRIVATE lockstep lockstep_io)
 target_compile_definitions(lockstep_opcount PRIVATE LOCKSTEP_SOURCE_SCENES_DIR="${PROJECT_SOURCE_DIR}/scenes")
 target_compile_options(lockstep_opcount PRIVATE ${LOCKSTEP_WARNINGS_CXX})
+# Their bytes per world-step in today's design, checked against bench/bytes_budget.txt (why those
+# numbers: that file); the second test checks that a figure over its budget fails.
 if(LOCKSTEP_BUILD_TESTS)
-  add_test(NAME bench_opcount COMMAND lockstep_opcount chain-7 chain-7-seed free-bushing-grid-4)
+  add_test(NAME bench_opcount COMMAND lockstep_opcount --budget ${PROJECT_SOURCE_DIR}/bench/bytes_budget.txt
+                                      chain-7 chain-7-seed free-bushing-grid-4 humanoid)
   set_tests_properties(bench_opcount PROPERTIES FAIL_REGULAR_EXPRESSION "flagged" TIMEOUT 60)
+  file(WRITE ${PROJECT_BINARY_DIR}/bytes_budget_zero.txt "chain-7 double 0\n")
+  add_test(NAME bench_opcount_over_budget_fails
+    COMMAND lockstep_opcount --budget ${PROJECT_BINARY_DIR}/bytes_budget_zero.txt chain-7)
+  set_tests_properties(bench_opcount_over_budget_fails PROPERTIES WILL_FAIL TRUE TIMEOUT 60)
+endif()
+
+# Registers and stack frame of every CUDA kernel, read from the cubins nvcc embedded in the kernel
+# objects (bench/kernel_resources.py: no GPU and no cuobjdump needed), against the budgets of
+# bench/kernel_budgets.txt; skipped (77) when no kernel object is found. The second test checks that
+# a kernel over its budget fails.
+find_package(Python3 COMPONENTS Interpreter)
+if(LOCKSTEP_BUILD_TESTS AND Python3_Interpreter_FOUND)
+  add_test(NAME kernel_resources
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/kernel_resources.py --build ${PROJECT_BINARY_DIR}
+            --budgets ${PROJECT_SOURCE_DIR}/bench/kernel_budgets.txt)
+  set_tests_properties(kernel_resources PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 60)
+  file(WRITE ${PROJECT_BINARY_DIR}/kernel_budgets_zero.txt "* 0 0\n")
+  add_test(NAME kernel_resources_over_budget_fails
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/kernel_resources.py --build ${PROJECT_BINARY_DIR}
+            --budgets ${PROJECT_BINARY_DIR}/kernel_budgets_zero.txt)
+  set_tests_properties(kernel_resources_over_budget_fails PROPERTIES WILL_FAIL TRUE SKIP_RETURN_CODE 77 TIMEOUT 60)
 endif()

@@ -46,8 +46,10 @@ target_compile_options(lockstep_io PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 # ---- lockstep_view: what the viewer draws, the web page, off-screen frames and videos -------------
 # Assimp reads robot meshes; MuJoCo's renderer draws on OSMesa (no display, no GPU); the page
 # inlines three.js r111 from Debian's libjs-three, found here and read when a page is written.
+# OSMesa's header only: libOSMesa is opened at run time (host/view/frames.cpp), as libEGL is, so no
+# binary links LLVM and the libraries OSMesa brings.
 find_package(assimp REQUIRED)
-pkg_check_modules(OSMESA REQUIRED IMPORTED_TARGET osmesa)
+pkg_check_modules(OSMESA REQUIRED osmesa)
 find_path(LOCKSTEP_THREE_DIR three.min.js PATHS /usr/share/javascript/three NO_DEFAULT_PATH
           DOC "Folder of three.js r111 (three.min.js, examples/js/controls/OrbitControls.js): Debian's libjs-three")
 if(NOT LOCKSTEP_THREE_DIR)
@@ -65,10 +67,11 @@ add_library(lockstep_view STATIC
 add_library(lockstep::view ALIAS lockstep_view)
 set_target_properties(lockstep_view PROPERTIES EXPORT_NAME view)
 target_include_directories(lockstep_view PRIVATE ${PROJECT_BINARY_DIR}/generated)
+target_include_directories(lockstep_view PRIVATE ${OSMESA_INCLUDE_DIRS})
 target_compile_definitions(lockstep_view PRIVATE LOCKSTEP_THREE_DIR="${LOCKSTEP_THREE_DIR}")
 target_link_libraries(lockstep_view
   PUBLIC lockstep_io
-  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> assimp::assimp PkgConfig::OSMESA mujoco::mujoco ${CMAKE_DL_LIBS}
+  PRIVATE $<BUILD_INTERFACE:nlohmann_json::nlohmann_json> assimp::assimp mujoco::mujoco ${CMAKE_DL_LIBS}
           $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep_view PRIVATE ${LOCKSTEP_WARNINGS_CXX})
 

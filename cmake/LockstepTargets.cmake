@@ -4,7 +4,21 @@ set(LOCKSTEP_WARNINGS_CXX -Wall -Wextra -Wno-unused-parameter)
 set(LOCKSTEP_CUDA_FLAGS --expt-relaxed-constexpr -Xcompiler=-Wall)
 
 # ---- the engine library ------------------------------------------------------------------------
-add_library(lockstep STATIC
+# Static by default. LOCKSTEP_SHARED_ENGINE builds it as one shared library that every program
+# loads (scripts/gpu-check.sh's pack: one copy of the engine and its kernels, about 25 MB, instead
+# of one in each of the four programs), with the shared CUDA runtime everywhere, so that a process
+# holds one runtime. No <target>_EXPORTS definition: the objects compile exactly as in a static
+# build (and ccache finds them).
+option(LOCKSTEP_SHARED_ENGINE "Build the engine library as a shared library, with the shared CUDA runtime" OFF)
+if(LOCKSTEP_SHARED_ENGINE)
+  set(_lockstep_engine_kind SHARED)
+  set(LOCKSTEP_CUDART CUDA::cudart)
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+else()
+  set(_lockstep_engine_kind STATIC)
+  set(LOCKSTEP_CUDART CUDA::cudart_static)
+endif()
+add_library(lockstep ${_lockstep_engine_kind}
   host/backends/device_info.cpp
   host/model/model.cpp
   host/model/elements_force.cpp
@@ -43,11 +57,11 @@ target_include_directories(lockstep PUBLIC
 target_compile_features(lockstep PUBLIC cxx_std_17)
 # Eigen is header-only and used inside host .cpp files only: consumers of the installed library
 # need not have it.
-target_link_libraries(lockstep PUBLIC CUDA::cudart_static OpenMP::OpenMP_CXX PRIVATE $<BUILD_INTERFACE:Eigen3::Eigen>)
+target_link_libraries(lockstep PUBLIC ${LOCKSTEP_CUDART} OpenMP::OpenMP_CXX PRIVATE $<BUILD_INTERFACE:Eigen3::Eigen>)
 target_compile_options(lockstep PRIVATE
   $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
   $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
-set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON)
+set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON DEFINE_SYMBOL "")
 # The CPU backend's pack code (host/backends/cpu_packs.cpp), compiled once per instruction set and
 # chosen at run time (host/backends/cpu_pack_copies.h): plain x86-64 (SSE2), AVX2 with FMA, and AVX-512
 # where the compiler has it. The rest of the library is plain x86-64: no -march=native, the binary

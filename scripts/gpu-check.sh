@@ -2,13 +2,16 @@
 # The proof on the GPU in one call of the device tool (bench/README.md, "GPU check").
 #
 #   scripts/gpu-check.sh pack [--build-dir DIR]
-#       here: builds the tests, the command line and the benchmarks for sm_90 (in build-gpu-check/
-#       unless told), packs them, stripped, with the shared libraries the device machine lacks and
+#       here: builds the tests, the command line, the benchmarks and lockstep_opcount for sm_90 around
+#       one shared engine library (in build-gpu-check/ unless told; LOCKSTEP_SHARED_ENGINE), packs
+#       them, stripped, with the shared libraries the device machine lacks and
 #       compute-sanitizer when this machine has one, into .gpu-check/pack.tar.gz (ignored by git),
 #       and checks that the pack and the working tree fit the tool's 64 MiB.
 #   scripts/gpu-check.sh run [--budget SECONDS]
 #       there, from the repository root with .gpu-check carried: every GPU test, the command line's
-#       default run, a study and a recording on CUDA against the same on the CPU, compute-sanitizer's
+#       default run, a study and a recording on CUDA against the same on the CPU, Nsight Compute on the
+#       step kernel (chain-7 double, humanoid float: DRAM and local-memory bytes per world-step, warps
+#       active, duration; reports $OUT/ncu-*.ncu-rep), compute-sanitizer's
 #       memcheck, racecheck and initcheck on a small set of the tests, and the chain-7 benchmarks,
 #       each step with its own time limit inside the budget (default 540 s: one call is 600 s at most). Writes
 #       $OUT/gpu-check.txt (one PASS/FAIL/SKIP line per step), $OUT/gpu-check.json,
@@ -26,8 +29,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 pack_dir=$repo/.gpu-check
 pack_file=$pack_dir/pack.tar.gz
 limit_bytes=$((64 * 1024 * 1024))                      # the device tool's working tree + carry
-binaries=(lockstep_tests lockstep_throughput_tests lockstep lockstep_bench)
-targets=(lockstep_tests lockstep_throughput_tests lockstep_cli lockstep_bench)
+binaries=(lockstep_tests lockstep_throughput_tests lockstep lockstep_bench lockstep_opcount)
+targets=(lockstep_tests lockstep_throughput_tests lockstep_cli lockstep_bench lockstep_opcount)
 gpu_test_filter='Gpu*:*.Gpu*:*Device*:*Cuda*'          # lockstep_tests: every test that needs a GPU
 throughput_filter='*Cuda*'                              # lockstep_throughput_tests
 # compute-sanitizer runs: small batches, every kernel (advance/evaluate both variants, assemble,
@@ -66,15 +69,18 @@ cmd_pack() {
       local launcher=()
       command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
       # sm_90 GPU code; the CPU code is portable (the pack copies are chosen at run time).
+      # One shared engine library (and CUDA runtime) for the four programs, not a copy in each.
       cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
         -DLOCKSTEP_SIMBODY_ORACLE=OFF -DLOCKSTEP_BUILD_TESTS=ON -DLOCKSTEP_BUILD_BENCH=ON \
-        "${launcher[@]}" >/dev/null || die "pack: cmake configure failed"
+        -DLOCKSTEP_SHARED_ENGINE=ON "${launcher[@]}" >/dev/null || die "pack: cmake configure failed"
     fi
   fi
   local cache=$build/CMakeCache.txt
   [ -f "$cache" ] || die "pack: $build is not a CMake build directory"
   grep -Eq '^CMAKE_CUDA_ARCHITECTURES:[A-Z]+=(.*[^0-9])?90([^0-9].*)?$' "$cache" ||
     die "pack: $build is not built for sm_90 (CMAKE_CUDA_ARCHITECTURES)"
+  grep -Eq '^LOCKSTEP_SHARED_ENGINE:BOOL=(ON|TRUE|1)$' "$cache" ||
+    die "pack: $build does not share the engine between the programs: configure it with -DLOCKSTEP_SHARED_ENGINE=ON"
   cmake --build "$build" -j"${JOBS:-2}" --target "${targets[@]}" || die "pack: build failed"
 
   local stage
@@ -96,7 +102,11 @@ cmd_pack() {
     case "$(basename "$lib")" in
       libc.so* | libm.so* | libdl.so* | librt.so* | libpthread.so* | ld-linux* | libstdc++.so* | libgcc_s.so*) ;;
       libcuda.so* | libnvidia*) ;;  # the driver's: the device machine's own
-      *) cp -L "$lib" "$stage/lib/" ;;
+      *) cp -L "$lib" "$stage/lib/"
+         # The engine library built here (LOCKSTEP_SHARED_ENGINE) is stripped as the programs are.
+         case "$(readlink -f "$lib")" in
+           "$(readlink -f "$build")"/*) strip --strip-unneeded "$stage/lib/$(basename "$lib")" || die "pack: strip $lib failed" ;;
+         esac ;;
     esac
   done
   local sanitizer_note="not packed: none here (the device machine's own is used)"
@@ -142,6 +152,7 @@ unpack() {  # sets work, bin, lib; exports LD_LIBRARY_PATH and LOCKSTEP_SCENES_D
   tar -C "$work/pack" -xzf "$pack_file" || die "cannot unpack $pack_file"
   bin=$work/pack/bin
   lib=$work/pack/lib
+  host_ld_library_path=${LD_LIBRARY_PATH:-}  # the machine's own, for its tools (ncu)
   export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export LOCKSTEP_SCENES_DIR="$repo/scenes"
   export GPU_CHECK_BIN=$bin
@@ -350,6 +361,95 @@ cli_on_both() {
   fi
 }
 
+# ---- Nsight Compute on the step kernel (issue 37) -------------------------------------------------
+
+ncu_metrics=dram__bytes_read.sum,dram__bytes_write.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum,l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum,sm__warps_active.avg.pct_of_peak_sustained_active,gpu__time_duration.sum
+
+find_ncu() {
+  local c
+  for c in "$(command -v ncu 2>/dev/null)" /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/nsight-compute*/ncu; do
+    [ -n "$c" ] && [ -x "$c" ] && { echo "$c"; return 0; }
+  done
+  return 1
+}
+
+# Reads `ncu --import R --csv --page raw --print-units base` (one row per profiled workload) and
+# prints the figures per world-step of the last step-kernel row (advanceKernel, or a graph when the
+# steps ran in one): "dram_kb local_ld_kb local_st_kb warps_pct duration_ms world_steps_per_s name".
+ncu_figures() {  # csv worlds steps
+  python3 - "$1" "$2" "$3" <<'EOF_NCU'
+import csv, re, sys
+rows = list(csv.reader(open(sys.argv[1], newline="")))
+worlds, steps = int(sys.argv[2]), int(sys.argv[3])
+head = next((i for i, r in enumerate(rows) if "ID" in r and "dram__bytes_read.sum" in r), None)
+if head is None:
+    sys.exit("no ncu result rows with dram__bytes_read.sum in the CSV")
+h = rows[head]
+units = rows[head + 1] if head + 1 < len(rows) else []
+data = [r for r in rows[head + 2:] if len(r) == len(h)]
+name_col = next((h.index(c) for c in ("Kernel Name", "Function Name", "Name") if c in h), None)
+def value(r, metric):
+    text = r[h.index(metric)].replace(",", "").strip()
+    return float(text) if text not in ("", "n/a") else float("nan")
+steps_rows = [r for r in data if name_col is None or "advanceKernel" in r[name_col] or "raph" in r[name_col]]
+if not steps_rows:
+    sys.exit("no advanceKernel (or graph) among the profiled workloads: %s" % [r[name_col] for r in data])
+r = steps_rows[-1]
+unit = dict(zip(h, units))
+for m in ("dram__bytes_read.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum", "gpu__time_duration.sum"):
+    if unit.get(m) not in (None, "", "byte", "nsecond", "ns"):
+        sys.exit("unexpected unit %r for %s (expected base units)" % (unit.get(m), m))
+per = worlds * steps
+dram = (value(r, "dram__bytes_read.sum") + value(r, "dram__bytes_write.sum")) / per
+ld = value(r, "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum") / per
+st = value(r, "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum") / per
+warps = value(r, "sm__warps_active.avg.pct_of_peak_sustained_active")
+ns = value(r, "gpu__time_duration.sum")
+m = re.search(r"\w+Kernel(<[^>]*>)?", r[name_col]) if name_col is not None else None
+name = m.group(0) if m else (r[name_col][:40] if name_col is not None else "?")
+print("%.0f %.0f %.0f %.1f %.3f %.3g %s" % (dram, ld, st, warps, ns * 1e-6, per / (ns * 1e-9), name.replace(" ", "")))
+EOF_NCU
+}
+
+# ncu_step NAME SCENE PRECISION WORLDS STEPS: profiles `lockstep bench SCENE` (its two warm-up calls
+# and one timed call, each one launch of STEPS steps) with the issue's metrics and sections, the
+# whole graph as one workload where the steps run in a CUDA graph (--graph-profiling graph; the
+# benchmark's steps are plain launches, profiled as kernels), the clocks left alone; reports the
+# last step launch per world-step beside the bytes model (lockstep_opcount), and keeps the report.
+ncu_step() {
+  local name=$1 scene=$2 precision=$3 worlds=$4 steps=$5 ncu
+  if [ $gpu = 0 ]; then record SKIP "$name" 0 "no GPU"; return; fi
+  if ! ncu=$(find_ncu); then record SKIP "$name" 0 "ncu not found (PATH, /usr/local/cuda/bin, /opt/nvidia/nsight-compute)"; return; fi
+  local rep=$work/logs/$name
+  run_step "$name" 120 -- env LD_LIBRARY_PATH="$host_ld_library_path" "$ncu" --graph-profiling graph \
+    --clock-control none --target-processes all --launch-count 3 --metrics "$ncu_metrics" \
+    --section SpeedOfLight --section MemoryWorkloadAnalysis -f -o "$rep" \
+    env LD_LIBRARY_PATH="$LD_LIBRARY_PATH" "$bin/lockstep" bench "$repo/scenes/$scene.json" --device cuda \
+    --worlds "$worlds" --precision "$precision" --steps-per-call "$steps" --repetitions 1 || return 0
+  if [ $step_rc != 0 ] || [ ! -f "$rep.ncu-rep" ]; then
+    record FAIL "$name" "$step_secs" "$(rc_text): $(grep -m1 -E '==ERROR==|==WARNING==' "$step_log")" "$step_log"
+    return
+  fi
+  cp "$rep.ncu-rep" "$out/$name.ncu-rep" 2>/dev/null
+  local f model
+  env LD_LIBRARY_PATH="$host_ld_library_path" "$ncu" --import "$rep.ncu-rep" --csv --page raw --print-units base \
+    >"$rep.csv" 2>>"$step_log"
+  if ! f=$(ncu_figures "$rep.csv" "$worlds" "$steps" 2>&1); then
+    record FAIL "$name" "$step_secs" "the report could not be read: $f" "$step_log"
+    return
+  fi
+  # The bytes model's "today" figure for the same scene and precision (bench/README.md).
+  model=$(timeout 60 "$bin/lockstep_opcount" "$scene" 2>/dev/null | awk -v p="$precision" '$1 == p && NF >= 5 {print $3; exit}')
+  set -- $f
+  local line
+  line=$(printf '%s %s, %s worlds x %s steps: DRAM %.1f KB/world-step (model %s), local memory %.1f KB loaded, %.1f KB stored, warps active %s%%, %s ms (%s world-steps/s); %s' \
+    "$scene" "$precision" "$worlds" "$steps" "$(awk -v b="$1" 'BEGIN {print b / 1000}')" \
+    "$(if [ -n "$model" ]; then awk -v b="$model" 'BEGIN {printf "%.1f KB", b / 1000}'; else echo "n/a"; fi)" \
+    "$(awk -v b="$2" 'BEGIN {print b / 1000}')" "$(awk -v b="$3" 'BEGIN {print b / 1000}')" "$4" "$5" "$6" "$7")
+  echo "$line" >>"$work/logs/ncu-summary.txt"
+  record PASS "$name" "$step_secs" "$line"
+}
+
 write_reports() {
   local txt=$out/gpu-check.txt json=$out/gpu-check.json i npass=0 nfail=0 nskip=0
   for i in "${!statuses[@]}"; do
@@ -366,6 +466,11 @@ write_reports() {
     done
     echo
     echo "$summary"
+    if [ -s "$work/logs/ncu-summary.txt" ]; then
+      echo
+      echo "ncu, the step kernel per world-step (reports: ncu-*.ncu-rep; ncu --import FILE --page details):"
+      cat "$work/logs/ncu-summary.txt"
+    fi
     if [ -s "$work/logs/bench-medians.txt" ]; then
       echo
       echo "chain-7 medians (world-steps/s in the items_per_second column):"
@@ -480,12 +585,18 @@ cmd_run() {
     record SKIP cli-bench-cuda 0 "no GPU"
   fi
 
-  # 5. compute-sanitizer on the small set (each tool its own limit; what is left of the budget).
+  # 5. Nsight Compute on the step kernel (issue 37): chain-7 in double at 262,144 worlds, humanoid in
+  #    float at 65,536, two steps per launch: DRAM and local-memory bytes per world-step, warps
+  #    active, duration.
+  ncu_step ncu-chain7-double chain-7 double 262144 2
+  ncu_step ncu-humanoid-float humanoid float 65536 2
+
+  # 6. compute-sanitizer on the small set (each tool its own limit; what is left of the budget).
   sanitizer_step memcheck 150 --leak-check full
   sanitizer_step racecheck 100
   sanitizer_step initcheck 100
 
-  # 6. The chain-7 benchmarks, five repetitions each, last: their time varies most (without a GPU:
+  # 7. The chain-7 benchmarks, five repetitions each, last: their time varies most (without a GPU:
   #    one small CPU benchmark, to check that the suite runs).
   local filter=$bench_filter_gpu reps=(--benchmark_repetitions=5 --benchmark_report_aggregates_only=true)
   [ $gpu = 1 ] || { filter='^step/chain-7/cpu/float/256/'; reps=(--benchmark_min_time=0.05); }
@@ -525,5 +636,5 @@ case "${1:-}" in
   run) shift; cmd_run "$@" ;;
   bench) shift; cmd_bench "$@" ;;
   exec) shift; unpack; cd "$repo" || exit 2; exec "$@" ;;
-  *) sed -n '2,24p' "$0"; exit 2 ;;
+  *) sed -n '2,25p' "$0"; exit 2 ;;
 esac

@@ -19,6 +19,7 @@ TEST(Plot, HistogramPngIsWritten) {
   const OutputStats s = reduceValues("q.joint7", values.data(), status.data(), 1000, {0.05, 0.5, 0.95}, 30);
   const std::string path = ::testing::TempDir() + "lockstep_histogram.png";
   const HistogramPlot h = {"chain-7 study", s.name, s.count, s.mean, s.stddev, s.min, s.max, s.quantiles, s.histogram};
+  EXPECT_EQ(pngPlotsUnavailable(), "");  // PLplot's cairo driver is installed here (scripts/deps.sh)
   writeHistogramPng(path, h);
   std::ifstream in(path, std::ios::binary);
   const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -380,9 +380,10 @@ int runStudyCommand(const StudyOptions& o) {
 
   std::vector<std::pair<std::string, std::function<void(const std::string&)>>> files = {
       {o.out + ".csv", [&](const std::string& p) { io::writeTextFile(p, studyCsv(spec, r)); }},
-      {o.out + ".json", [&](const std::string& p) { io::writeTextFile(p, studyJson(f, backend, r, distributed)); }}};
+      {o.out + ".json", [&](const std::string& p) { io::writeTextFile(p, studyJson(f, backend, r, distributed)); }}},
+      plots;
   if (healthy)
-    files.push_back({o.out + ".png", [&](const std::string& p) {
+    plots.push_back({o.out + ".png", [&](const std::string& p) {
                        writeHistogramPng(p, histogramPlot(r.outputs.front(),
                                                           f.scene.name + ": " + std::to_string(r.worlds) +
                                                               " worlds after " + std::to_string(spec.steps) + " steps"));
@@ -394,18 +395,34 @@ int runStudyCommand(const StudyOptions& o) {
   const bool sensitivityChart =
       healthy && (!r.sobol.empty() || (!r.spearman.empty() && spec.outputs.size() <= LinePlot::kMaxCurves));
   if (sensitivityChart && !r.sobol.empty())
-    files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
+    plots.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
                        writeSobolPng(p, sobolPlot(r.sobol.front(), parameters,
                                                   f.scene.name + ": Sobol indices of " + spec.outputs.front()));
                      }});
   else if (sensitivityChart)
-    files.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
+    plots.push_back({o.out + "-sensitivity.png", [&](const std::string& p) {
                        writeSpearmanPng(p, parameters, spec.outputs, r.spearman,
                                         f.scene.name + ": Spearman rank correlation, " + std::to_string(r.worlds) +
                                             " worlds");
                      }});
   if (o.outcomes) files.push_back({o.out + ".npz", [&](const std::string& p) { writeOutcomes(p, spec, done.outcomes); }});
+  // The plots after the numbers, and without them where PLplot cannot write PNGs here (a machine
+  // with the library but not its drivers): the study's results stand, the exit status is 0.
+  std::string noPlots = plots.empty() ? std::string() : pngPlotsUnavailable();
   writeAll(files);
+  if (noPlots.empty()) {
+    try {
+      writeAll(plots);
+    } catch (const PlotsUnavailable& e) {
+      noPlots = e.what();
+    }
+  }
+  if (!noPlots.empty()) {
+    std::printf("\nwrote         %s.csv, %s.json%s; no plots: %s\n", o.out.c_str(), o.out.c_str(),
+                o.outcomes ? (", " + o.out + ".npz (per-world outcomes)").c_str() : "", noPlots.c_str());
+    std::fprintf(stderr, "lockstep study: the PNG plots were not written: %s\n", noPlots.c_str());
+    return 0;
+  }
   if (!healthy) {
     // Nothing to plot: the counts and, when asked, every world's outcome and status are written.
     std::printf("\nwrote         %s.csv, %s.json (counts only)%s\n", o.out.c_str(), o.out.c_str(),

@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csetjmp>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
 #include <vector>
@@ -13,9 +16,102 @@ namespace lockstep {
 
 namespace {
 
+// PLplot ends the process when it cannot start a device: plinit -> plSelectDev asks on stdin for
+// another device, then plexit("plSelectDev: Too many tries.") calls exit(1); a driver that does not
+// load ends it the same way. That happens where the library is but its drivers are not (the GPU
+// machine's pack carries libplplot, not the drivers folder it dlopens). A library must not end the
+// process: the pngcairo device is looked for first (unavailableHere), and PLplot's calls that can
+// end it run under an exit handler (plsexit) that jumps back into underExitHandler, whose frame
+// holds no C++ object, before plexit's own exit (plexit calls the handler first). After such a
+// jump PLplot's state is unknown: it is not called again in the process.
+std::string gPlplotFailed;  // why PLplot failed to start, once it has
+std::jmp_buf* gPlplotExit = nullptr;
+char gPlplotExitMessage[512];
+std::string gPlplotWarning;  // the last plabort message (e.g. the drivers folder cannot be read)
+
+int jumpBackFromPlexit(const char* message) {
+  std::snprintf(gPlplotExitMessage, sizeof gPlplotExitMessage, "%s", message ? message : "");
+  std::longjmp(*gPlplotExit, 1);
+}
+
+void keepPlplotWarning(const char* message) { gPlplotWarning = message ? message : ""; }
+
+std::string driversFolder() {
+  const char* dir = std::getenv("PLPLOT_DRV_DIR");
+  return dir && *dir ? std::string("PLPLOT_DRV_DIR=") + dir : std::string("the drivers folder PLplot was built with");
+}
+
+// Runs f(arg) under the exit handler; false when PLplot would have ended the process (its message
+// in gPlplotExitMessage).
+bool underExitHandler(void (*f)(void*), void* arg) {
+  std::jmp_buf here;
+  gPlplotExit = &here;
+  plsexit(jumpBackFromPlexit);
+  if (setjmp(here) == 0) {
+    f(arg);
+    plsexit(nullptr);
+    gPlplotExit = nullptr;
+    return true;
+  }
+  plsexit(nullptr);
+  gPlplotExit = nullptr;
+  return false;
+}
+
+struct DeviceList {
+  const char* menus[256];
+  const char* names[256];
+  int count = 256;
+};
+
+// plgDevs reads the drivers folder; it ends the process when the folder holds no driver.
+void listDevices(void* arg) {
+  DeviceList& d = *static_cast<DeviceList*>(arg);
+  const char** m = d.menus;
+  const char** n = d.names;
+  plgDevs(&m, &n, &d.count);
+}
+
+void startPlplot(void*) { plinit(); }
+
+// Why PLplot cannot write PNGs ("" when it can): its drivers offer no pngcairo device, or it failed
+// to start one before.
+std::string unavailableHere() {
+  if (!gPlplotFailed.empty()) return gPlplotFailed;
+  static const std::string why = [] {
+    DeviceList d;
+    gPlplotWarning.clear();
+    plsabort(keepPlplotWarning);  // an unreadable drivers folder: a warning on stderr otherwise
+    const bool listed = underExitHandler(listDevices, &d);
+    plsabort(nullptr);
+    if (!listed) {
+      gPlplotFailed = std::string("PLplot finds no device driver: ") + gPlplotExitMessage + " (" + driversFolder() + ")";
+      return gPlplotFailed;
+    }
+    for (int i = 0; i < d.count; ++i)
+      if (d.names[i] && std::strcmp(d.names[i], "pngcairo") == 0) return std::string();
+    return "PLplot has no pngcairo device (" + driversFolder() + " holds no cairo driver" +
+           (gPlplotWarning.empty() ? std::string() : ": " + gPlplotWarning) + ")";
+  }();
+  return why;
+}
+
+// Starts the device beginPng chose; throws PlotsUnavailable (and removes the file) when PLplot
+// cannot.
+void startDevice(const std::string& path) {
+  if (!underExitHandler(startPlplot, nullptr)) {
+    gPlplotFailed = std::string("PLplot could not start its pngcairo device: ") + gPlplotExitMessage + " (" +
+                    driversFolder() + ")";
+    std::remove(path.c_str());
+    throw PlotsUnavailable(gPlplotFailed);
+  }
+}
+
 // Starts a PNG of width x height pixels on a white page, black axes and labels (colour 1).
-// PLplot reports an unwritable file only on stderr: it is checked here first.
+// PLplot reports an unwritable file only on stderr: it is checked here first. Throws
+// PlotsUnavailable, before touching the file, when PLplot cannot write PNGs here.
 void beginPng(const std::string& path, int width, int height, const char* what) {
+  if (const std::string why = unavailableHere(); !why.empty()) throw PlotsUnavailable(why);
   {
     std::ofstream probe(path, std::ios::binary);
     if (!probe) throw std::runtime_error(std::string("cannot write the ") + what + " image '" + path + "'");
@@ -29,6 +125,8 @@ void beginPng(const std::string& path, int width, int height, const char* what) 
 }
 
 }  // namespace
+
+std::string pngPlotsUnavailable() { return unavailableHere(); }
 
 void writeHistogramPng(const std::string& path, const HistogramPlot& s) {
   if (s.count == 0 || s.bins.empty())
@@ -51,7 +149,7 @@ void writeHistogramPng(const std::string& path, const HistogramPlot& s) {
   plscol0(2, 70, 110, 180);   // bars: blue
   plscol0(3, 200, 60, 40);    // mean: red
   plscol0(4, 120, 120, 120);  // quantiles: grey
-  plinit();
+  startDevice(path);
   pladv(0);
   plvpor(0.09, 0.97, 0.11, 0.84);
   plwind(lo - width, hi + width, 0, ymax * 1.12 + 1);
@@ -125,7 +223,7 @@ void writeLinePlotPng(const std::string& path, const LinePlot& p) {
   for (int k = 0; k < LinePlot::kMaxCurves; ++k)
     plscol0(2 + k, kCurveColors[k][0], kCurveColors[k][1], kCurveColors[k][2]);
   plscol0(14, 235, 235, 235);  // grid
-  plinit();
+  startDevice(path);
   pladv(0);
   plvpor(0.12, 0.70, 0.11, 0.86);
   plwind(xlo, xhi, ylo - ypad, yhi + ypad);
@@ -245,7 +343,7 @@ void writeSobolPng(const std::string& path, const SobolPlot& s) {
   plscol0(2, 70, 110, 180);    // first-order: blue
   plscol0(3, 230, 140, 40);    // total: orange
   plscol0(14, 235, 235, 235);  // grid
-  plinit();
+  startDevice(path);
   pladv(0);
   char sub[256];
   std::snprintf(sub, sizeof sub, "%lld base rows; whiskers: 95%% bootstrap intervals (%d resamples)",
@@ -285,7 +383,7 @@ void writeSpearmanPng(const std::string& path, const std::vector<std::string>& p
   for (int k = 0; k < LinePlot::kMaxCurves; ++k)
     plscol0(2 + k, kCurveColors[k][0], kCurveColors[k][1], kCurveColors[k][2]);
   plscol0(14, 235, 235, 235);
-  plinit();
+  startDevice(path);
   pladv(0);
   barFrame(parameters, -1.05, 1.05, title, "Spearman rank correlation of each parameter with each outcome",
            "Spearman rho");

@@ -29,7 +29,7 @@ std::mutex& renderMutex() {
 // The OpenGL the process draws with, chosen once (MuJoCo's renderer loads its GL functions from it):
 // EGL on a GPU when there is one, else OSMesa; LOCKSTEP_GL=egl or osmesa chooses (egl then also
 // takes Mesa's software device).
-// libEGL is opened at run time, not linked: MuJoCo's renderer takes EGL's function loader
+// libEGL is opened at run time, not linked (and so is libOSMesa, below): MuJoCo's renderer takes EGL's function loader
 // whenever libEGL's symbols are in the process, which would break drawing on OSMesa.
 struct GlChoice {
   bool egl = false;
@@ -101,6 +101,41 @@ const GlChoice& glChoice() {
     return c;
   }();
   return choice;
+}
+
+// libOSMesa is opened at run time as well, not linked: it brings LLVM, z3 and ICU (about 170 MB),
+// which a binary that never draws, and a GPU machine that draws with EGL, need not carry. Opened
+// with its symbols global, as a linked library's are: MuJoCo's renderer finds OSMesa's function
+// loader among the process's libraries.
+struct OsMesa {
+  decltype(&OSMesaCreateContextExt) createContextExt = nullptr;
+  decltype(&OSMesaMakeCurrent) makeCurrent = nullptr;
+  decltype(&OSMesaDestroyContext) destroyContext = nullptr;
+  std::string error;  // why OSMesa cannot be used ("" when it can)
+};
+
+const OsMesa& osMesa() {
+  static const OsMesa o = [] {
+    OsMesa m;
+    void* library = nullptr;
+    std::string why;
+    for (const char* name : {"libOSMesa.so.8", "libOSMesa.so"}) {
+      if ((library = dlopen(name, RTLD_NOW | RTLD_GLOBAL))) break;
+      const char* e = dlerror();
+      if (why.empty() && e) why = e;
+    }
+    if (!library) {
+      m.error = "cannot open libOSMesa.so.8 (" + why + "): install Mesa's off-screen OpenGL (Debian's libosmesa6), or draw with EGL on a GPU";
+      return m;
+    }
+    m.createContextExt = reinterpret_cast<decltype(&OSMesaCreateContextExt)>(dlsym(library, "OSMesaCreateContextExt"));
+    m.makeCurrent = reinterpret_cast<decltype(&OSMesaMakeCurrent)>(dlsym(library, "OSMesaMakeCurrent"));
+    m.destroyContext = reinterpret_cast<decltype(&OSMesaDestroyContext)>(dlsym(library, "OSMesaDestroyContext"));
+    if (!m.createContextExt || !m.makeCurrent || !m.destroyContext)
+      m.error = "libOSMesa.so.8 lacks OSMesaCreateContextExt, OSMesaMakeCurrent or OSMesaDestroyContext";
+    return m;
+  }();
+  return o;
 }
 
 // How far the shapes reach from their bodies' origins, at least 0.1 m (the camera's scale).
@@ -220,7 +255,7 @@ struct FrameRenderer::Gl {
     if (gl.egl) {
       if (!gl.makeCurrent(gl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, egl))
         throw std::runtime_error("EGL could not make its context current (error " + std::to_string(gl.getError()) + ")");
-    } else if (!OSMesaMakeCurrent(context, buffer.data(), GL_UNSIGNED_BYTE, 1, 1)) {
+    } else if (!osMesa().makeCurrent(context, buffer.data(), GL_UNSIGNED_BYTE, 1, 1)) {
       throw std::runtime_error("OSMesa could not make its context current");
     }
   }
@@ -235,7 +270,7 @@ struct FrameRenderer::Gl {
         mjr_freeContext(&render);
         mjv_freeScene(&scene);
       }
-      if (context) OSMesaDestroyContext(context);
+      if (context) osMesa().destroyContext(context);
       if (egl != EGL_NO_CONTEXT) {
         gl.makeCurrent(gl.display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
         gl.destroyContext(gl.display, egl);
@@ -282,7 +317,9 @@ FrameRenderer::FrameRenderer(const SceneVisuals& visuals, int width, int height,
     gl_->egl = gl.createContext(gl.display, config, EGL_NO_CONTEXT, nullptr);
     if (gl_->egl == EGL_NO_CONTEXT) throw std::runtime_error("EGL could not create an OpenGL context");
   } else {
-    gl_->context = OSMesaCreateContextExt(OSMESA_RGBA, 24, 8, 8, nullptr);
+    const OsMesa& mesa = osMesa();
+    if (!mesa.error.empty()) throw std::runtime_error("OSMesa: " + mesa.error);
+    gl_->context = mesa.createContextExt(OSMESA_RGBA, 24, 8, 8, nullptr);
     if (!gl_->context) throw std::runtime_error("OSMesa could not create an off-screen OpenGL context");
     gl_->buffer.assign(4, 0);
   }

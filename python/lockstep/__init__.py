@@ -310,11 +310,6 @@ class Batch:
         Quantities of accelerations use the udot of the last evaluate()."""
         return self._b.quantity(name)
 
-    def sensors(self) -> np.ndarray:
-        """The model's MJCF sensors, as MuJoCo's sensordata (docs/mjcf.md): shape (worlds,
-        len(Model.sensor_names)). Accelerometer, force and torque use the last evaluate()."""
-        return self._b.quantity("sensors")
-
     def render(self, world: int = 0, width: int = 640, height: int = 480, camera: Optional[Mapping[str, Any]] = None,
                worlds: Optional[Sequence[int]] = None, mesh_paths: Sequence[str] = ()) -> np.ndarray:
         """A picture of world `world` (or of the listed `worlds`, side by side) at the bodies' poses

@@ -43,7 +43,12 @@ class MujocoState:
         self.nbm = len(bodies)
         self.root = np.array([b["root"] for b in bodies], dtype=np.int64)  # MuJoCo's body_rootid
         self.sites = {s["name"]: s for s in layout["sites"]}
-        self._site_points = {}  # site name -> (its body's index, its point on the body, on the device)
+        # Each site: its MuJoCo body's index and its point on that body, on the device (made once).
+        self._site_points = {}
+        for site in layout["sites"]:
+            X = np.asarray(site["X_BS"], dtype=np.float64)
+            body = 0 if site["body"] == "ground" else self.body_names.index(site["body"])  # a site's body keeps its name
+            self._site_points[site["name"]] = (body, xp.asarray(X[9:]))
         self._cache = {}
 
     def invalidate(self):
@@ -54,18 +59,23 @@ class MujocoState:
         """A field as [num_envs, components] (the views' strides are world-major already)."""
         return self.fields[name]
 
+    def _copy(self, name, make):
+        """One copy per state of an array made from the fields (on the batch's device): what callers
+        keep across a step (a task's progress before it) must not change with the engine's memory."""
+        if name not in self._cache:
+            self._cache[name] = self.xp.copy(make())
+        return self._cache[name]
+
     def _bodies(self):
-        """The field mujocoBody as [num_envs, MuJoCo bodies, 40] (one rearranged copy per state)."""
-        if "bodies" not in self._cache:
-            self._cache["bodies"] = self._rows("mujocoBody").reshape(-1, self.nbm, _WIDTH)
-        return self._cache["bodies"]
+        """The field mujocoBody as [num_envs, MuJoCo bodies, 40]."""
+        return self._copy("bodies", lambda: self._rows("mujocoBody").reshape(-1, self.nbm, _WIDTH))
 
     # --- coordinates ---
     def qpos(self):
-        return self._rows("mujocoQpos")
+        return self._copy("qpos", lambda: self._rows("mujocoQpos"))
 
     def qvel(self):
-        return self._rows("mujocoQvel")
+        return self._copy("qvel", lambda: self._rows("mujocoQvel"))
 
     def to_lockstep(self, qpos: np.ndarray, qvel: np.ndarray):
         """Lockstep's q, u (NumPy) from MuJoCo's qpos, qvel (NumPy, [n, nq] and [n, nv]): the model's
@@ -81,11 +91,6 @@ class MujocoState:
 
     def site_xpos(self, name: str):
         """MuJoCo's site_xpos of one site [n, 3]."""
-        if name not in self._site_points:
-            s = self.sites[name]
-            X = np.asarray(s["X_BS"], dtype=np.float64)
-            body = 0 if s["body"] == "ground" else self.body_names.index(s["body"])  # a site's body keeps its name
-            self._site_points[name] = (body, self.xp.asarray(X[9:]))
         b, p = self._site_points[name]
         xmat, xpos, _ = self.frames()
         return xpos[:, b] + self.xp.einsum("nij,j->ni", xmat[:, b], p)

@@ -402,6 +402,39 @@ TEST_F(Cli, UnwritableOutputsAreRefusedBeforeTheRun) {
   }
 }
 
+// PLplot without its drivers (the GPU machine's pack carries the library, not its drivers folder)
+// would end the process ("plSelectDev: Too many tries", "No device drivers found", "Unable to load
+// driver": exit 1 after the statistics). A study there writes its CSV and JSON, says why the PNGs
+// are missing and exits 0: a drivers folder with no driver, one without cairo, and one whose cairo
+// driver does not load (PLplot's plexit, answered by the exit handler).
+TEST_F(Cli, AStudyWithoutPlplotDriversWritesItsNumbersSaysWhyAndSucceeds) {
+  const std::string study = kRoot + "/studies/chain-7-seed-stiffness.json";
+  fs::create_directories(dir_ / "none");
+  fs::create_directories(dir_ / "nocairo");
+  writeText(dir_ / "nocairo" / "null.driver_info", "null:Null device:-1:null:42:null\n");
+  fs::create_directories(dir_ / "badcairo");
+  writeText(dir_ / "badcairo" / "cairo.driver_info", "pngcairo:Cairo PNG Driver:0:cairo:105:pngcairo\n");
+  writeText(dir_ / "badcairo" / "cairo.so", "not a shared library\n");
+  struct Case {
+    std::string folder, why;
+  };
+  for (const Case& c : {Case{"none", "PLplot finds no device driver: No device drivers found"},
+                        Case{"nocairo", "PLplot has no pngcairo device"},
+                        Case{"badcairo", "PLplot could not start its pngcairo device: Unable to load driver"}}) {
+    const std::string out = (dir_ / c.folder / "s").string();
+    const CliResult r = run("study " + study + " --worlds 64 --steps 20 --device cpu --out " + out + " </dev/null",
+                            "PLPLOT_DRV_DIR=" + (dir_ / c.folder).string());
+    EXPECT_EQ(r.status, 0) << c.folder << "\n" << r.out << r.err;
+    EXPECT_TRUE(contains(r.out, "wrote         " + out + ".csv, " + out + ".json; no plots: " + c.why)) << r.out;
+    EXPECT_TRUE(contains(r.err, "the PNG plots were not written: " + c.why)) << r.err;
+    EXPECT_FALSE(contains(r.out + r.err, "Program aborted")) << c.folder;
+    EXPECT_TRUE(fs::exists(out + ".csv") && fs::exists(out + ".json")) << c.folder;
+    EXPECT_FALSE(fs::exists(out + ".png") || fs::exists(out + "-sensitivity.png")) << c.folder;
+    for (const char* partial : {".csv.partial", ".json.partial", ".png.partial", "-sensitivity.png.partial"})
+      EXPECT_FALSE(fs::exists(out + partial)) << c.folder << " " << partial;
+  }
+}
+
 // A world whose initial u is finite in double but not in float (1e300) is flagged before the
 // first step; the summary names it, the file's status says it at frame 0, the others are unchanged.
 TEST_F(Cli, InitialStatesNotFiniteInThePrecisionFlagTheirWorldsOnly) {

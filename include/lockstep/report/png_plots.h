@@ -4,10 +4,20 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace lockstep {
+
+// Why PLplot cannot write PNG images in this process ("" when it can): its drivers folder
+// (PLPLOT_DRV_DIR, else the one it was built with) offers no pngcairo device, or PLplot failed to
+// start it before. PLplot itself would end the process there (plexit); the writers below never let
+// it: they throw PlotsUnavailable instead, with the same reason.
+std::string pngPlotsUnavailable();
+struct PlotsUnavailable : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 // The histogram of `count` values (a study's OutputStats): equal bins over [min, max], the mean and
 // the quantiles marked, the statistics in the subtitle.
