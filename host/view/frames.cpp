@@ -105,8 +105,9 @@ const GlChoice& glChoice() {
 
 // libOSMesa is opened at run time as well, not linked: it brings LLVM, z3 and ICU (about 170 MB),
 // which a binary that never draws, and a GPU machine that draws with EGL, need not carry. Opened
-// with its symbols global, as a linked library's are: MuJoCo's renderer finds OSMesa's function
-// loader among the process's libraries.
+// with its symbols local: LLVM's must not become the process's (triton, which torch imports on its
+// first optimizer, links its own LLVM and crashed on Mesa's). MuJoCo's renderer draws with a local
+// OSMesa all the same, as it did when OSMesa was linked into the Python module.
 struct OsMesa {
   decltype(&OSMesaCreateContextExt) createContextExt = nullptr;
   decltype(&OSMesaMakeCurrent) makeCurrent = nullptr;
@@ -120,7 +121,7 @@ const OsMesa& osMesa() {
     void* library = nullptr;
     std::string why;
     for (const char* name : {"libOSMesa.so.8", "libOSMesa.so"}) {
-      if ((library = dlopen(name, RTLD_NOW | RTLD_GLOBAL))) break;
+      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
       const char* e = dlerror();
       if (why.empty() && e) why = e;
     }
