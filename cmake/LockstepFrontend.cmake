@@ -28,6 +28,8 @@ add_library(lockstep_io STATIC
   host/io/urdf.cpp
   host/io/mjcf.cpp
   host/io/mjcf_state.cpp
+  host/io/mjcf_compile.cpp
+  host/io/mjcf_checks.cpp
   host/io/study_file.cpp
   host/io/study_report.cpp
   host/io/scene_description.cpp
@@ -126,8 +128,11 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_stand.cpp
     tests/frontend/test_view.cpp
     tests/frontend/test_sensors.cpp
+    tests/frontend/test_hostile_files.cpp
+    tests/frontend/test_mjcf_hostile.cpp
+    host/cli/npz.cpp
   )
-  target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests)
+  target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/host/cli)
   target_link_libraries(lockstep_frontend_tests PRIVATE lockstep_io lockstep_view Eigen3::Eigen GTest::gtest GTest::gtest_main
                         PkgConfig::LIBZIP mujoco::mujoco)
   target_compile_definitions(lockstep_frontend_tests PRIVATE

@@ -4,6 +4,7 @@
 #include "lockstep/engine/batch.h"
 
 #include <cmath>
+#include <cstdio>
 #include <stdexcept>
 
 #include "batch_backend.h"
@@ -290,6 +291,8 @@ template <class T>
 void Batch<T>::step(double dt, int nSteps, Integrator integrator) {
   const StepSettings<T> settings = stepSettings(dt, nSteps, integrator);
   if (nSteps == 0) return;
+  lastDt_ = dt;
+  lastIntegrator_ = integrator;
   backend_->ops().advance(context(), settings);
   afterBackendWrite();
 }
@@ -298,6 +301,23 @@ template <class T>
 void Batch<T>::evaluate() {
   backend_->ops().evaluate(context());
   afterBackendWrite();
+}
+
+template <class T>
+std::string Batch<T>::describeWorldStatus(std::int64_t w) const {
+  const std::int32_t bits = status(w);
+  std::string text = describeStatus(bits);
+  if (!(bits & kStatusSingularMassMatrix) || lastDt_ <= 0 || singularJointInertia(w)) return text;
+  // The world's last state has a regular sweep: the singular one was met at a state the step reached.
+  char step[160];
+  std::snprintf(step, sizeof step, "%g s (%s)", lastDt_, lastIntegrator_ == Integrator::RK4 ? "rk4" : "euler");
+  const std::string why = "the state diverged within a step of " + std::string(step) +
+                          ": the articulated-body sweep met a singular joint inertia at a state the step reached, not at "
+                          "the world's last state; try a smaller step (dt), or look for forces that grow without bound "
+                          "(stiff contacts, springs, stops or actuator gains)";
+  const std::string singular = "singular joint inertia in the articulated-body sweep";
+  const std::size_t at = text.find(singular);
+  return at == std::string::npos ? text + "; " + why : text.replace(at, singular.size(), why);
 }
 
 template <class T>
@@ -399,6 +419,8 @@ BatchView<T> Batch<T>::deviceView() {
 template <class T>
 std::unique_ptr<StepGraph<T>> Batch<T>::captureStep(double dt, int nSteps, Integrator integrator) {
   if (nSteps < 1) throw std::invalid_argument("captureStep: steps: must be >= 1");
+  lastDt_ = dt;
+  lastIntegrator_ = integrator;
   const StepSettings<T> settings = stepSettings(dt, nSteps, integrator);
   std::unique_ptr<StepGraph<T>> g(new StepGraph<T>(this, settings, backend_->parameterGeneration()));
   g->exec_ = backend_->record(hostView(), settings);

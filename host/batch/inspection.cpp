@@ -38,6 +38,14 @@ std::vector<T> Batch<T>::hostKinematics(std::int64_t w) const {
 }
 
 template <class T>
+bool Batch<T>::singularJointInertia(std::int64_t w) const {
+  std::vector<T> scratch = hostKinematics(w);
+  const WorldView<T> view = readOnlyHostView().world(w);
+  const auto bits = factorArticulatedInertias<T>(compiled_.view(), view.params, Workspace<T>{layout_, {scratch.data(), 1}});
+  return (static_cast<std::int32_t>(bits) & kStatusSingularMassMatrix) != 0;
+}
+
+template <class T>
 BushingQuantities<T> Batch<T>::bushing(std::int64_t w, int i) const {
   checkElement(i, sizes_.nBushings, "bushing");
   std::vector<T> scratch = hostKinematics(w);
@@ -160,6 +168,7 @@ void Batch<T>::setDissipatedEnergy(std::int64_t w, int i, double energy) {
   template Transformd Batch<T>::bodyPose(std::int64_t, int) const;                                \
   template SpatialVecd Batch<T>::bodyVelocity(std::int64_t, int) const;                           \
   template std::vector<T> Batch<T>::hostKinematics(std::int64_t) const;                           \
+  template bool Batch<T>::singularJointInertia(std::int64_t) const;                               \
   template BushingQuantities<T> Batch<T>::bushing(std::int64_t, int) const;                      \
   template SpringDamperQuantities<T> Batch<T>::spring(std::int64_t, int) const;                  \
   template GroundContactQuantities<T> Batch<T>::groundContact(std::int64_t, int) const;          \

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <stdexcept>
+
+#include "../io/text_file.h"
 
 namespace lockstep::cli {
 
@@ -145,6 +148,7 @@ void writeNpz(const std::string& path, const std::vector<NpzMember>& members) {
       blobs.back().append(reinterpret_cast<const char*>(m.doubles.data()), m.doubles.size() * sizeof(double));
     }
   }
+  io::refuseSpecialFile(path);
   NpzArchive archive(path, path);
   for (std::size_t k = 0; k < members.size(); ++k) archive.add(members[k].name, blobs[k]);
   archive.close();
@@ -152,7 +156,17 @@ void writeNpz(const std::string& path, const std::vector<NpzMember>& members) {
 
 // ---- reading ------------------------------------------------------------------------------------
 
+void NpyArray::fail(const std::string& what) const { throw std::runtime_error(where + ": " + what); }
+
+std::int64_t NpyArray::size() const {
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;  // checked against the bytes when read
+  return n;
+}
+
 double NpyArray::flat(std::int64_t i) const {
+  if (!numeric()) fail("holds " + descr + " values, not numbers");
+  if (i < 0 || i >= size()) fail("element " + std::to_string(i) + " is outside its " + std::to_string(size()) + " elements");
   if (descr == "<f8") {
     double x;
     std::memcpy(&x, bytes.data() + 8 * i, 8);
@@ -163,10 +177,17 @@ double NpyArray::flat(std::int64_t i) const {
   return x;
 }
 
-double NpyArray::at(std::int64_t f, std::int64_t w, std::int64_t c) const { return flat((f * worlds() + w) * width() + c); }
+double NpyArray::at(std::int64_t f, std::int64_t w, std::int64_t c) const {
+  if (f < 0 || f >= frames() || w < 0 || w >= worlds() || c < 0 || c >= width())
+    fail("no element [frame " + std::to_string(f) + ", world " + std::to_string(w) + ", component " + std::to_string(c) +
+         "]: it has " + std::to_string(frames()) + " frames, " + std::to_string(worlds()) + " worlds and " +
+         std::to_string(width()) + " components");
+  return flat((f * worlds() + w) * width() + c);
+}
 
 std::vector<std::string> NpyArray::strings() const {
-  const std::size_t n = std::stoul(descr.substr(2));
+  if (!text()) fail("holds " + descr + " values, not strings");
+  const std::size_t n = std::stoul(descr.substr(2));  // >= 1, checked when read
   std::vector<std::string> out;
   for (std::size_t i = 0; i + 4 * n <= bytes.size(); i += 4 * n) {
     std::string s;
@@ -183,67 +204,164 @@ std::vector<std::string> NpyArray::strings() const {
 
 namespace {
 
+// The largest string width read ("<U<n>"): names are short; this keeps n * 4 far from overflow.
+constexpr std::uint64_t kMaxStringWidth = 1 << 20;
+
+// A header value for messages: at most 40 characters, control characters as '?'.
+std::string shown(const std::string& s) {
+  std::string out = s.substr(0, 40);
+  for (char& c : out)
+    if (static_cast<unsigned char>(c) < 32 || static_cast<unsigned char>(c) >= 127) c = '?';
+  return "'" + out + (s.size() > 40 ? "...'" : "'");
+}
+
 // The value of 'key' in a .npy header dict, up to the next ',' outside parentheses.
 std::string headerValue(const std::string& dict, const std::string& key, const std::string& where) {
   const std::size_t k = dict.find("'" + key + "':");
-  if (k == std::string::npos) throw std::runtime_error(where + ": .npy header without '" + key + "'");
-  std::size_t i = k + key.size() + 3, depth = 0, j = i;
+  if (k == std::string::npos) throw std::runtime_error(where + ": its .npy header has no '" + key + "'");
+  std::size_t i = k + key.size() + 3, j = i;
+  int depth = 0;
   for (; j < dict.size(); ++j) {
     if (dict[j] == '(') ++depth;
     if (dict[j] == ')') --depth;
-    if (dict[j] == ',' && depth == 0) break;
+    if ((dict[j] == ',' && depth == 0) || dict[j] == '}') break;
   }
   std::string v = dict.substr(i, j - i);
-  v.erase(0, v.find_first_not_of(" '"));
-  v.erase(v.find_last_not_of(" '") + 1);
+  const std::size_t first = v.find_first_not_of(" '\"");
+  v.erase(0, first == std::string::npos ? v.size() : first);
+  v.erase(v.find_last_not_of(" '\"") + 1);
   return v;
 }
 
-NpyArray parseNpy(const std::string& raw, const std::string& where) {
-  if (raw.size() < 10 || raw.compare(0, 6, "\x93NUMPY") != 0 || raw[6] != 1)
-    throw std::runtime_error(where + ": not a version 1.0 .npy array");
-  const std::size_t headerLength = static_cast<unsigned char>(raw[8]) | (static_cast<unsigned char>(raw[9]) << 8);
-  const std::string dict = raw.substr(10, headerLength);
-  NpyArray a;
-  a.descr = headerValue(dict, "descr", where);
-  if (headerValue(dict, "fortran_order", where) != "False") throw std::runtime_error(where + ": Fortran order");
-  std::string shape = headerValue(dict, "shape", where);
-  for (char& c : shape)
-    if (c == '(' || c == ')' || c == ',') c = ' ';
-  std::int64_t count = 1;
-  for (std::size_t i = 0; (i = shape.find_first_not_of(' ', i)) != std::string::npos;) {
-    const std::size_t end = shape.find(' ', i);
-    a.shape.push_back(std::stoll(shape.substr(i, end - i)));
-    count *= a.shape.back();
-    i = end;
+// "(3, 4)", "(5,)" or "()": whole numbers >= 0, each and their product below 2^62.
+std::vector<std::int64_t> parseShape(const std::string& text, const std::string& where) {
+  const auto bad = [&](const std::string& why) -> std::runtime_error {
+    return std::runtime_error(where + ": shape " + shown(text) + ": " + why);
+  };
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') throw bad("not a tuple of whole numbers");
+  std::vector<std::int64_t> shape;
+  std::int64_t product = 1;
+  constexpr std::int64_t kLimit = std::int64_t(1) << 62;
+  std::size_t i = 1;
+  const std::size_t end = text.size() - 1;
+  while (true) {
+    while (i < end && text[i] == ' ') ++i;
+    if (i == end) break;
+    if (text[i] == '-') throw bad("dimension " + std::to_string(shape.size()) + " is negative");
+    if (text[i] < '0' || text[i] > '9') throw bad("dimension " + std::to_string(shape.size()) + " is not a whole number");
+    std::int64_t d = 0;
+    for (; i < end && text[i] >= '0' && text[i] <= '9'; ++i) {
+      if (d >= kLimit / 10) throw bad("dimension " + std::to_string(shape.size()) + " is too large");
+      d = d * 10 + (text[i] - '0');
+    }
+    while (i < end && text[i] == ' ') ++i;
+    if (i < end && text[i] != ',') throw bad("dimension " + std::to_string(shape.size()) + " is not a whole number");
+    if (i < end) ++i;
+    if (shape.size() == 32) throw bad("more than 32 dimensions");
+    shape.push_back(d);
+    if (d != 0 && product > kLimit / d) throw bad("its elements are too many to count");
+    product = d == 0 ? 0 : product * d;
   }
-  const std::size_t item = a.descr == "<f8" ? 8 : a.descr == "<i4" ? 4 : a.descr.rfind("<U", 0) == 0 ? 4 * std::stoul(a.descr.substr(2)) : 0;
-  if (item == 0) throw std::runtime_error(where + ": unsupported element type " + a.descr);
-  a.bytes = raw.substr(10 + headerLength);
-  if (a.bytes.size() != static_cast<std::size_t>(count) * item)
-    throw std::runtime_error(where + ": " + std::to_string(a.bytes.size()) + " bytes of data for shape " + shape);
-  return a;
+  return shape;
 }
 
 }  // namespace
 
+NpyArray parseNpy(const std::string& raw, const std::string& where) {
+  if (raw.size() < 10 || raw.compare(0, 6, "\x93NUMPY") != 0)
+    throw std::runtime_error(where + ": not a .npy array (no \\x93NUMPY magic)");
+  const int version = static_cast<unsigned char>(raw[6]);
+  if (version < 1 || version > 3)
+    throw std::runtime_error(where + ": .npy format version " + std::to_string(version) + " (1, 2 and 3 are read)");
+  const std::size_t lengthBytes = version == 1 ? 2 : 4;
+  if (raw.size() < 8 + lengthBytes) throw std::runtime_error(where + ": its .npy header is cut short");
+  std::size_t headerLength = 0;
+  for (std::size_t k = 0; k < lengthBytes; ++k) headerLength |= std::size_t(static_cast<unsigned char>(raw[8 + k])) << (8 * k);
+  const std::size_t start = 8 + lengthBytes;
+  if (headerLength > raw.size() - start)
+    throw std::runtime_error(where + ": its .npy header says " + std::to_string(headerLength) + " bytes, and the member has " +
+                             std::to_string(raw.size() - start) + " after it");
+  const std::string dict = raw.substr(start, headerLength);
+  NpyArray a;
+  a.where = where;
+  a.descr = headerValue(dict, "descr", where);
+  if (headerValue(dict, "fortran_order", where) != "False")
+    throw std::runtime_error(where + ": Fortran order (only C-order arrays are read)");
+  a.shape = parseShape(headerValue(dict, "shape", where), where);
+  std::uint64_t item = 0;
+  if (a.descr == "<f8") item = 8;
+  else if (a.descr == "<i4") item = 4;
+  else if (a.text() && a.descr.size() > 2 && a.descr.size() <= 9 &&
+           a.descr.find_first_not_of("0123456789", 2) == std::string::npos) {
+    const std::uint64_t n = std::stoull(a.descr.substr(2));
+    if (n < 1 || n > kMaxStringWidth)
+      throw std::runtime_error(where + ": strings of width " + std::to_string(n) + " (1 to " +
+                               std::to_string(kMaxStringWidth) + " are read)");
+    item = 4 * n;
+  }
+  if (item == 0)
+    throw std::runtime_error(where + ": element type " + shown(a.descr) + " (doubles <f8, int32 <i4 and strings <U are read)");
+  const std::uint64_t data = raw.size() - start - headerLength;
+  const std::uint64_t count = static_cast<std::uint64_t>(a.size());
+  if (count > data / item || count * item != data)
+    throw std::runtime_error(where + ": its shape " + shown(headerValue(dict, "shape", where)) + " of " + a.descr +
+                             " needs " + (count > UINT64_MAX / item ? "more than 2^64" : std::to_string(count * item)) +
+                             " bytes of data, and it holds " + std::to_string(data));
+  a.bytes = raw.substr(start + headerLength);
+  return a;
+}
+
 std::map<std::string, NpyArray> readNpz(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (!std::filesystem::exists(status)) throw std::runtime_error(path + ": cannot open the file (it does not exist)");
+  if (!std::filesystem::is_regular_file(status)) throw std::runtime_error(path + ": cannot open the file (not a regular file)");
   int error = 0;
   std::unique_ptr<zip_t, int (*)(zip_t*)> archive(zip_open(path.c_str(), ZIP_RDONLY, &error), zip_close);
   if (!archive) throw std::runtime_error(path + ": cannot open as a .npz archive: " + zipErrorText(error));
+  // What the members unpack to, at most the input limit in all: a small archive must not claim
+  // (or inflate to) gigabytes.
+  const std::uint64_t limit = io::maxInputFileBytes();
+  std::uint64_t total = 0;
   std::map<std::string, NpyArray> out;
   const zip_int64_t n = zip_get_num_entries(archive.get(), 0);
   for (zip_int64_t i = 0; i < n; ++i) {
     zip_stat_t st;
-    if (zip_stat_index(archive.get(), i, 0, &st) != 0) throw std::runtime_error(path + ": unreadable archive entry");
+    zip_stat_init(&st);
+    if (zip_stat_index(archive.get(), static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME) ||
+        !(st.valid & ZIP_STAT_SIZE))
+      throw std::runtime_error(path + ": archive entry " + std::to_string(i) + " cannot be read: " + zip_strerror(archive.get()));
     std::string name = st.name;
     if (name.size() < 4 || name.compare(name.size() - 4, 4, ".npy") != 0) continue;
-    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive.get(), i, 0), zip_fclose);
+    const std::string where = path + ": " + name;
+    if (st.size > limit - std::min(limit, total))
+      throw std::runtime_error(where + ": " + std::to_string(st.size) + " bytes" +
+                               (total ? " (after " + std::to_string(total) + " in the members before it)" : "") +
+                               ", over the limit of " + std::to_string(limit >> 20) +
+                               " MiB for input files (set LOCKSTEP_MAX_INPUT_MB to a larger number of MiB to read it)");
+    total += st.size;
+    // What the entry's header claims, against what the archive holds: a stored member is its
+    // compressed bytes, and deflate inflates at most 1032 to 1 (a few hundred bytes claiming
+    // gigabytes are refused before anything is allocated).
+    const std::uint64_t fileBytes = std::filesystem::file_size(path, ec);
+    if ((st.valid & ZIP_STAT_COMP_SIZE) && !ec) {
+      const bool stored = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method == ZIP_CM_STORE;
+      if (st.comp_size > fileBytes || (stored && st.size != st.comp_size) || st.size / 1032 > st.comp_size + 64)
+        throw std::runtime_error(where + ": its entry claims " + std::to_string(st.size) + " bytes from " +
+                                 std::to_string(st.comp_size) + (stored ? " stored" : " compressed") +
+                                 " bytes in an archive of " + std::to_string(fileBytes) + ": the archive is damaged");
+    }
+    std::unique_ptr<zip_file_t, int (*)(zip_file_t*)> file(zip_fopen_index(archive.get(), static_cast<zip_uint64_t>(i), 0),
+                                                          zip_fclose);
+    if (!file) throw std::runtime_error(where + ": cannot read it: " + zip_strerror(archive.get()));
     std::string raw(st.size, '\0');
-    if (!file || zip_fread(file.get(), raw.data(), st.size) != static_cast<zip_int64_t>(st.size))
-      throw std::runtime_error(path + ": cannot read " + name);
+    const zip_int64_t got = zip_fread(file.get(), raw.data(), st.size);
+    if (got != static_cast<zip_int64_t>(st.size))
+      throw std::runtime_error(where + ": cannot read it: " +
+                               (got < 0 ? std::string(zip_file_strerror(file.get())) : "the archive is cut short"));
     name.resize(name.size() - 4);
-    out[name] = parseNpy(raw, path + ": " + name);
+    if (out.count(name)) throw std::runtime_error(where + ": the archive holds it twice");
+    out[name] = parseNpy(raw, where);
   }
   return out;
 }

@@ -72,24 +72,39 @@ void writeNpz(const std::string& path, const std::vector<NpzMember>& members);
 
 // ---- reading ------------------------------------------------------------------------------------
 
-// One .npy member, as its header says and its bytes.
+// One .npy member, as its header says and its bytes, checked when read (readNpz): a known element
+// type, a shape of non-negative whole numbers whose elements are exactly the bytes that follow.
+// Every access is bounds-checked: an index outside the array throws std::runtime_error naming it.
 struct NpyArray {
+  std::string where;  // "<file>: <member>", for messages
   std::string descr;
   std::vector<std::int64_t> shape;
   std::string bytes;
 
-  std::int64_t frames() const { return shape.at(0); }
+  std::int64_t size() const;  // the number of elements
+  bool numeric() const { return descr == "<f8" || descr == "<i4"; }
+  bool text() const { return descr.rfind("<U", 0) == 0; }
+  // Recordings are [frames, worlds, components] ([frames, worlds] and [frames] read as width 1).
+  std::int64_t frames() const { return shape.empty() ? 1 : shape[0]; }
   std::int64_t worlds() const { return shape.size() > 1 ? shape[1] : 1; }
   std::int64_t width() const { return shape.size() > 2 ? shape[2] : 1; }
-  // Element (frame f, world w, component c) as a double.
+  // Element (frame f, world w, component c) as a double; throws for a numeric member read outside
+  // its shape, or a member that is not numeric.
   double at(std::int64_t f, std::int64_t w, std::int64_t c) const;
-  // The element at flat index i as a double.
+  // The element at flat index i as a double (checked the same way).
   double flat(std::int64_t i) const;
-  std::vector<std::string> strings() const;  // "<U..": ASCII names
+  std::vector<std::string> strings() const;  // "<U..": ASCII names (others as '?'); throws for another type
+  // Throws "<where>: <what>" (std::runtime_error).
+  [[noreturn]] void fail(const std::string& what) const;
 };
 
-// Every .npy member by name (without ".npy"). Throws std::runtime_error naming the file and the
-// member that cannot be read.
+// Every .npy member by name (without ".npy"). Throws std::runtime_error naming the file, and the
+// member and its fault, for what cannot be read: not a regular file, not a zip archive, a member
+// larger than LOCKSTEP_MAX_INPUT_MB (io/text_file.h) or together larger, a header that is not
+// NumPy's version 1.0, 2.0 or 3.0 format, an element type other than "<f8", "<i4" and "<U<n>", a
+// shape that is not a tuple of whole numbers >= 0 or does not match the member's bytes.
 std::map<std::string, NpyArray> readNpz(const std::string& path);
+// One member's bytes (header and data) as readNpz reads it; `where` names it in messages.
+NpyArray parseNpy(const std::string& raw, const std::string& where);
 
 }  // namespace lockstep::cli

@@ -13,6 +13,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "../io/text_file.h"
 #include "lockstep/backends/backend.h"
 
 namespace lockstep::cli {
@@ -129,6 +130,11 @@ void checkWritable(const std::string& option, const std::string& path) {
   const fs::path p(path);
   std::error_code ec;
   if (fs::is_directory(p, ec)) throw std::runtime_error(option + ": '" + path + "' is a folder, not a file name");
+  try {
+    io::refuseSpecialFile(path);  // a FIFO or a device would be replaced by the file renamed over it
+  } catch (const std::exception& e) {
+    throw std::runtime_error(option + ": " + e.what());
+  }
   const fs::path folder = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(folder, ec))
     throw std::runtime_error(option + ": cannot write '" + path + "': the folder '" + folder.string() +

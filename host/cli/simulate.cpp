@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <optional>
@@ -86,6 +87,30 @@ void addViewerFrame(const Batch<T>& batch, const RunPlan& plan, ViewerFrames& f)
   }
 }
 
+// The value --color-by shows for world w: the study's draw when it names a variation of --study
+// (a draw need not be a per-world parameter: q.joint1), else the per-world parameter.
+template <class T>
+double colorValue(const Batch<T>& batch, const RunPlan& plan, std::int64_t w) {
+  if (plan.study)
+    for (std::size_t i = 0; i < plan.study->vary.size(); ++i)
+      if (plan.study->vary[i].parameter == plan.colorBy) return studyDraw(*plan.study, static_cast<int>(i), w);
+  return batch.parameter(w, plan.colorBy);
+}
+
+// "a.npz is not written", "a.npz and a.html are not written" (empty names left out).
+std::string notWritten(const std::vector<std::string>& files) {
+  std::vector<std::string> named;
+  for (const std::string& f : files)
+    if (!f.empty()) named.push_back(f);
+  if (named.empty()) return "nothing is written";
+  std::string s = named[0];
+  for (std::size_t i = 1; i < named.size(); ++i) s += (i + 1 == named.size() ? " and " : ", ") + named[i];
+  return s + (named.size() == 1 ? " is" : " are") + " not written";
+}
+
+// While recording, the longest stretch of steps without a look at Ctrl-C.
+constexpr double kInterruptCheckSeconds = 0.1;
+
 const char* integratorName(Integrator i) { return i == Integrator::RK4 ? "rk4" : "euler"; }
 
 // Frames are recorded at step 0, every recordEvery steps, and at the last step.
@@ -144,7 +169,7 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   viewed.worlds = plan.viewWorlds;
   if (!plan.colorBy.empty()) {
     viewed.colorBy = plan.colorBy;
-    for (std::int64_t w : plan.viewWorlds) viewed.colorValues.push_back(batch.parameter(w, plan.colorBy));
+    for (std::int64_t w : plan.viewWorlds) viewed.colorValues.push_back(colorValue(batch, plan, w));
   }
   viewed.contacts = static_cast<int>(model.groundContacts().size());
   auto recordFrame = [&] {
@@ -159,19 +184,27 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
     recordFrame();
   }
 
-  // Step in segments that end where a frame is recorded or the progress line is updated (or, while
-  // recording, where an interrupt is looked for).
+  // Step in segments that end where a frame is recorded or the progress line is updated, and, while
+  // recording, at least every kInterruptCheckSeconds, where an interrupt is looked for (the segment's
+  // length follows the measured time per step).
   Progress progress(plan.steps);
-  const int progressEvery = progress.enabled() || recording ? std::max(1, plan.steps / 100) : plan.steps;
+  const int progressEvery = progress.enabled() || plan.recordEvery > 0 ? std::max(1, plan.steps / 100) : plan.steps;
   double wall = 0;
   bool evaluated = true;  // udot and energies are those of the current state
+  int segment = plan.recordEvery > 0 ? 1 : progressEvery;  // steps between two looks at interrupts
   for (int done = 0; done < plan.steps;) {
-    int next = std::min(plan.steps, done + progressEvery);
+    int next = std::min({plan.steps, done + progressEvery, done + segment});
     if (plan.recordEvery > 0) next = std::min(next, (done / plan.recordEvery + 1) * plan.recordEvery);
     const auto t0 = std::chrono::steady_clock::now();
     batch.step(plan.dt, next - done, plan.integrator);
     batch.download();  // waits for the device
-    wall += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    wall += took;
+    if (plan.recordEvery > 0) {
+      const double perStep = took / (next - done);
+      segment = perStep > 0 ? static_cast<int>(std::clamp(kInterruptCheckSeconds / perStep, 1.0, double(progressEvery)))
+                            : progressEvery;
+    }
     done = next;
     evaluated = false;
     if (plan.recordEvery > 0 && (done % plan.recordEvery == 0 || done == plan.steps)) {
@@ -182,8 +215,8 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
     }
     progress.update(done, wall);
     if (const int signal = interruptSignal())
-      throw Interrupted(signal, "stopped after step " + std::to_string(done) + " of " + std::to_string(plan.steps) +
-                                    "; " + plan.out + plan.view + " is not written");
+      throw Interrupted(signal, "stopped after step " + std::to_string(done) + " of " + std::to_string(plan.steps) + "; " +
+                                    notWritten({plan.out, plan.view}));
   }
   progress.finish();
   if (!evaluated) {
@@ -209,12 +242,12 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   // own scale at the start, are named too: nothing the integrator's error explains.
   double relative = 0, absolute = 0, constraintError = 0;
   std::int64_t healthy = 0, worstRelative = -1, worstAbsolute = -1;
-  std::map<std::int32_t, std::vector<std::int64_t>> flagged;  // status -> worlds
+  std::map<std::string, std::vector<std::int64_t>> flagged;  // why (describeWorldStatus) -> worlds
   std::vector<std::int64_t> notFinite, implausible;
   for (std::int64_t w = 0; w < W; ++w) {
     const std::int32_t status = batch.status(w);
     if (status != kStatusOk) {
-      flagged[status].push_back(w);
+      flagged[batch.describeWorldStatus(w)].push_back(w);
       continue;
     }
     ++healthy;
@@ -269,9 +302,9 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   for (const auto& f : flagged) nFlagged += static_cast<std::int64_t>(f.second.size());
   std::printf("flagged       %lld worlds%s\n", static_cast<long long>(nFlagged),
               nFlagged && recording ? " (all of them in the output's status)" : "");
-  for (const auto& [status, worlds] : flagged)
-    std::printf("              %lld: %s; worlds %s\n", static_cast<long long>(worlds.size()),
-                describeStatus(status).c_str(), firstWorlds(worlds).c_str());
+  for (const auto& [why, worlds] : flagged)
+    std::printf("              %lld: %s; worlds %s\n", static_cast<long long>(worlds.size()), why.c_str(),
+                firstWorlds(worlds).c_str());
   if (recording) std::printf("output        %s (%d frames x %lld worlds)\n", plan.out.c_str(), frames, static_cast<long long>(W));
   if (!plan.view.empty())
     std::printf("view          %s (%d frames x %zu worlds; open it in a browser)\n", plan.view.c_str(), frames,
@@ -317,6 +350,14 @@ int simulate(const SimulateOptions& o) {
     if (o.integrator.empty()) plan.integrator = study->spec.integrator;
   }
   plan.out = o.out;
+  if (!o.out.empty() && !o.view.empty()) {
+    // One file for both would be written twice, the recording over the page.
+    namespace fs = std::filesystem;
+    std::error_code e1, e2;
+    const fs::path out = fs::weakly_canonical(o.out, e1), view = fs::weakly_canonical(o.view, e2);
+    if (!e1 && !e2 && out == view)
+      throw InputError("--view " + o.view + " and --out " + o.out + " name the same file: give each its own");
+  }
   plan.layout = recordingLayout(scene, o);
   // Recording: every --record-every steps, by default about 100 frames (200 for a page alone).
   const bool recorded = !o.out.empty() || !o.view.empty();
@@ -337,8 +378,11 @@ int simulate(const SimulateOptions& o) {
     for (const std::string& w : plan.visuals.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
     plan.viewer.title = scene.name;
     if (!o.colorBy.empty()) {
-      if (!findPublicName(*scene.model, parameterFields(), o.colorBy))
-        throw InputError("--color-by " + o.colorBy + ": not a per-world parameter of the scene (`lockstep info SCENE` lists them)");
+      const bool drawn = study && std::any_of(study->spec.vary.begin(), study->spec.vary.end(),
+                                              [&](const Variation& v) { return v.parameter == o.colorBy; });
+      if (!drawn && !findPublicName(*scene.model, parameterFields(), o.colorBy))
+        throw InputError("--color-by " + o.colorBy + ": not a per-world parameter of the scene (`lockstep info SCENE` lists them)" +
+                         (study ? std::string(" nor a variation of the study") : std::string()));
       plan.colorBy = o.colorBy;
     }
     plan.viewer.ghosts = o.ghosts;

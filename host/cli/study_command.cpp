@@ -50,15 +50,19 @@ constexpr const char* kFailRankVariable = "LOCKSTEP_STUDY_FAIL_RANK";
 // gathered value, its copy and its ranks; the status; the parameters redrawn; one parameter's
 // ranks and the index sort behind them.
 std::int64_t gatheredBytesPerWorld(const StudySpec& spec) {
-  return std::int64_t(spec.outputs.size()) * 24 + std::int64_t(spec.vary.size()) * 8 + 4 + 24;
+  const std::int64_t gradients =
+      spec.sensitivity == Sensitivity::Derivative ? std::int64_t(spec.outputs.size() * spec.vary.size()) * 8 : 0;
+  return std::int64_t(spec.outputs.size()) * 24 + std::int64_t(spec.vary.size()) * 8 + 4 + 24 + gradients;
 }
 
-// Chunk size: the worlds whose batch takes at most half of this rank's share of the memory (the
-// ranks on a node share its host memory; each rank has a GPU of its own), at most 2^22.
-std::int64_t chunkFromMemory(const Model& model, Precision precision, Backend backend, int threads, int localRanks) {
+// Chunk size: the worlds whose batch, with what the study adds per world (a derivative study's
+// Jacobians and sensitivities: studyExtraBytesPerWorld), takes at most half of this rank's share of
+// the memory (the ranks on a node share its host memory; each rank has a GPU of its own), at most 2^22.
+std::int64_t chunkFromMemory(const Model& model, const StudySpec& spec, Precision precision, Backend backend, int threads,
+                             int localRanks) {
   MemoryAvailable have = memoryAvailable(backend == Backend::Cuda);
   have.hostBytes /= std::max(1, localRanks);
-  const std::int64_t fit = worldsThatFit(model, precision, backend, threads, have, 0.5);
+  const std::int64_t fit = studyWorldsThatFit(model, spec, precision, backend, threads, have, 0.5);
   if (fit < 1)
     throw std::runtime_error("not even one world fits in half of this rank's memory (" + gibText(double(have.hostBytes)) +
                              " of host memory)");
@@ -208,7 +212,7 @@ int runStudyCommand(const StudyOptions& o) {
     threads = cappedCpuThreads(o.threads > 0 ? o.threads : (ranks.localSize() > 1 ? share : 0),
                                   std::max<std::int64_t>(1, planned / ranks.size()));
     const Precision precision = parsePrecision(f.precision);
-    chunk = o.chunk > 0 ? o.chunk : chunkFromMemory(*f.scene.model, precision, backend, threads, ranks.localSize());
+    chunk = o.chunk > 0 ? o.chunk : chunkFromMemory(*f.scene.model, f.spec, precision, backend, threads, ranks.localSize());
     f.spec.chunk = chunk;
     f.spec.cpuThreads = threads;
     for (const WorldOverride& w : f.scene.perWorld)

@@ -11,6 +11,7 @@
 #include "commands.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_apply.h"
+#include "../io/message_text.h"
 #include "lockstep/view/frames.h"
 #include "lockstep/view/html_viewer.h"
 #include "lockstep/view/video.h"
@@ -20,6 +21,12 @@
 namespace lockstep::cli {
 
 namespace {
+
+// The most frames a video takes (a day at 30 frames per second would be 2.6 million).
+constexpr std::int64_t kMaxVideoFrames = 1'000'000;
+// --fps: what ffmpeg's frame rates allow (a rate is a fraction of 32-bit numbers; MPEG-4 and GIF
+// GIF's frame delay is at most 655 s), and at most 1000 frames per second.
+constexpr double kMinFps = 0.01, kMaxFps = 1000;
 
 struct PlaybackOptions {
   std::string file;
@@ -47,6 +54,13 @@ const NpyArray& member(const std::map<std::string, NpyArray>& arrays, const std:
   return it->second;
 }
 
+// "(11, 2, 49) of <f8", for messages.
+std::string shapeText(const NpyArray& a) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < a.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(a.shape[i]);
+  return s + (a.shape.size() == 1 ? ",)" : ")") + " of " + a.descr;
+}
+
 // The values a colour may come from, for the shown worlds: a study's outputs or parameters
 // (--outcomes), a per-world parameter of the scene, or a recorded column's last value.
 std::vector<double> colorValues(const PlaybackOptions& o, const Scene& scene, const std::map<std::string, NpyArray>& arrays,
@@ -58,15 +72,21 @@ std::vector<double> colorValues(const PlaybackOptions& o, const Scene& scene, co
     for (const auto& [values, names] : {std::pair<std::string, std::string>{"outputs", "output_names"}, {"parameters", "parameter_names"}}) {
       auto v = study.find(values), n = study.find(names);
       if (v == study.end() || n == study.end()) continue;
+      const NpyArray& a = v->second;
+      if (!n->second.text()) n->second.fail("holds " + n->second.descr + " values, not names");
       const std::vector<std::string> list = n->second.strings();
       const auto k = std::find(list.begin(), list.end(), name);
       if (k == list.end()) continue;
-      const std::int64_t columns = v->second.shape.size() > 1 ? v->second.shape[1] : 1;
+      // [worlds, columns], one column per name.
+      const std::int64_t columns = a.shape.size() == 2 ? a.shape[1] : 1;
+      if (!a.numeric() || a.shape.empty() || a.shape.size() > 2 || columns != static_cast<std::int64_t>(list.size()))
+        a.fail("must be an array of numbers of shape [worlds, " + std::to_string(list.size()) + "] (one column per name of " +
+               names + "), not " + shapeText(a));
       for (std::int64_t w : worlds) {
-        if (w >= v->second.shape.at(0))
-          throw std::runtime_error("--outcomes: " + o.outcomes + " has " + std::to_string(v->second.shape[0]) +
+        if (w >= a.shape[0])
+          throw std::runtime_error("--outcomes: " + o.outcomes + " has " + std::to_string(a.shape[0]) +
                                    " worlds; world " + std::to_string(w) + " is shown");
-        out.push_back(v->second.flat(w * columns + (k - list.begin())));
+        out.push_back(a.flat(w * columns + (k - list.begin())));
       }
       return out;
     }
@@ -79,12 +99,21 @@ std::vector<double> colorValues(const PlaybackOptions& o, const Scene& scene, co
   }
   for (const auto& [member, a] : arrays) {
     auto names = arrays.find(member + "_names");
-    if (names == arrays.end() || a.shape.size() < 2) continue;
+    if (names == arrays.end() || !names->second.text() || a.shape.size() < 2) continue;
     const std::vector<std::string> list = names->second.strings();
     const auto k = std::find(list.begin(), list.end(), name);
     if (k == list.end() && !(member == name && a.width() == 1)) continue;
+    // A recorded column: [frames, worlds, components], one component per name, every shown world.
+    if (!a.numeric() || a.shape.size() > 3 || a.frames() < 1 || a.width() != static_cast<std::int64_t>(list.size()))
+      a.fail("must be an array of numbers of shape [frames >= 1, worlds, " + std::to_string(list.size()) +
+             "] (one component per name of " + member + "_names), not " + shapeText(a) + "; --color-by " + name +
+             " cannot read it");
     const std::int64_t c = k == list.end() ? 0 : k - list.begin();
-    for (std::int64_t w : worlds) out.push_back(a.at(a.frames() - 1, w, c));
+    for (std::int64_t w : worlds) {
+      if (w >= a.worlds())
+        a.fail("holds " + std::to_string(a.worlds()) + " worlds; world " + std::to_string(w) + " is shown (--color-by " + name + ")");
+      out.push_back(a.at(a.frames() - 1, w, c));
+    }
     return out;
   }
   throw std::runtime_error("--color-by " + name + ": not an output or parameter of --outcomes" +
@@ -108,10 +137,31 @@ Playback loadPlayback(const PlaybackOptions& o) {
   if (!o.root.empty()) sceneOptions.urdfRoot = parseUrdfRootJoint(o.root);
   Playback p{o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene, sceneOptions), {}, {}};
   const int nb = p.scene.model->numBodies();
-  if (poses.shape.size() != 3 || poses.width() != 7 * nb || time.frames() != poses.frames())
-    throw std::runtime_error(o.file + ": its body poses are of " + std::to_string(poses.width() / 7) + " bodies, and the scene " +
-                             p.scene.source + " has " + std::to_string(nb) +
-                             ": give the scene the recording is of with --scene");
+  // time [frames, worlds], bodyPose [frames, worlds, 7 per body]: at least one frame of one world.
+  if (!time.numeric() || time.shape.empty() || time.shape.size() > 2)
+    time.fail("must be an array of numbers of shape [frames, worlds], not " + shapeText(time));
+  if (!poses.numeric() || poses.shape.size() != 3)
+    poses.fail("must be an array of numbers of shape [frames, worlds, 7 x bodies], not " + shapeText(poses));
+  if (poses.frames() == 0 || poses.worlds() == 0)
+    throw std::runtime_error(o.file + ": the recording holds no frames (bodyPose is " + shapeText(poses) + "): nothing to show");
+  if (time.frames() != poses.frames())
+    throw std::runtime_error(o.file + ": 'time' holds " + std::to_string(time.frames()) + " frames and 'bodyPose' " +
+                             std::to_string(poses.frames()) + ": the arrays do not belong together");
+  if (poses.width() != 7 * nb)
+    throw std::runtime_error(o.file + ": its body poses hold " + std::to_string(poses.width()) + " values per world (" +
+                             (poses.width() % 7 ? "not 7 per body" : std::to_string(poses.width() / 7) + " bodies") +
+                             "), and the scene " + p.scene.source + " has " + std::to_string(nb) + " bodies (" +
+                             std::to_string(7 * nb) + " values): give the scene the recording is of with --scene");
+  // The frames' times: finite and never decreasing, as a recording's are.
+  for (std::int64_t i = 0; i < time.frames(); ++i) {
+    const double t = time.flat(i * time.worlds());
+    if (!std::isfinite(t))
+      time.fail("the time of frame " + std::to_string(i) + " is " + io::numberText(t) + ": times must be finite");
+    if (i > 0 && t < time.flat((i - 1) * time.worlds()))
+      time.fail("the time of frame " + std::to_string(i) + " (" + io::numberText(t) + ") is before that of frame " +
+                std::to_string(i - 1) + " (" + io::numberText(time.flat((i - 1) * time.worlds())) +
+                "): times must not decrease");
+  }
   VisualOptions vo;
   vo.meshPaths = o.meshPaths;
   p.visuals = sceneVisuals(p.scene, vo);
@@ -131,7 +181,11 @@ Playback loadPlayback(const PlaybackOptions& o) {
   if (o.contacts && nc > 0 && arrays.count("ground.force") && arrays.count("ground.contact_point")) {
     force = &arrays.at("ground.force");
     point = &arrays.at("ground.contact_point");
-    if (force->width() != 3 * nc || point->width() != 3 * nc) force = point = nullptr;
+    // Drawn only when they are the recording's: of its frames and worlds, 3 values per contact.
+    for (const NpyArray* a : {force, point})
+      if (!a->numeric() || a->shape.size() != 3 || a->frames() != poses.frames() || a->worlds() != recorded ||
+          a->width() != 3 * nc)
+        force = point = nullptr;
   }
   f.contacts = force ? nc : 0;
   for (std::int64_t i : shown) {
@@ -185,7 +239,14 @@ int render(const PlaybackOptions& o) {
     return static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, it - f.time.begin() - 1));
   };
   const double t0 = f.time.front(), t1 = f.time.back();
-  const std::int64_t count = picture ? 1 : static_cast<std::int64_t>(std::floor((t1 - t0) * o.fps / o.speed + 1e-9)) + 1;
+  // The video's frames: one per 1/fps seconds of video, each speed/fps simulated seconds apart.
+  const double span = (t1 - t0) * o.fps / o.speed;
+  if (!picture && !(span < kMaxVideoFrames))
+    throw std::runtime_error("--speed " + io::numberText(o.speed) + " and --fps " + io::numberText(o.fps) + ": the " +
+                             io::numberText(t1 - t0) + " s recorded would take " + io::numberText(span) +
+                             " frames, over the limit of " + std::to_string(kMaxVideoFrames) +
+                             ": give a larger --speed or a lower --fps");
+  const std::int64_t count = picture ? 1 : static_cast<std::int64_t>(std::floor(span + 1e-9)) + 1;
   catchInterrupts();
   for (std::int64_t i = 0; i < count; ++i) {
     const double t = picture ? (o.at >= 0 ? t0 + o.at : t1) : t0 + i * o.speed / o.fps;
@@ -194,6 +255,7 @@ int render(const PlaybackOptions& o) {
     video.write(renderer.render(poses.data()).data());
     if (const int signal = interruptSignal()) throw Interrupted(signal, "stopped; " + out + " is not written");
   }
+  if (video.frames() < 1) throw std::runtime_error("--out " + out + ": no frame was drawn; nothing is written");
   video.finish();
   std::printf("wrote %s (%d frame%s, %dx%d, %zu world%s; drawn with %s)\n", out.c_str(), video.frames(),
               video.frames() == 1 ? "" : "s", o.width, o.height, nw, nw == 1 ? "" : "s", FrameRenderer::context().c_str());
@@ -241,7 +303,10 @@ Command addRenderCommand(CLI::App& parent) {
   app->add_option("--out", o->out, "The file to write: .mp4, .webm, .gif or .png (default: FILE with .mp4)");
   addWholeNumber(*app, "--width", o->width, 16, 8192, "Width in pixels (default 640)");
   addWholeNumber(*app, "--height", o->height, 16, 8192, "Height in pixels (default 480)");
-  addPositiveNumber(*app, "--fps", o->fps, "Frames per second of the video (default 30)");
+  app->add_option_function<std::string>(
+         "--fps", [o](const std::string& t) { o->fps = parseRealNumber("--fps", t, kMinFps, false, kMaxFps); },
+         "Frames per second of the video, from 0.01 to 1000 (default 30)")
+      ->type_name("FLOAT");
   addPositiveNumber(*app, "--speed", o->speed, "Simulated seconds per second of video (default 1)");
   app->add_option_function<std::string>(
       "--time", [o](const std::string& t) { o->at = parseRealNumber("--time", t, 0, false, 1e300); },

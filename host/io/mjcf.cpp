@@ -5,16 +5,14 @@
 
 #include "lockstep/io/urdf.h"  // reexpressMassProperties, combineMassProperties, rotationTaking
 #include "message_text.h"
+#include "mjcf_compile.h"
 
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <sstream>
 
@@ -23,11 +21,6 @@ namespace lockstep {
 using io::inQuotes;
 
 namespace {
-
-struct MjModelDeleter {
-  void operator()(mjModel* m) const { mj_deleteModel(m); }
-};
-using MjModelPtr = std::unique_ptr<mjModel, MjModelDeleter>;
 
 Vec3d vec3(const mjtNum* v) { return {{v[0], v[1], v[2]}}; }
 
@@ -109,45 +102,6 @@ std::string joined(const std::vector<std::string>& names) {
   return s;
 }
 
-// MuJoCo's compiler reports through its global warning handler (and, for internal errors, its error
-// handler, which would end the process): both are routed into exceptions and a list while one
-// thread compiles.
-std::mutex gCompileMutex;
-thread_local std::vector<std::string>* gCompileWarnings = nullptr;
-void collectWarning(const char* text) {
-  if (gCompileWarnings) gCompileWarnings->push_back(text);
-}
-void throwError(const char* text) { throw InputError(std::string("MuJoCo: ") + text); }
-
-MjModelPtr compile(const std::string& path, std::vector<std::string>* warnings) {
-  {
-    std::ifstream probe(path);
-    if (!probe) throw InputError(path + ": cannot open the file: " + std::strerror(errno));
-  }
-  std::lock_guard<std::mutex> lock(gCompileMutex);
-  gCompileWarnings = warnings;
-  void (*previousWarning)(const char*) = mju_user_warning;
-  void (*previousError)(const char*) = mju_user_error;
-  mju_user_warning = collectWarning;
-  mju_user_error = throwError;
-  char error[1024] = "";
-  mjModel* m = nullptr;
-  try {
-    m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
-  } catch (...) {
-    mju_user_warning = previousWarning;
-    mju_user_error = previousError;
-    gCompileWarnings = nullptr;
-    throw;
-  }
-  mju_user_warning = previousWarning;
-  mju_user_error = previousError;
-  gCompileWarnings = nullptr;
-  if (!m) throw InputError(path + ": MuJoCo's compiler: " + (error[0] ? std::string(error) : "failed"));
-  if (error[0]) warnings->push_back(std::string("MuJoCo's compiler: ") + error);
-  return MjModelPtr(m);
-}
-
 // Converts one compiled model. Each MuJoCo body maps to a placement: the Lockstep body that
 // carries it ("ground" for static bodies) and its frame L on that body.
 class Converter {
@@ -166,7 +120,7 @@ class Converter {
     out_.timestep = m_->opt.timestep;
     out_.mujocoNq = m_->nq;
     out_.mujocoNv = m_->nv;
-    builder_.setGravity(vec3(m_->opt.gravity));
+    builder_.setGravity(disabled(mjDSBL_GRAVITY) ? Vec3d::zero() : vec3(m_->opt.gravity));
     placeBodies();
     addActuators();
     for (const BodyDesc& d : bodies_) builder_.addBody(d);
@@ -205,21 +159,44 @@ class Converter {
     return nameOf(m_, mjOBJ_GEOM, g, bodyName(m_->geom_bodyid[g]) + ".geom" + std::to_string(g));
   }
 
+  // MuJoCo's <option><flag .../>: whether a disable flag is set (mjtDisableBit); "constraint"
+  // disables every constraint: equality, frictionloss, limits and contacts.
+  bool disabled(int bit) const {
+    const int constraints = mjDSBL_EQUALITY | mjDSBL_FRICTIONLOSS | mjDSBL_LIMIT | mjDSBL_CONTACT;
+    return (m_->opt.disableflags & bit) || ((bit & constraints) && (m_->opt.disableflags & mjDSBL_CONSTRAINT));
+  }
+
+  // The flags Lockstep honours (gravity, contact, limit, equality, frictionloss, passive, actuation,
+  // clampctrl, constraint) change what is built; those of MuJoCo's solver and collision detection
+  // (warmstart, filterparent, refsafe, energy, fwdinv, multiccd) have nothing to act on; the others
+  // are named in the warning of what is ignored.
+  void readFlags() {
+    if (disabled(mjDSBL_SENSOR) && m_->nsensor > 0)
+      ignored_["option flags (Lockstep computes the sensors all the same)"].push_back("sensor=\"disable\"");
+    if ((m_->opt.enableflags & mjENBL_OVERRIDE) && m_->ngeom > 0)
+      ignored_["option flags (the contact material is the import's options)"].push_back("override=\"enable\"");
+    bool noisy = false;
+    for (int s = 0; s < m_->nsensor; ++s) noisy = noisy || m_->sensor_noise[s] > 0;
+    if ((m_->opt.enableflags & mjENBL_SENSORNOISE) && noisy)
+      ignored_["option flags (Lockstep adds no sensor noise)"].push_back("sensornoise=\"enable\"");
+  }
+
   void refuseUnsupported() {
-    if (m_->neq > 0)
+    readFlags();
+    if (m_->neq > 0 && !disabled(mjDSBL_EQUALITY))
       fail("equality " + inQuotes(nameOf(m_, mjOBJ_EQUALITY, 0, "#0")),
            "equality constraints have no Lockstep counterpart (remove them, or model the loop otherwise)");
-    if (m_->opt.density != 0 || m_->opt.viscosity != 0)
+    if ((m_->opt.density != 0 || m_->opt.viscosity != 0) && !disabled(mjDSBL_PASSIVE))
       fail("option", "fluid forces (density, viscosity) have no Lockstep counterpart");
     for (int t = 0; t < m_->ntendon; ++t) {
-      if (m_->tendon_stiffness[t] != 0 || m_->tendon_damping[t] != 0)
+      if ((m_->tendon_stiffness[t] != 0 || m_->tendon_damping[t] != 0) && !disabled(mjDSBL_PASSIVE))
         fail("tendon " + inQuotes(nameOf(m_, mjOBJ_TENDON, t, "#" + std::to_string(t))),
              "tendon stiffness and damping have no Lockstep counterpart");
-      if (m_->tendon_limited[t]) ignored_["tendon limits"].push_back(nameOf(m_, mjOBJ_TENDON, t, "#" + std::to_string(t)));
+      if (m_->tendon_limited[t] && !disabled(mjDSBL_LIMIT)) ignored_["tendon limits"].push_back(nameOf(m_, mjOBJ_TENDON, t, "#" + std::to_string(t)));
     }
     for (int j = 0; j < m_->njnt; ++j)
       for (int k = 0; k < dofsOf(m_->jnt_type[j]); ++k)
-        if (m_->dof_frictionloss[m_->jnt_dofadr[j] + k] > 0) {
+        if (m_->dof_frictionloss[m_->jnt_dofadr[j] + k] > 0 && !disabled(mjDSBL_FRICTIONLOSS)) {
           ignored_["frictionloss"].push_back(jointName(j));
           break;
         }
@@ -293,8 +270,9 @@ class Converter {
           default: fail("joint " + inQuotes(joint), "unknown joint type " + std::to_string(type));
         }
         d.damping = perSpeed(m_->dof_damping, j);
+        if (disabled(mjDSBL_PASSIVE)) d.damping.assign(d.damping.size(), 0.0);  // springs and dampers off
         d.armature = perSpeed(m_->dof_armature, j);
-        if (m_->jnt_stiffness[j] != 0) {
+        if (m_->jnt_stiffness[j] != 0 && !disabled(mjDSBL_PASSIVE)) {
           if (type == mjJNT_BALL || type == mjJNT_FREE)
             fail("joint " + inQuotes(joint), std::string("stiffness on a ") + jointTypeName(type) +
                                                  " joint has no Lockstep counterpart (hinges and slides only)");
@@ -351,14 +329,15 @@ class Converter {
       ActuatorDesc a;
       a.coordinate = jointName(j);
       MjcfActuator info{name, "motor", jointName(j), 0, gear, false};
-      if (m_->actuator_ctrllimited[i]) {
+      const bool clamped = m_->actuator_ctrllimited[i] && !disabled(mjDSBL_CLAMPCTRL);
+      if (clamped) {
         info.controlLower = m_->actuator_ctrlrange[2 * i];
         info.controlUpper = m_->actuator_ctrlrange[2 * i + 1];
       }
       if (m_->actuator_biastype[i] == mjBIAS_NONE) {
         a.mode = ActuatorMode::Torque;
         a.gear = gear * gain;
-        if (m_->actuator_ctrllimited[i]) {
+        if (clamped) {
           a.controlLower = info.controlLower;
           a.controlUpper = info.controlUpper;
         }
@@ -378,6 +357,7 @@ class Converter {
         fail(where, "a general actuator other than a motor, position or velocity servo has no Lockstep counterpart");
       }
       if (info.drivesTarget && gear == 0) fail(where, "gear: must not be 0");
+      if (disabled(mjDSBL_ACTUATION)) a.gear = a.kp = a.kd = 0;  // every actuator's force is 0
       if (m_->actuator_forcelimited[i]) {
         const double lo = m_->actuator_forcerange[2 * i], hi = m_->actuator_forcerange[2 * i + 1];
         if (lo != -hi || !(hi > 0))
@@ -392,6 +372,7 @@ class Converter {
   }
 
   void addStops() {
+    if (disabled(mjDSBL_LIMIT)) return;
     for (int j = 0; j < m_->njnt; ++j) {
       if (!m_->jnt_limited[j]) continue;
       const int type = m_->jnt_type[j];
@@ -414,6 +395,7 @@ class Converter {
   }
 
   void addGroundContacts() {
+    if (disabled(mjDSBL_CONTACT)) return;
     std::vector<int> planes;
     for (int g = 0; g < m_->ngeom; ++g) {
       const bool onGround = placement_[m_->geom_bodyid[g]].body == "ground";
@@ -506,6 +488,7 @@ class Converter {
       d.type = sensorTypeName(m_->sensor_type[s]);
       d.objectType = typeName ? typeName : "";
       d.object = objId >= 0 ? nameOf(m_, static_cast<mjtObj>(objType), objId, "") : "";
+      d.cutoff = m_->sensor_cutoff[s];  // by MuJoCo's data type: real, positive (touch) or quaternion
       if (const std::string why = resolveSensor(s, d); !why.empty()) {
         d.dimension = 0;
         ignored_["sensors (" + why + ")"].push_back(d.name);
@@ -641,7 +624,8 @@ bool isMjcfPath(const std::string& path) {
 
 MjcfImport importMjcfFile(const std::string& path, const MjcfOptions& options) {
   std::vector<std::string> compilerWarnings;
-  const MjModelPtr m = compile(path, &compilerWarnings);
+  const io::MjModelPtr m = io::compileMjcf(path, &compilerWarnings);
+  io::checkCompiledMjcf(m.get(), path);
   MjcfImport out = Converter(m.get(), path, options).run();
   for (const std::string& w : compilerWarnings) out.warnings.push_back(path + ": " + w);
   return out;

@@ -172,7 +172,7 @@ Scene SceneReader::read(const std::string& text) {
   for (const Body& b : model.bodies()) joints_[b.jointName] = &b;
   resolveTargets();
 
-  scene_.q0 = mjcf_ ? mjcf_->q0 : model.defaultQ();
+  scene_.q0 = mjcf_ ? mjcfInitialQ(model, *mjcf_) : model.defaultQ();
   scene_.u0 = model.defaultU();
   if (mjcf_) scene_.simulation.dt = mjcf_->timestep;
   if (auto s = root.find("initial_state")) readState(*s, scene_.q0, scene_.u0);
@@ -181,6 +181,18 @@ Scene SceneReader::read(const std::string& text) {
     for (const JsonNode& n : p->elements()) scene_.perWorld.push_back(readOverride(n));
   keepMjcf();
   return std::move(scene_);
+}
+
+// MuJoCo's qpos0 of the robot's bodies, by name, in the whole model's q (the scene's own bodies,
+// added after the robot's, at their default).
+std::vector<double> SceneReader::mjcfInitialQ(const Model& model, const MjcfImport& mjcf) {
+  if (&model == mjcf.model.get()) return mjcf.q0;
+  std::vector<double> q = model.defaultQ();
+  for (const Body& from : mjcf.model->bodies()) {
+    const Body& to = model.bodies()[model.bodyIndex(from.name)];
+    for (int k = 0; k < from.nq; ++k) q[to.qOffset + k] = mjcf.q0[from.qOffset + k];
+  }
+  return q;
 }
 
 void SceneReader::keepMjcf() {

@@ -192,6 +192,7 @@ class SceneReader {
   std::vector<UrdfCollisionSphere> urdfCollisionSpheres_;
   std::optional<MjcfImport> mjcf_;  // the MJCF robot, when the scene has one
   // Hands the MJCF import to the scene (Scene::mjcf), once the scene no longer needs it.
+  static std::vector<double> mjcfInitialQ(const Model& model, const MjcfImport& mjcf);
   void keepMjcf();
   bool rootHasUrdf_ = false;
 };

@@ -58,6 +58,20 @@ std::string readTextFile(const std::string& path) {
   return text;
 }
 
+void refuseSpecialFile(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (!std::filesystem::exists(status) || std::filesystem::is_regular_file(status)) return;
+  const char* kind = std::filesystem::is_directory(status) ? "a folder"
+                     : std::filesystem::is_fifo(status)    ? "a FIFO"
+                     : std::filesystem::is_character_file(status) || std::filesystem::is_block_file(status) ? "a device"
+                     : std::filesystem::is_socket(status) ? "a socket"
+                                                          : "not a regular file";
+  throw std::runtime_error(path + ": is " + std::string(kind) +
+                           ", not a regular file: an output is written beside it and renamed over it, which would "
+                           "replace it; give the name of a regular file");
+}
+
 void writeTextFile(const std::string& path, const std::string& text) {
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
@@ -72,11 +86,13 @@ PartialFile::~PartialFile() {
 }
 
 void PartialFile::open() {
+  refuseSpecialFile(path_);
   file_ = std::fopen(partial_.c_str(), "wb");
   if (!file_) throw std::runtime_error(partial_ + ": cannot open for writing: " + std::strerror(errno));
 }
 
 void PartialFile::create() {
+  refuseSpecialFile(path_);
   open();
   const int closed = std::fclose(file_);
   file_ = nullptr;

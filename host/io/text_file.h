@@ -23,6 +23,11 @@ std::string readTextFile(const std::string& path);
 // remove: a PATH.partial that is renamed only when every file is written).
 void writeTextFile(const std::string& path, const std::string& text);
 
+// Throws std::runtime_error("<path>: ...") when `path` exists and is not a regular file (a FIFO, a
+// device such as /dev/null, a socket, a folder): an output written beside and renamed over it would
+// replace it with a regular file. A path that does not exist, or a regular file, passes.
+void refuseSpecialFile(const std::string& path);
+
 // An output file written as PATH.partial and renamed to PATH once complete (commit()), so that
 // PATH never holds a part of it: PATH.partial is removed when the PartialFile is destroyed
 // uncommitted (a failed write, an exception on the way). Errors throw std::runtime_error naming

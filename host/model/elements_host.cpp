@@ -32,6 +32,7 @@ Sensor buildElement(const SensorDesc& d, ElementBuild& build) {
   if (!build.namesTaken.insert(d.name).second) throw ModelError(where + ": name: defined twice");
   const int body = build.body(d.body, where, "body");
   validateTransform(d.X_BS, where, "X_BS");
+  validateNonNegative(d.cutoff, where, "cutoff");
   int coordinate = -1, speed = -1;
   const Model& m = build.model;
   if (!d.coordinate.empty()) {
@@ -73,19 +74,22 @@ std::vector<double> parameterBlock(const Sensor& e, ParamId id) {
     appendTransform(v, e.desc.X_BS);
     appendVec3(v, e.desc.zoneSize);
   }
+  if (id == ParamId::sensorCutoff) v.push_back(e.desc.cutoff);
   return v;
 }
 
 void validateParameterBlock(const std::vector<Sensor>&, ParamId id, const std::vector<double>& v,
                             const std::string& where) {
+  if (id == ParamId::sensorCutoff) validateNonNegative(v[0], where, "cutoff");
   if (id != ParamId::sensorFrame) return;
   validateTransform(transformAt(v, 0), where, "X_BS");
   for (int k = 12; k < 15; ++k) validateNonNegative(v[k], where, "zone");
 }
 
 std::string describeElement(const Model&, const Sensor& s) {
-  return textf("sensor '%s': %s of %s '%s'%s", s.desc.name.c_str(), s.desc.type.c_str(), s.desc.objectType.c_str(),
-               s.desc.object.c_str(), s.desc.dimension ? "" : " (not computed by Lockstep)");
+  return textf("sensor '%s': %s of %s '%s'%s%s", s.desc.name.c_str(), s.desc.type.c_str(), s.desc.objectType.c_str(),
+               s.desc.object.c_str(), s.desc.dimension ? "" : " (not computed by Lockstep)",
+               s.desc.cutoff > 0 ? textf(", cutoff %g", s.desc.cutoff).c_str() : "");
 }
 
 InfoSection infoSection(const Model& m, const std::vector<Sensor>&) {

@@ -2,6 +2,7 @@
 // counter-based draws, its checks (validateStudy), and a piece of worlds run in chunks
 // (runStudyWorlds).
 #include "lockstep/study/study.h"
+#include "lockstep/study/throughput.h"
 
 #include "lockstep/engine/fields.h"
 
@@ -212,6 +213,36 @@ void StudyOutcomes::append(const StudyOutcomes& more) {
 template <class T>
 void setNamedParameter(Batch<T>& batch, std::int64_t w, const std::string& name, double value) {
   setInput(batch, w, resolveInput(batch.model(), name), value);
+}
+
+BatchMemory studyExtraBytesPerWorld(const Model& model, const StudySpec& spec, Precision precision, Backend backend) {
+  BatchMemory extra;
+  if (spec.sensitivity != Sensitivity::Derivative) return extra;
+  const std::int64_t nx = 2 * std::int64_t(model.nu()), nv = static_cast<std::int64_t>(spec.vary.size());
+  const std::int64_t jacobian = nx * (3 * std::int64_t(model.nu()) + nv) * (precision == Precision::Float ? 4 : 8);
+  extra.hostBytes = jacobian + nx * nv * 8;
+  if (backend == Backend::Cuda) extra.deviceBytes = jacobian;
+  return extra;
+}
+
+std::int64_t studyWorldsThatFit(const Model& model, const StudySpec& spec, Precision precision, Backend backend,
+                                int cpuThreads, const MemoryAvailable& available, double fraction) {
+  const BatchMemory extra = studyExtraBytesPerWorld(model, spec, precision, backend);
+  MemoryAvailable have = available;
+  if (spec.sensitivity == Sensitivity::Derivative && backend == Backend::Cuda)
+    have.deviceBytes = std::max<std::int64_t>(0, have.deviceBytes - (std::int64_t(1) << 30));  // the dual worlds
+  // Each need is fixed + perWorld * worlds: solve for worlds in each memory.
+  const BatchMemory one = batchMemory(model, precision, 1, backend, cpuThreads);
+  const BatchMemory two = batchMemory(model, precision, 2, backend, cpuThreads);
+  auto most = [fraction](std::int64_t oneWorld, std::int64_t twoWorlds, std::int64_t perWorldExtra, std::int64_t bytes) {
+    const double perWorld = double(twoWorlds - oneWorld) + double(perWorldExtra);
+    const double fixed = double(oneWorld) - double(twoWorlds - oneWorld);
+    const double n = perWorld > 0 ? std::floor((fraction * double(bytes) - fixed) / perWorld) : 9.3e18;
+    return n < 1 ? std::int64_t(0) : n > 9e18 ? std::numeric_limits<std::int64_t>::max() : static_cast<std::int64_t>(n);
+  };
+  std::int64_t n = most(one.hostBytes, two.hostBytes, extra.hostBytes, have.hostBytes);
+  if (backend == Backend::Cuda) n = std::min(n, most(one.deviceBytes, two.deviceBytes, extra.deviceBytes, have.deviceBytes));
+  return n;
 }
 
 void validateStudy(const std::shared_ptr<const Model>& modelPtr, const StudySpec& spec) {

@@ -105,8 +105,9 @@ const GlChoice& glChoice() {
 
 // libOSMesa is opened at run time as well, not linked: it brings LLVM, z3 and ICU (about 170 MB),
 // which a binary that never draws, and a GPU machine that draws with EGL, need not carry. Opened
-// with its symbols global, as a linked library's are: MuJoCo's renderer finds OSMesa's function
-// loader among the process's libraries.
+// with its symbols local: LLVM's must not become the process's (triton, which torch imports on its
+// first optimizer, links its own LLVM and crashed on Mesa's). MuJoCo's renderer draws with a local
+// OSMesa all the same, as it did when OSMesa was linked into the Python module.
 struct OsMesa {
   decltype(&OSMesaCreateContextExt) createContextExt = nullptr;
   decltype(&OSMesaMakeCurrent) makeCurrent = nullptr;
@@ -120,7 +121,7 @@ const OsMesa& osMesa() {
     void* library = nullptr;
     std::string why;
     for (const char* name : {"libOSMesa.so.8", "libOSMesa.so"}) {
-      if ((library = dlopen(name, RTLD_NOW | RTLD_GLOBAL))) break;
+      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
       const char* e = dlerror();
       if (why.empty() && e) why = e;
     }
@@ -171,6 +172,9 @@ void geomXml(std::ostringstream& x, const DrawnShape& d, int meshIndex) {
 
 std::string FrameRenderer::context() { return glChoice().description; }
 
+// The geom group of the ground planes: drawn with the first world only.
+constexpr int kGroundGroup = 3;
+
 std::string visualsMjcf(const SceneVisuals& v, int width, int height, int worlds, double spacing) {
   std::ostringstream x;
   x.precision(9);
@@ -208,29 +212,28 @@ std::string visualsMjcf(const SceneVisuals& v, int width, int height, int worlds
       double q[4];
       d.shape.X_BS.R.toQuaternion(q);
       const double hx = d.shape.size[0] > 0 ? d.shape.size[0] : groundHalf, hy = d.shape.size[1] > 0 ? d.shape.size[1] : groundHalf;
-      x << "<geom type=\"plane\" material=\"grid\" contype=\"0\" conaffinity=\"0\" size=\"" << hx << ' ' << hy
+      x << "<geom type=\"plane\" group=\"" << kGroundGroup << "\" material=\"grid\" contype=\"0\" conaffinity=\"0\" size=\"" << hx << ' ' << hy
         << " 0.1\" pos=\"" << d.shape.X_BS.p[0] << ' ' << d.shape.X_BS.p[1] << ' ' << d.shape.X_BS.p[2] << "\" quat=\""
         << q[0] << ' ' << q[1] << ' ' << q[2] << ' ' << q[3] << "\"/>\n";
       continue;
     }
-    for (int w = 0; w < worlds; ++w) {
-      double o[2];
-      offsetOf(w, worlds, spacing, o);
-      x << "<body pos=\"" << o[0] << ' ' << o[1] << " 0\">";
-      geomXml(x, d, meshIndex[i]);
-      x << "</body>\n";
-    }
   }
   if (!ground)  // a reference floor at z = 0, below everything
-    x << "<geom type=\"plane\" material=\"grid\" contype=\"0\" conaffinity=\"0\" size=\"" << groundHalf << ' ' << groundHalf
-      << " 0.1\" rgba=\"1 1 1 0.6\"/>\n";
-  for (int w = 0; w < worlds; ++w)
-    for (std::size_t b = 0; b < v.bodies.size(); ++b) {
-      x << "<body mocap=\"true\" name=\"w" << w << "b" << b << "\">";
-      for (std::size_t i = 0; i < v.shapes.size(); ++i)
-        if (v.shapes[i].body == static_cast<int>(b)) geomXml(x, v.shapes[i], meshIndex[i]);
-      x << "</body>\n";
-    }
+    x << "<geom type=\"plane\" group=\"" << kGroundGroup << "\" material=\"grid\" contype=\"0\" conaffinity=\"0\" size=\""
+      << groundHalf << ' ' << groundHalf << " 0.1\" rgba=\"1 1 1 0.6\"/>\n";
+  // One world: a mocap body per body, then one per shape fixed on Ground (at the world's offset).
+  for (std::size_t b = 0; b < v.bodies.size(); ++b) {
+    x << "<body mocap=\"true\" name=\"b" << b << "\">";
+    for (std::size_t i = 0; i < v.shapes.size(); ++i)
+      if (v.shapes[i].body == static_cast<int>(b)) geomXml(x, v.shapes[i], meshIndex[i]);
+    x << "</body>\n";
+  }
+  for (std::size_t i = 0; i < v.shapes.size(); ++i) {
+    if (v.shapes[i].body >= 0 || v.shapes[i].shape.kind == ShapeKind::Plane) continue;
+    x << "<body mocap=\"true\" name=\"s" << i << "\">";
+    geomXml(x, v.shapes[i], meshIndex[i]);
+    x << "</body>\n";
+  }
   x << "</worldbody>\n</mujoco>\n";
   return x.str();
 }
@@ -324,7 +327,8 @@ FrameRenderer::FrameRenderer(const SceneVisuals& visuals, int width, int height,
   gl_->makeCurrent();
   gl_->made = true;
   mjv_defaultScene(&gl_->scene);
-  mjv_makeScene(gl_->model, &gl_->scene, 2000 + 2 * gl_->model->ngeom);
+  // Every world's geoms in one scene (the model holds one world's, drawn once per world).
+  mjv_makeScene(gl_->model, &gl_->scene, 2000 + worlds * gl_->model->ngeom);
   mjr_defaultContext(&gl_->render);
   mjr_makeContext(gl_->model, &gl_->render, mjFONTSCALE_100);
   mjr_setBuffer(mjFB_OFFSCREEN, &gl_->render);
@@ -332,6 +336,7 @@ FrameRenderer::FrameRenderer(const SceneVisuals& visuals, int width, int height,
     throw std::runtime_error("MuJoCo's renderer has no off-screen buffer of " + std::to_string(width) + "x" +
                              std::to_string(height) + " pixels");
   mjv_defaultOption(&gl_->option);
+  gl_->option.geomgroup[kGroundGroup] = 1;
 }
 
 FrameRenderer::~FrameRenderer() {
@@ -342,23 +347,34 @@ FrameRenderer::~FrameRenderer() {
 std::vector<std::uint8_t> FrameRenderer::render(const double* poses, const RenderCamera& camera) {
   mjModel* m = gl_->model;
   mjData* d = gl_->data;
-  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
-  for (int w = 0; w < worlds_; ++w) {
+  const bool finiteCamera = std::isfinite(camera.lookAt[0]) && std::isfinite(camera.lookAt[1]) &&
+                            std::isfinite(camera.lookAt[2]) && std::isfinite(camera.distance) && camera.distance >= 0 &&
+                            std::isfinite(camera.azimuth) && std::isfinite(camera.elevation);
+  if (!finiteCamera)
+    throw std::invalid_argument("camera: lookat, distance (>= 0), azimuth and elevation must be finite numbers");
+  // World w's mocap poses (its bodies, then its shapes fixed on Ground) into d; a body whose pose
+  // is not finite is drawn at the origin.
+  auto place = [&](int w, double lo[3], double hi[3]) {
     double o[2];
     offsetOf(w, worlds_, spacing_, o);
     for (int b = 0; b < bodies_; ++b) {
       const double* p = poses + (static_cast<std::size_t>(w) * bodies_ + b) * 7;
-      const int i = w * bodies_ + b;  // the mocap index: bodies in order
       const double x[3] = {p[0] + o[0], p[1] + o[1], p[2]};
       const bool finite = std::isfinite(x[0]) && std::isfinite(x[1]) && std::isfinite(x[2]) && std::isfinite(p[3]) &&
                           std::isfinite(p[4]) && std::isfinite(p[5]) && std::isfinite(p[6]);
-      for (int k = 0; k < 3; ++k) d->mocap_pos[3 * i + k] = finite ? x[k] : 0;
-      for (int k = 0; k < 4; ++k) d->mocap_quat[4 * i + k] = finite ? p[3 + k] : (k == 0 ? 1 : 0);
-      if (finite)
+      for (int k = 0; k < 3; ++k) d->mocap_pos[3 * b + k] = finite ? x[k] : 0;
+      for (int k = 0; k < 4; ++k) d->mocap_quat[4 * b + k] = finite ? p[3 + k] : (k == 0 ? 1 : 0);
+      if (finite && lo)
         for (int k = 0; k < 3; ++k) lo[k] = std::min(lo[k], x[k]), hi[k] = std::max(hi[k], x[k]);
     }
-  }
-  mj_kinematics(m, d);
+    for (int i = bodies_; i < m->nmocap; ++i) {
+      const double x[3] = {o[0], o[1], 0};
+      for (int k = 0; k < 3; ++k) d->mocap_pos[3 * i + k] = x[k];
+      for (int k = 0; k < 4; ++k) d->mocap_quat[4 * i + k] = k == 0 ? 1 : 0;
+    }
+  };
+  double lo[3] = {1e300, 1e300, 1e300}, hi[3] = {-1e300, -1e300, -1e300};
+  for (int w = 0; w < worlds_; ++w) place(w, lo, hi);
   mjvCamera cam;
   mjv_defaultCamera(&cam);
   cam.type = mjCAMERA_FREE;
@@ -366,10 +382,10 @@ std::vector<std::uint8_t> FrameRenderer::render(const double* poses, const Rende
     const bool any = hi[0] >= lo[0];
     for (int k = 0; k < 3; ++k) cam.lookat[k] = any ? 0.5 * (lo[k] + hi[k]) : 0;
     const double span = any ? std::max({hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]}) : 0;
-    cam.distance = 1.6 * span + 2.5 * gl_->reach;
+    cam.distance = camera.distance > 0 ? camera.distance : 1.6 * span + 2.5 * gl_->reach;
   } else {
     for (int k = 0; k < 3; ++k) cam.lookat[k] = camera.lookAt[k];
-    cam.distance = camera.distance;
+    cam.distance = camera.distance > 0 ? camera.distance : 3;
   }
   cam.azimuth = camera.azimuth;
   cam.elevation = camera.elevation;
@@ -377,7 +393,15 @@ std::vector<std::uint8_t> FrameRenderer::render(const double* poses, const Rende
   {
     std::lock_guard<std::mutex> lock(renderMutex());
     gl_->makeCurrent();
-    mjv_updateScene(m, d, &gl_->option, nullptr, &cam, mjCAT_ALL, &gl_->scene);
+    // The first world with the ground, lights and camera; the others' geoms added to its scene.
+    mjvOption others = gl_->option;
+    others.geomgroup[kGroundGroup] = 0;
+    for (int w = 0; w < worlds_; ++w) {
+      place(w, nullptr, nullptr);
+      mj_kinematics(m, d);
+      if (w == 0) mjv_updateScene(m, d, &gl_->option, nullptr, &cam, mjCAT_ALL, &gl_->scene);
+      else mjv_addGeoms(m, d, &others, nullptr, mjCAT_ALL, &gl_->scene);
+    }
     const mjrRect viewport = {0, 0, width_, height_};
     mjr_setBuffer(mjFB_OFFSCREEN, &gl_->render);
     mjr_render(viewport, &gl_->scene, &gl_->render);

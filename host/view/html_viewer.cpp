@@ -166,6 +166,7 @@ std::string viewerHtml(const SceneVisuals& visuals, const ViewerFrames& frames, 
 
 void writeViewerHtml(const std::string& path, const SceneVisuals& visuals, const ViewerFrames& frames,
                      const ViewerOptions& options) {
+  io::refuseSpecialFile(path);
   const std::string html = viewerHtml(visuals, frames, options);
   const std::string partial = path + ".partial";
   try {

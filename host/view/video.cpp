@@ -4,12 +4,15 @@
 #include <csignal>
 #include <exception>
 #include <cstdio>
+#include <filesystem>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+
+#include "../io/text_file.h"
 
 namespace lockstep {
 
@@ -31,8 +34,15 @@ VideoWriter::VideoWriter(const std::string& path, int width, int height, double 
     : path_(path), partial_(path + ".partial"), width_(width), height_(height) {
   const std::string e = extensionOf(path);
   if (!writes(path)) throw std::runtime_error(path + ": the file name must end in .mp4, .webm, .gif or .png");
+  if (!(fps >= 0.01 && fps <= 1000))
+    throw std::runtime_error(path + ": " + std::to_string(fps) + " frames per second: give 0.01 to 1000");
+  io::refuseSpecialFile(path);
+  // The rate as a decimal ffmpeg reads exactly enough ("0.001", "29.97"; std::to_string's six
+  // decimals would send 1e-7 as "0.000000").
+  char rate[32];
+  std::snprintf(rate, sizeof rate, "%.9g", fps);
   std::vector<std::string> args = {"ffmpeg", "-nostdin", "-loglevel", "error", "-y", "-f", "rawvideo", "-pix_fmt", "rgb24",
-                                   "-s", std::to_string(width) + "x" + std::to_string(height), "-r", std::to_string(fps),
+                                   "-s", std::to_string(width) + "x" + std::to_string(height), "-r", rate,
                                    "-i", "-", "-an"};
   if (e == "mp4") {
     // H.264 in yuv420p wants even sizes; the last row or column is dropped when odd.
@@ -43,9 +53,15 @@ VideoWriter::VideoWriter(const std::string& path, int width, int height, double 
   } else if (e == "gif") {
     args.insert(args.end(), {"-f", "gif"});
   } else {
-    args.insert(args.end(), {"-frames:v", "1", "-f", "image2", "-c:v", "png"});
+    // -update 1: the name is one file, never a pattern of numbered ones ("frame%d.png").
+    args.insert(args.end(), {"-frames:v", "1", "-f", "image2", "-update", "1", "-c:v", "png"});
   }
-  args.push_back(partial_);
+  // The output as an absolute path under ffmpeg's file: protocol, so that no name the user gives
+  // is read as another protocol ("pipe:1.gif"), a URL or an option ("-y.mp4").
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(partial_, ec);
+  if (ec) throw std::runtime_error(path + ": cannot resolve the path: " + ec.message());
+  args.push_back("file:" + absolute.string());
   int fds[2];
   if (pipe(fds) != 0) throw std::runtime_error(std::string("cannot start ffmpeg: ") + std::strerror(errno));
   child_ = fork();

@@ -32,6 +32,7 @@ view can be made and read while another thread steps the batch (it is not serial
 """
 from __future__ import annotations
 
+import collections
 import json
 import operator
 import os
@@ -185,7 +186,9 @@ class Batch:
         self._b = cls(model._ext, _count("worlds", worlds), device, int(threads))
         self._dt, self._integrator = model.dt, model.integrator
         self.params = Params(self)
-        self._renderers, self._render_lock = {}, threading.Lock()
+        # Renderers by frame size, world count and mesh paths, the most recently used last: at most
+        # _RENDERERS_KEPT (each holds an OpenGL context and MuJoCo's model; close_renderers() frees them).
+        self._renderers, self._render_lock = collections.OrderedDict(), threading.Lock()
 
     def __repr__(self) -> str:
         return (f"<lockstep.Batch of {self.worlds} worlds of '{self.model.name}' on {self.backend}, "
@@ -313,33 +316,67 @@ class Batch:
         of the last step, reset or evaluate(): an (height, width, 3) uint8 array, drawn off-screen
         without a display (MuJoCo's renderer: EGL on a GPU, else OSMesa; docs/viewer.md). The bodies are
         drawn from the robot file's visual shapes (URDF visuals, MJCF geoms; meshes found in the
-        file's folder, `mesh_paths`, LOCKSTEP_MESH_PATH or ROS_PACKAGE_PATH), else as their inertia
-        boxes, with the contact spheres and the ground. camera: None follows the worlds; or a dict
-        of "lookat" (x, y, z), "distance" (m), "azimuth" and "elevation" (degrees, MuJoCo's
-        convention); "azimuth" and "elevation" alone keep the following."""
+        file's folder, `mesh_paths` (a folder or a sequence of them), LOCKSTEP_MESH_PATH or
+        ROS_PACKAGE_PATH), else as their inertia boxes, with the contact spheres and the ground.
+        width and height: whole numbers of pixels (1 to 8192). camera: None follows the worlds; or a
+        dict of "lookat" (x, y, z), "distance" (m, > 0), "azimuth" and "elevation" (degrees, MuJoCo's
+        convention), all finite; without "lookat" the camera follows the worlds (from "distance"
+        when given, else from one that frames them)."""
         shown = [operator.index(world)] if worlds is None else [operator.index(w) for w in worlds]
         if not shown:
             raise ValueError("worlds: give at least one world")
         for w in shown:
             if not 0 <= w < self.worlds:
                 raise IndexError(f"world {w} is outside the batch ({self.worlds} worlds)")
-        key = (int(width), int(height), len(shown), tuple(mesh_paths))
-        with self._render_lock:
-            renderer = self._renderers.get(key)
-            if renderer is None:
-                renderer = _ext.FrameRenderer(self.model._ext, key[0], key[1], key[2], list(mesh_paths))
-                self._renderers[key] = renderer
-        if self.device == "cuda":
-            self.download()
-        nb = len(self.model.body_names)
-        poses = np.ascontiguousarray(self.host_field("bodyPose")[shown], dtype=np.float64).reshape(len(shown), nb, 7)
+        size = []
+        for what, value in (("width", width), ("height", height)):
+            try:
+                n = operator.index(value)
+            except TypeError:
+                raise TypeError(f"{what} must be a whole number of pixels, not {value!r}") from None
+            if not 1 <= n <= 8192:
+                raise ValueError(f"{what} must be between 1 and 8192 pixels, not {n}")
+            size.append(n)
+        if isinstance(mesh_paths, (str, bytes, os.PathLike)):
+            mesh_paths = [mesh_paths]  # one folder, not its characters
+        paths = tuple(os.fsdecode(p) for p in mesh_paths)
         camera = dict(camera or {})
         unknown = set(camera) - {"lookat", "distance", "azimuth", "elevation"}
         if unknown:
             raise ValueError(f"camera: unknown key(s) {sorted(unknown)}; give lookat, distance, azimuth, elevation")
+
+        def number(key, default):
+            x = float(camera.get(key, default))
+            if not np.isfinite(x):
+                raise ValueError(f"camera {key} must be a finite number, not {camera[key]!r}")
+            return x
         lookat = [float(x) for x in camera["lookat"]] if "lookat" in camera else []
-        return renderer.render(poses, lookat, float(camera.get("distance", 3.0)), float(camera.get("azimuth", 135.0)),
-                               float(camera.get("elevation", -20.0)))
+        if lookat and (len(lookat) != 3 or not np.all(np.isfinite(lookat))):
+            raise ValueError(f"camera lookat must be three finite numbers (x, y, z), not {camera['lookat']!r}")
+        distance = number("distance", 0.0)  # 0: following, one that frames the worlds; at lookat, 3 m
+        if "distance" in camera and not distance > 0:
+            raise ValueError(f"camera distance must be a finite number > 0, not {camera['distance']!r}")
+        key = (size[0], size[1], len(shown), paths)
+        with self._render_lock:
+            renderer = self._renderers.pop(key, None)
+            if renderer is None:
+                renderer = _ext.FrameRenderer(self.model._ext, key[0], key[1], key[2], list(paths))
+            self._renderers[key] = renderer
+            while len(self._renderers) > self._RENDERERS_KEPT:
+                self._renderers.popitem(last=False)
+        if self.device == "cuda":
+            self.download()
+        nb = len(self.model.body_names)
+        poses = np.ascontiguousarray(self.host_field("bodyPose")[shown], dtype=np.float64).reshape(len(shown), nb, 7)
+        return renderer.render(poses, lookat, distance, number("azimuth", 135.0), number("elevation", -20.0))
+
+    _RENDERERS_KEPT = 4
+
+    def close_renderers(self) -> None:
+        """Frees the renderers render() keeps (at most four: by frame size, world count and mesh
+        paths); the next render() makes its renderer again."""
+        with self._render_lock:
+            self._renderers.clear()
 
     def host_field(self, name: str) -> np.ndarray:
         """The host copy of a field as a NumPy view (the same as field() on the CPU backend; on the

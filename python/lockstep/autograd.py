@@ -104,4 +104,13 @@ def step(batch, q, u, tau, params: Sequence[str] = (), p=None, dt: Optional[floa
     params = tuple(params)
     if (p is None) != (len(params) == 0):
         raise ValueError("step: give p (worlds, len(params)) exactly when params are named")
+    for name, t in (("q", q), ("u", u), ("tau", tau), ("p", p)):
+        if t is None:
+            continue
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"step: {name} must be a torch tensor, not {type(t).__name__}")
+        if not t.dtype.is_floating_point:
+            # The results take the inputs' dtype: an integer tensor would truncate them.
+            raise TypeError(f"step: {name} must be a floating-point tensor (torch.float64 for exact gradients), "
+                            f"not {t.dtype}")
     return Step.apply(q, u, tau, p, batch, params, dt, integrator)

@@ -27,7 +27,8 @@ are one layer for every Brax environment. docs/environments.md ("Episodes") stat
   started again instead (and, under SAME_STEP, those that finished: their terms are in final_info).
   With array="torch" every array of info is a torch tensor on the environment's device, masks
   included, except info["status"] (strings: a NumPy object array).
-- Observations and rewards are finite: a non-finite value reads 0.
+- Observations are finite: a non-finite value reads 0. Rewards are Gymnasium's: an action too
+  large to square (1e160, inf) costs inf, and its reward is -inf.
 - Checkpoints: get_state() is a dict of NumPy arrays and plain values (picklable) holding every
   world's registry fields (q, u, z, time, status, the initial state, the observations), the
   randomized parameters, the episode counters, the seeds and the randomization and options in
@@ -85,6 +86,7 @@ class RenderedFrames(abc.Sequence):
             raise IndexError(f"sub-environment {i} is outside the {len(self)}")
         if i not in self._drawn:
             env = self._env
+            env._check_open()
             self._drawn[i] = env.batch.render(world=i, width=env.width, height=env.height, camera=env.camera)
         return self._drawn[i]
 
@@ -381,12 +383,12 @@ class EpisodeVectorEnv(gym.vector.VectorEnv):
 
         obs = xp.nan_to_num(self._observe())
         reward, terminated, terms = self._score(before, actions, obs)
-        reward = xp.nan_to_num(xp.asarray(reward))  # in the engine's precision, as the observations
+        reward = xp.asarray(reward)  # in the engine's precision, as the observations; -inf as Gymnasium's
         terminated = np.asarray(xp.to_numpy(terminated), dtype=bool).reshape(n) & ~flagged & ~resetting
         truncated = ((self._episode_steps >= self.max_episode_steps) | flagged) & ~resetting
         zero = flagged | resetting
         if zero.any():
-            reward = xp.copy(reward)  # nan_to_num may have returned the environment's own array
+            reward = xp.copy(reward)  # it may be the environment's own array
             reward[xp.from_numpy(zero)] = 0.0
         done = terminated | truncated
 

@@ -86,6 +86,7 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         self._init_rendering(f"lockstep/{spec.name}", render_mode, width, height,
                              spec.camera if camera is None else camera)
         self._options = {**spec.defaults, **task_kwargs}
+        _check_options(f"lockstep/{spec.name}", self._options)
         self.frame_skip = spec.frame_skip if frame_skip is None else int(frame_skip)
         if self.frame_skip < 1:
             raise ValueError(f"frame_skip must be at least 1, not {frame_skip!r}")
@@ -100,6 +101,8 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         self.layout = self.model.mjcf_layout
         self.dt = self.layout["timestep"] * self.frame_skip  # Gymnasium's env dt
         edt = spec.engine_dt if engine_dt is None else float(engine_dt)
+        if not (np.isfinite(edt) and edt > 0):
+            raise ValueError(f"engine_dt must be a positive number of seconds, not {engine_dt!r}")
         substeps = self.dt / edt
         if not (np.isfinite(substeps) and substeps >= 1 and abs(substeps - round(substeps)) < 1e-9 * substeps):
             raise ValueError(f"engine_dt {edt!r} must divide the environment's dt {self.dt!r} (frame_skip "
@@ -284,6 +287,24 @@ class MujocoTaskEnv(EpisodeVectorEnv):
     def close_extras(self, **kwargs):
         super().close_extras(**kwargs)
         self.state = None
+
+
+def _check_options(label: str, options: Dict[str, Any]) -> None:
+    """A task's options as numbers can be: none is NaN (it would make every reward NaN, or every
+    comparison false), and the weights, the healthy reward and the reset noise are finite. Ranges
+    such as healthy_z_range may be open (inf)."""
+    for name, value in options.items():
+        values = value if isinstance(value, (tuple, list)) else [value]
+        for v in values:
+            if isinstance(v, (bool, np.bool_, str)) or v is None:
+                continue
+            try:
+                x = float(v)
+            except (TypeError, ValueError):
+                continue
+            finite = name.endswith("_weight") or name in ("healthy_reward", "reset_noise_scale")
+            if np.isnan(x) or (finite and not np.isfinite(x)):
+                raise ValueError(f"{label}: {name} must be a {'finite number' if finite else 'number'}, not {value!r}")
 
 
 def _unpickle_task(cls, made_with: Dict[str, Any], state: Dict[str, Any], spec):

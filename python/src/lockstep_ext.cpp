@@ -429,7 +429,7 @@ struct PyBatch {
                               std::to_string(batch->numWorlds()) + " worlds)");
     auto lock = hold();
     if (onDevice()) batch->download();
-    return describeStatus(batch->status(w));
+    return batch->describeWorldStatus(w);
   }
 
   // Any other call on the batch, under its lock.

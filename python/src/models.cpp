@@ -8,6 +8,7 @@
 #include <nanobind/stl/vector.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -233,9 +234,10 @@ void bindModels(nb::module_& m) {
         if (!camera.automatic) {
           if (lookAt.size() != 3) throw std::invalid_argument("camera lookat: three numbers (x, y, z)");
           camera.lookAt = {{lookAt[0], lookAt[1], lookAt[2]}};
-          if (!(distance > 0)) throw std::invalid_argument("camera distance: must be > 0");
-          camera.distance = distance;
         }
+        // 0: following, a distance that frames the worlds; at lookat, 3 m.
+        if (!(distance >= 0) || !std::isfinite(distance)) throw std::invalid_argument("camera distance: must be a finite number > 0");
+        camera.distance = distance;
         camera.azimuth = azimuth;
         camera.elevation = elevation;
         std::vector<std::uint8_t> pixels;
@@ -247,7 +249,7 @@ void bindModels(nb::module_& m) {
         nb::capsule free(owned, [](void* v) noexcept { delete static_cast<std::vector<std::uint8_t>*>(v); });
         const std::size_t shape[3] = {static_cast<std::size_t>(r.height()), static_cast<std::size_t>(r.width()), 3};
         return nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<3>>(owned->data(), 3, shape, free);
-      }, "poses"_a, "lookat"_a = std::vector<double>{}, "distance"_a = 3.0, "azimuth"_a = 135.0, "elevation"_a = -20.0);
+      }, "poses"_a, "lookat"_a = std::vector<double>{}, "distance"_a = 0.0, "azimuth"_a = 135.0, "elevation"_a = -20.0);
   m.def("load_scene", &loadScene, "path"_a, "repair_inertia"_a);
   m.def("parse_scene", &parseSceneText, "json"_a, "source"_a, "base_directory"_a, "repair_inertia"_a);
   m.def("describe_scene", [](const PyModel& p) { return describeScene(*p.scene); }, "model"_a);

@@ -5,6 +5,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -135,3 +136,19 @@ def test_vector_env_renders_each_world_on_demand():
     with pytest.raises(ValueError, match="render_mode"):
         lockstep.VectorEnv(os.path.join(ROOT, "scenes", "double_pendulum.json"), 1, lambda b, o, a: np.zeros(1),
                            render_mode="human", action_high=1.0)
+
+
+def test_drawing_on_the_cpu_leaves_torchs_compiler_importable():
+    """OSMesa brings Mesa's LLVM; it stays local to the renderer, so triton (torch imports it on an
+    optimizer's first use, with its own LLVM) still loads after a frame is drawn. A fresh process:
+    the renderer and triton load once per process. It crashed on 895fc9f."""
+    pytest.importorskip("triton")
+    script = ("import lockstep, gymnasium as gym\n"
+              "env = gym.make_vec('lockstep/Reacher-v5', num_envs=1, render_mode='rgb_array', width=32, height=24)\n"
+              "env.reset(seed=0)\n"
+              "assert env.call('render')[0].any()\n"
+              "import triton\n"
+              "print('imported')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "LOCKSTEP_GL": "osmesa"})
+    assert done.returncode == 0 and "imported" in done.stdout, done.stderr[-2000:]

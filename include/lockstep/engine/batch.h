@@ -362,6 +362,11 @@ class Batch {
   void step(double dt, int nSteps = 1, Integrator integrator = Integrator::RK4);
   // Computes udot, the constraint multipliers and the energies at the current state of every world.
   void evaluate();
+  // World w's status for a person: describeStatus of its bits, and, where the articulated-body
+  // sweep found a singular joint inertia that the world's own state (kept from before the failing
+  // step) does not have, that the state diverged within the step, with the step size and
+  // integrator of the last step() or captureStep(), and what to try.
+  std::string describeWorldStatus(std::int64_t w) const;
   // Projects every healthy world's q, then u, onto its enabled sphere contacts (assembly), for
   // initial states that violate them, within maxIterations Gauss-Newton iterations; step() does
   // the same after every step (drift control). A world that cannot be assembled is flagged.
@@ -398,6 +403,10 @@ class Batch {
   void checkElement(int i, int count, const char* kind) const;
   // Sets kStatusInvalidInitialState on world w when its q or u is not finite in T.
   void flagInvalidState(std::int64_t w);
+  // Whether the sweep finds a singular joint inertia at world w's host state.
+  bool singularJointInertia(std::int64_t w) const;
+  double lastDt_ = 0;  // of the last step() or captureStep(); 0: none yet
+  Integrator lastIntegrator_ = Integrator::RK4;
   // One element's block of a parameter (massProps of a body: 10 values), for world w; the setter
   // validates it, and takes kAllWorlds.
   std::vector<double> parameterBlock(ParamId id, std::int64_t w, int element) const;

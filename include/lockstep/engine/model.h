@@ -197,6 +197,7 @@ struct SensorDesc {
   Transformd X_BS = Transformd::identity();  // the frame on it
   std::string zone;        // touch: "sphere", "capsule", "ellipsoid", "cylinder" or "box"
   Vec3d zoneSize = Vec3d::zero();  // its MJCF size (radius, half-length or half-sizes)
+  double cutoff = 0;       // MuJoCo's cutoff (>= 0; 0: none): clamps the values (physics/sensors.h)
 };
 
 // MuJoCo's view of an MJCF model (physics/mujoco_bodies.h), which the MJCF importer adds to the models

@@ -24,7 +24,13 @@
 //   (Model::sensors, physics/sensors.h; the others named in a warning); the geoms of
 //   MuJoCo's visible groups (0 to 2, not transparent) are kept for viewers (MjcfImport::visuals,
 //   meshes with their triangles);
-// - opt.timestep and opt.gravity are read; MuJoCo's integrator, solver and contact parameters are not.
+// - opt.timestep and opt.gravity are read, and <flag/>s that change the model are honoured (gravity,
+//   contact, limit, equality, frictionloss, constraint, passive, actuation, clampctrl; docs/mjcf.md);
+//   MuJoCo's integrator, solver and contact parameters are not;
+// - a sensor's cutoff clamps its values as MuJoCo's (SensorDesc::cutoff);
+// - the file is checked before MuJoCo's compiler reads it (mjcf_compile.h: regular files within the
+//   input limit, counts within Lockstep's limits) and after (names UTF-8, quaternions nonzero, values
+//   finite).
 // Features without a Lockstep counterpart are refused naming the element (equality constraints,
 // tendons with stiffness, damping or actuators, other actuators, free joints below the top level,
 // fluid forces), or loaded with one warning listing what is ignored (frictionloss, tendon limits,

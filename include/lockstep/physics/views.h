@@ -238,6 +238,8 @@ enum class Role : std::int8_t {
     "X_BS.r00 X_BS.r01 X_BS.r02 X_BS.r10 X_BS.r11 X_BS.r12 X_BS.r20 X_BS.r21 X_BS.r22 X_BS.x X_BS.y X_BS.z "             \
     "zone.x zone.y zone.z",                                                                                                \
     "the sensor's frame S on its body (R row-major, then p), then a touch zone's MJCF size")                              \
+  X(T, sensorCutoff, Per::Sensor, Role::Parameter, "sensor", "cutoff",                                                   \
+    "MuJoCo's cutoff: > 0 clamps the values to [-cutoff, cutoff] (touch: to at most cutoff; framequat: none)")          \
   X(T, mujocoBodyFrame, Per::MujocoBody, Role::Parameter, "mujoco_body",                                                 \
     "X_BL.r00 X_BL.r01 X_BL.r02 X_BL.r10 X_BL.r11 X_BL.r12 X_BL.r20 X_BL.r21 X_BL.r22 X_BL.x X_BL.y X_BL.z",              \
     "the MuJoCo body's frame L on the Lockstep body carrying it (R row-major, then p)")                                  \

@@ -35,6 +35,7 @@
 
 #include "lockstep/engine/batch.h"
 #include "lockstep/study/communicator.h"
+#include "lockstep/study/run_choices.h"
 #include "lockstep/study/study_statistics.h"
 
 namespace lockstep {
@@ -140,6 +141,15 @@ double sampleVariation(const Variation& v, std::uint64_t seed, int variationInde
 // Sets a named parameter or initial-state value of world w (names above); validates it.
 template <class T>
 void setNamedParameter(Batch<T>& batch, std::int64_t w, const std::string& name, double value);
+// Memory a study needs per world beyond its batch (batchMemory): a derivative study's step
+// Jacobian, 2nu x (3nu + variations) in the batch's precision (host copy, and device copy on
+// CUDA), and its sensitivities S, 2nu x variations doubles (host); nothing for other studies.
+BatchMemory studyExtraBytesPerWorld(const Model& model, const StudySpec& spec, Precision precision, Backend backend);
+// The most worlds of one chunk whose batch and extra memory (studyExtraBytesPerWorld; on CUDA a
+// derivative study's dual worlds, at most 1 GiB of device memory) fit in `fraction` of `have`.
+std::int64_t studyWorldsThatFit(const Model& model, const StudySpec& spec, Precision precision, Backend backend,
+                                int cpuThreads, const MemoryAvailable& have, double fraction);
+
 // Checks that every variation and output of the spec names something in the model, and that no
 // value is varied twice.
 void validateStudy(const std::shared_ptr<const Model>& model, const StudySpec& spec);

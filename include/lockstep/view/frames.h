@@ -13,12 +13,13 @@
 
 namespace lockstep {
 
-// Where the camera looks from. Automatic: at the middle of the shown worlds' body origins, from a
-// distance that frames them; azimuth and elevation are used either way.
+// Where the camera looks from. Automatic: at the middle of the shown worlds' body origins, from
+// `distance` or, when it is 0, a distance that frames them; else at lookAt from `distance` (0: 3 m).
+// Azimuth and elevation are used either way. render() refuses values that are not finite.
 struct RenderCamera {
   bool automatic = true;
   Vec3d lookAt = Vec3d::zero();
-  double distance = 3;      // m
+  double distance = 0;      // m; >= 0
   double azimuth = 135;     // degrees about z (MuJoCo's convention)
   double elevation = -20;   // degrees
 };
@@ -56,8 +57,11 @@ class FrameRenderer {
   std::string mjcf_;
 };
 
-// The MJCF of mocap bodies that FrameRenderer draws (one per body and world), with the ground's
-// shapes on the world body.
+// The MJCF FrameRenderer draws: one world of mocap bodies (one per body, then one per shape fixed
+// on Ground other than a plane), and the ground's planes on the world body (geom group 3) sized for
+// `worlds` worlds `spacing` apart. Each frame places the mocap bodies at each world in turn and
+// gathers every world's geoms into one scene, so that the model stays one world's size (MuJoCo's
+// compiler takes time and stack growing with the square of the bodies) whatever the worlds shown.
 std::string visualsMjcf(const SceneVisuals& visuals, int width, int height, int worlds, double spacing);
 
 }  // namespace lockstep
