@@ -51,12 +51,15 @@ def main():
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--max-async", type=int, default=64)
     p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
+    p.add_argument("--contact-law", default="compliant", choices=["compliant", "mujoco"],
+                   help="Lockstep's contact law: compliant (RK4 substeps) or mujoco (the XML's timestep)")
+    p.add_argument("--no-async", action="store_true", help="skip Gymnasium's async mode")
     a = p.parse_args()
-    print(f"CPU: {cpu_model()}; Lockstep dtype {a.dtype}")
+    print(f"CPU: {cpu_model()}; Lockstep dtype {a.dtype}, contact law {a.contact_law}")
     print(f"{'task':12s} {'envs':>5s} {'lockstep':>10s} {'sync':>10s} {'async':>10s} {'vs faster':>9s}")
     for task in a.tasks:
         for n in a.envs:
-            env = gym.make_vec(f"lockstep/{task}", num_envs=n, dtype=a.dtype)
+            env = gym.make_vec(f"lockstep/{task}", num_envs=n, dtype=a.dtype, contact_law=a.contact_law)
             ours = rate(env, a.seconds)
             env.close()
             env = gym.make_vec(task, num_envs=n, vectorization_mode="sync")
@@ -64,7 +67,7 @@ def main():
             env.close()
             asyn = float("nan")
             gc.collect()
-            if n <= a.max_async:
+            if n <= a.max_async and not a.no_async:
                 try:
                     env = gym.make_vec(task, num_envs=n, vectorization_mode="async")
                 except OSError as e:  # one process per environment: fork can run out of memory

@@ -30,7 +30,7 @@ kernel object was found (ctest's SKIP_RETURN_CODE).
 The cubin ELF (NVIDIA's, undocumented but stable since CUDA 6; what cuobjdump reads): a fatbin
 starts with the magic 0xBA55ED50, a u16 version, a u16 header size and a u64 payload size; the
 payload is entries of (u16 kind, u16, u32 header size, u64 size, ...) where kind 2 is an ELF cubin
-(uncompressed here) and kind 1 PTX (zstd-compressed by nvcc 13). In the cubin, section .nv.info holds
+(zstd-compressed by nvcc 13 when it is large: decompressed with Debian's zstd) and kind 1 PTX (zstd-compressed by nvcc 13). In the cubin, section .nv.info holds
 records (u8 format, u8 attribute, u16 size) + data; format 4 records carry (u32 symbol, u32 value)
 for EIATTR_FRAME_SIZE (0x11), EIATTR_MIN_STACK_SIZE (0x12), EIATTR_MAX_STACK_SIZE (0x23) and
 EIATTR_REGCOUNT (0x2f); each kernel is a section .text.<mangled name>.
@@ -70,6 +70,21 @@ def fatbin_entries(data):
             yield kind, data[off:off + hdr], data[off + hdr:off + hdr + size]
             off += hdr + size
         i = end
+
+
+def cubin_bytes(payload):
+    """A fatbin entry's cubin, decompressed when nvcc compressed it (zstd: large cubins, nvcc 13)."""
+    if payload[:4] != b"\x28\xb5\x2f\xfd":
+        return payload
+    if not shutil.which("zstd"):
+        raise SystemExit("kernel_resources: a cubin is zstd-compressed and the zstd program is missing "
+                         "(Debian's zstd; scripts/deps.sh installs it)")
+    # The entry is padded after the zstd frame: zstd decompresses the frame, then calls the padding
+    # an unknown header (exit 1); the ELF it wrote is whole.
+    r = subprocess.run(["zstd", "-d", "-c"], input=payload, capture_output=True)
+    if r.stdout[:4] != b"\x7fELF":
+        raise SystemExit("kernel_resources: zstd could not decompress a cubin: " + r.stderr.decode(errors="replace"))
+    return r.stdout
 
 
 def elf_sections(elf):
@@ -259,7 +274,7 @@ def main():
         kernels = {}
         for kind, header, payload in entries:
             if kind == 2:
-                kernels.update(cubin_kernels(payload))
+                kernels.update(cubin_kernels(cubin_bytes(payload)))
         spills = {}
         if ptxas:
             for kind, header, payload in entries:
@@ -308,6 +323,11 @@ def main():
             elif r["stack"] > rule[1] or r["registers"] > rule[2]:
                 over.append("%s: stack %d bytes, %d registers; budget %d bytes, %d registers ('%s')" %
                             (r["name"], r["stack"], r["registers"], rule[1], rule[2], rule[0]))
+        if not args.files:  # every kernel of the build read: each budget line must find its kernels
+            for pattern, _, _ in rules:
+                if not any(fnmatch.fnmatchcase(r["name"], pattern) for r in rows):
+                    over.append("budget line '%s' matches no kernel (a kernel was renamed or removed, or its "
+                                "object could not be read)" % pattern)
         if over:
             print("\nover budget (%s):\n  %s" % (args.budgets, "\n  ".join(over)))
             status = 1

@@ -30,6 +30,7 @@ add_library(lockstep_io STATIC
   host/io/mjcf_state.cpp
   host/io/mjcf_compile.cpp
   host/io/mjcf_checks.cpp
+  host/io/mjcf_soft.cpp
   host/io/study_file.cpp
   host/io/study_report.cpp
   host/io/scene_description.cpp
@@ -130,6 +131,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_sensors.cpp
     tests/frontend/test_hostile_files.cpp
     tests/frontend/test_mjcf_hostile.cpp
+    tests/frontend/test_soft_constraints.cpp
     host/cli/npz.cpp
   )
   target_include_directories(lockstep_frontend_tests PRIVATE ${PROJECT_SOURCE_DIR}/tests ${PROJECT_SOURCE_DIR}/host/cli)

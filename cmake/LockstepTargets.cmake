@@ -26,6 +26,7 @@ add_library(lockstep ${_lockstep_engine_kind}
   host/model/elements_joint.cpp
   host/model/elements_host.cpp
   host/model/elements_mujoco.cpp
+  host/model/elements_soft.cpp
   host/batch/batch.cpp
   host/batch/cpu_batch_backend.cpp
   host/batch/cuda_batch_backend.cpp

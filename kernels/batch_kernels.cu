@@ -11,22 +11,22 @@ namespace {
 using namespace kernels;
 
 // kConstraints: one kernel per model kind (backend.h dispatchModelFeatures).
-template <class T, bool kConstraints>
+template <class T, int kFeatures>
 __global__ void advanceKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
                               WorkspaceLayout layout, T* __restrict__ scratch, StepSettings<T> settings) {
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t w = threadIndex();
   if (w < batch.nWorlds)
-    advanceWorld<T, kConstraints>(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w), settings);
+    advanceWorld<T, kFeatures>(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w), settings);
 }
 
-template <class T, bool kConstraints>
+template <class T, int kFeatures>
 __global__ void evaluateKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
                                WorkspaceLayout layout, T* __restrict__ scratch) {
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t w = threadIndex();
   if (w < batch.nWorlds)
-    evaluateWorld<T, kConstraints>(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w));
+    evaluateWorld<T, kFeatures>(model, batch.world(w), deviceWorkspace(layout, scratch, batch.nWorlds, w));
 }
 
 template <class T>
@@ -81,7 +81,7 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
 template <class T>
 void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
-    advanceKernel<T, decltype(features)::constraints>
+    advanceKernel<T, decltype(features)::flags>
         <<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), settings);
   });
   checkCuda(cudaGetLastError(), "advanceKernel launch");
@@ -90,7 +90,7 @@ void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
 template <class T>
 void evaluate(const BackendContext<T>& ctx) {
   dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
-    evaluateKernel<T, decltype(features)::constraints>
+    evaluateKernel<T, decltype(features)::flags>
         <<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx));
   });
   checkCuda(cudaGetLastError(), "evaluateKernel launch");

@@ -14,7 +14,7 @@ namespace {
 
 // Worlds w0 .. w0 + request.slots - 1, one thread each, its dual world in the request's scratch
 // (world innermost); the Jacobian of world w is strided across all the batch's worlds.
-template <class T, bool kConstraints>
+template <class T, int kFeatures>
 __global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
                                 LinearizeRequest<T> request, std::int64_t w0) {
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
@@ -23,7 +23,7 @@ __global__ void linearizeKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
   const ModelView<DualOf<T>> dualModel = model.withFrames(request.X_PF, request.X_MB);
   const DualWorld<DualOf<T>> d =
       dualWorldAt(sizes, request.layout, request.dualScratch + i, request.dualInts + i, request.slots);
-  linearizeWorld<T, kDualTangents, kConstraints>(dualModel, batch.world(w), d, request.settings, request.dirs,
+  linearizeWorld<T, kDualTangents, kFeatures>(dualModel, batch.world(w), d, request.settings, request.dirs,
                                                  request.what, Strided<T>{request.jacobian + w, batch.nWorlds});
 }
 
@@ -35,7 +35,7 @@ void launchLinearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& re
   for (std::int64_t w0 = request.first; w0 < end; w0 += request.slots) {
     const std::int64_t n = std::min<std::int64_t>(request.slots, end - w0);
     dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
-      linearizeKernel<T, decltype(features)::constraints><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
+      linearizeKernel<T, (decltype(features)::flags & kFeatureSphereContacts)><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
           LOCKSTEP_MODEL_ARGUMENTS_OF_CTX, LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
     });
     checkCuda(cudaGetLastError(), "linearizeKernel launch");

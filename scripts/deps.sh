@@ -24,6 +24,7 @@ packages=(
   libjs-three              # three.js r111, inlined into `lockstep view` pages
   ffmpeg                   # `lockstep render` videos, and ffprobe in the tests
   chromium                 # the tests open `lockstep view` pages in headless Chromium
+  zstd                     # bench/kernel_resources.py reads nvcc's compressed cubins (ctest kernel_resources)
 )
 
 missing=()

@@ -38,7 +38,9 @@ TEST(MassMatrix, EqualsTheDenseReferenceOnRandomTrees) {
     const double scale = std::max(1.0, ref.M.cwiseAbs().maxCoeff());
     EXPECT_LT((M - ref.M).cwiseAbs().maxCoeff(), 1e-12 * scale) << "trial " << trial;
     EXPECT_EQ((M - M.transpose()).cwiseAbs().maxCoeff(), 0.0) << "trial " << trial;
-    if (M.rows() > 0) EXPECT_GT(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M).eigenvalues().minCoeff(), 0.0);
+    if (M.rows() > 0) {
+      EXPECT_GT(Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd>(M).eigenvalues().minCoeff(), 0.0);
+    }
   }
 }
 

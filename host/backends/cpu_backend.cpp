@@ -174,7 +174,7 @@ void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   if (ctx.cpu.lanes) return packs(ctx).advance(ctx, settings);
   dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
     forWorlds(ctx, ctx.batch.nWorlds, identity, [&](std::int64_t, const WorldView<T>& w, const Workspace<T>& ws) {
-      advanceWorld<T, decltype(features)::constraints>(ctx.model, w, ws, settings);
+      advanceWorld<T, decltype(features)::flags>(ctx.model, w, ws, settings);
     });
   });
 }
@@ -240,8 +240,9 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
         dualWorldAt(s, r.layout, r.dualScratch + t * r.layout.total, r.dualInts + t * r.layout.ints, 1);
     const Strided<T> J{r.jacobian + w, worlds};
     dispatchModelFeatures(s, [&](auto features) {
-      linearizeWorld<T, kDualTangents, decltype(features)::constraints>(dualModel, ctx.batch.world(w), d, r.settings,
-                                                                          r.dirs, r.what, J);
+      // (Models with soft constraints are refused before: Batch::linearize.)
+      linearizeWorld<T, kDualTangents, (decltype(features)::flags & kFeatureSphereContacts)>(
+          dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
     });
   });
 }

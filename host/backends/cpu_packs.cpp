@@ -197,7 +197,7 @@ void forPacks(const BackendContext<T>& ctx, std::int64_t evaluationsPerWorld, F 
 // advanceWorld for the worlds of each pack: the same step loop (stepLanes); a world that fails
 // leaves the pack with its state from before the failed step and is settled as advanceWorld
 // settles it (settleFailedWorld), while the others go on.
-template <class T, bool kConstraints>
+template <class T, int kFeatures>
 void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   const BatchView<T>& batch = ctx.batch;
   const std::int64_t evaluations =
@@ -224,7 +224,7 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
                           one.observing(w0 + l));
       }
     };
-    activeLanes = stepLanes<P, kConstraints>(model, pack.view(), pack.workspace(), laneSettings, activeLanes, settle);
+    activeLanes = stepLanes<P, kFeatures>(model, pack.view(), pack.workspace(), laneSettings, activeLanes, settle);
     if (!anyLane(activeLanes)) return;
     for (int l = 0; l < W; ++l) active[l] = activeLanes.lane(l);
     pack.scatterState(active);
@@ -238,18 +238,18 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
 template <class T>
 void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
-    advanceLanes<T, decltype(features)::constraints>(ctx, settings);
+    advanceLanes<T, decltype(features)::flags>(ctx, settings);
   });
 }
 
 // evaluateWorld for the worlds of each pack.
-template <class T, bool kConstraints>
+template <class T, int kFeatures>
 void evaluateLanes(const BackendContext<T>& ctx) {
   forPacks(ctx, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     pack.gather(w0, lanes);
-    const PackBits<T, W> status = evaluateOutputs<P, kConstraints>(model, pack.view(), pack.workspace());
+    const PackBits<T, W> status = evaluateOutputs<P, kFeatures>(model, pack.view(), pack.workspace());
     bool real[W];
     for (int l = 0; l < W; ++l) real[l] = l < lanes;
     pack.scatterEvaluation(real);
@@ -260,7 +260,7 @@ void evaluateLanes(const BackendContext<T>& ctx) {
 
 template <class T>
 void evaluate(const BackendContext<T>& ctx) {
-  dispatchModelFeatures(ctx.model.sizes, [&](auto features) { evaluateLanes<T, decltype(features)::constraints>(ctx); });
+  dispatchModelFeatures(ctx.model.sizes, [&](auto features) { evaluateLanes<T, decltype(features)::flags>(ctx); });
 }
 
 // assembleWorld and observeWorld for the worlds of each pack: the healthy ones are projected, all
@@ -405,7 +405,7 @@ int repeatEvaluation(const BackendContext<T>& ctx, std::int64_t repetitions) {
   PackBits<T> status = kStatusOk;
   dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
     for (std::int64_t r = 0; r < repetitions; ++r) {
-      status |= computeStateDerivative<Pack<T>, decltype(features)::constraints>(model.view, pack.view(), pack.workspace());
+      status |= computeStateDerivative<Pack<T>, decltype(features)::flags>(model.view, pack.view(), pack.workspace());
       asm volatile("" ::: "memory");
     }
   });

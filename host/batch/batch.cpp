@@ -37,6 +37,7 @@ std::string describeStatus(std::int32_t status) {
       {kStatusBushingSingular, "bushing middle angle reached +/-90 degrees (singular Euler-angle rates)"},
       {kStatusConstraintFailed, "constraint solve or projection failed"},
       {kStatusInvalidInitialState, "initial q or u not finite in this precision"},
+      {kStatusSoftSolveFailed, "the soft-constraint solve did not converge within its iterations (MuJoCo's law)"},
   };
   std::string out;
   for (const auto& r : kReasons) {

@@ -1,4 +1,5 @@
 #include "lockstep/engine/fields.h"
+#include "lockstep/physics/soft_constraints.h"
 
 #include <sstream>
 #include <type_traits>
@@ -67,6 +68,11 @@ Sizes sizesOf(const Model& m) {
   LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   s.nc = m.numConstraintEquations();
+  for (const PlaneContact& e : m.planeContacts()) {
+    s.nSoftPoints += softPointSlots(e.desc.shape);
+    s.nSoftRows += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim);
+  }
+  s.nSoftRows += 2 * static_cast<std::int32_t>(m.softLimits().size());
   for (const MujocoJoint& j : m.mujocoJoints()) {
     const int type = j.desc.type;
     s.nMujocoQpos += type == kMujocoFree ? 7 : type == kMujocoBall ? 4 : 1;
@@ -106,6 +112,10 @@ std::vector<std::string> elementNames(const Model& m, Per per) {
         }
       }
       return out;
+    case Per::SoftPoint:
+      for (const PlaneContact& e : m.planeContacts())
+        for (int k = 0; k < softPointSlots(e.desc.shape); ++k) out.push_back(e.desc.name + "." + std::to_string(k));
+      return out;
     case Per::SensorValue: return m.sensorDataNames();
     case Per::MujocoQpos:
     case Per::MujocoDof:
@@ -143,6 +153,7 @@ const char* elementWord(Per per) {
       LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     case Per::Equation: return "constraint equation";
+    case Per::SoftPoint: return "contact point";
     case Per::SensorValue: return "sensor value";
     case Per::MujocoQpos: return "MuJoCo qpos";
     case Per::MujocoDof: return "MuJoCo degree of freedom";
@@ -162,6 +173,7 @@ const char* elementPlaceholder(Per per) {
       LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     case Per::Equation: return "equation";
+    case Per::SoftPoint: return "point";
     case Per::SensorValue: return "sensor";
     case Per::MujocoQpos: return "qpos";
     case Per::MujocoDof: return "dof";

@@ -6,6 +6,8 @@
 #include "lockstep/io/urdf.h"  // reexpressMassProperties, combineMassProperties, rotationTaking
 #include "message_text.h"
 #include "mjcf_compile.h"
+#include "mjcf_names.h"
+#include "mjcf_soft.h"
 
 #include <mujoco/mujoco.h>
 
@@ -31,71 +33,6 @@ Rotationd rotationOfQuaternion(const mjtNum* q) {
 
 Transformd poseOf(const mjtNum* pos, const mjtNum* quat) { return {rotationOfQuaternion(quat), vec3(pos)}; }
 
-std::string nameOf(const mjModel* m, mjtObj type, int id, const std::string& fallback) {
-  const char* name = mj_id2name(m, type, id);
-  return name && *name ? std::string(name) : fallback;
-}
-
-const char* jointTypeName(int type) {
-  switch (type) {
-    case mjJNT_FREE: return "free";
-    case mjJNT_BALL: return "ball";
-    case mjJNT_SLIDE: return "slide";
-    case mjJNT_HINGE: return "hinge";
-  }
-  return "unknown";
-}
-
-const char* geomTypeName(int type) {
-  switch (type) {
-    case mjGEOM_PLANE: return "plane";
-    case mjGEOM_HFIELD: return "hfield";
-    case mjGEOM_SPHERE: return "sphere";
-    case mjGEOM_CAPSULE: return "capsule";
-    case mjGEOM_ELLIPSOID: return "ellipsoid";
-    case mjGEOM_CYLINDER: return "cylinder";
-    case mjGEOM_BOX: return "box";
-    case mjGEOM_MESH: return "mesh";
-  }
-  return "other";
-}
-
-const char* sensorTypeName(int type) {
-  switch (type) {
-    case mjSENS_TOUCH: return "touch";
-    case mjSENS_ACCELEROMETER: return "accelerometer";
-    case mjSENS_VELOCIMETER: return "velocimeter";
-    case mjSENS_GYRO: return "gyro";
-    case mjSENS_FORCE: return "force";
-    case mjSENS_TORQUE: return "torque";
-    case mjSENS_MAGNETOMETER: return "magnetometer";
-    case mjSENS_RANGEFINDER: return "rangefinder";
-    case mjSENS_JOINTPOS: return "jointpos";
-    case mjSENS_JOINTVEL: return "jointvel";
-    case mjSENS_TENDONPOS: return "tendonpos";
-    case mjSENS_TENDONVEL: return "tendonvel";
-    case mjSENS_ACTUATORPOS: return "actuatorpos";
-    case mjSENS_ACTUATORVEL: return "actuatorvel";
-    case mjSENS_ACTUATORFRC: return "actuatorfrc";
-    case mjSENS_BALLQUAT: return "ballquat";
-    case mjSENS_BALLANGVEL: return "ballangvel";
-    case mjSENS_FRAMEPOS: return "framepos";
-    case mjSENS_FRAMEQUAT: return "framequat";
-    case mjSENS_FRAMEXAXIS: return "framexaxis";
-    case mjSENS_FRAMEYAXIS: return "frameyaxis";
-    case mjSENS_FRAMEZAXIS: return "framezaxis";
-    case mjSENS_FRAMELINVEL: return "framelinvel";
-    case mjSENS_FRAMEANGVEL: return "frameangvel";
-    case mjSENS_FRAMELINACC: return "framelinacc";
-    case mjSENS_FRAMEANGACC: return "frameangacc";
-    case mjSENS_SUBTREECOM: return "subtreecom";
-    case mjSENS_SUBTREELINVEL: return "subtreelinvel";
-    case mjSENS_SUBTREEANGMOM: return "subtreeangmom";
-    case mjSENS_CLOCK: return "clock";
-  }
-  return "other";
-}
-
 std::string joined(const std::vector<std::string>& names) {
   std::string s;
   for (std::size_t i = 0; i < names.size(); ++i) s += (i ? ", " : "") + names[i];
@@ -118,6 +55,8 @@ class Converter {
     refuseUnsupported();
     out_.modelName = m_->names[0] ? std::string(m_->names) : "";
     out_.timestep = m_->opt.timestep;
+    out_.integrator = m_->opt.integrator == mjINT_RK4 ? Integrator::RK4 : Integrator::SemiImplicitEuler;
+    out_.law = options_.law;
     out_.mujocoNq = m_->nq;
     out_.mujocoNv = m_->nv;
     builder_.setGravity(disabled(mjDSBL_GRAVITY) ? Vec3d::zero() : vec3(m_->opt.gravity));
@@ -183,6 +122,9 @@ class Converter {
 
   void refuseUnsupported() {
     readFlags();
+    if (options_.law == MjcfOptions::ContactLaw::Mujoco && m_->opt.cone == mjCONE_ELLIPTIC)
+      fail("option cone=\"elliptic\"", "MuJoCo's law here has pyramidal friction cones only (cone=\"pyramidal\", "
+                                          "MuJoCo's default), or the compliant contact law");
     if (m_->neq > 0 && !disabled(mjDSBL_EQUALITY))
       fail("equality " + inQuotes(nameOf(m_, mjOBJ_EQUALITY, 0, "#0")),
            "equality constraints have no Lockstep counterpart (remove them, or model the loop otherwise)");
@@ -380,6 +322,10 @@ class Converter {
         ignored_["limits of ball joints"].push_back(jointName(j));
         continue;
       }
+      if (options_.law == MjcfOptions::ContactLaw::Mujoco) {
+        builder_.add(mjcfSoftLimit(m_, j, jointName(j)));
+        continue;
+      }
       JointStopDesc s;
       s.coordinate = jointName(j);
       s.lower = m_->jnt_range[2 * j];
@@ -414,6 +360,13 @@ class Converter {
         if (type != mjGEOM_SPHERE && type != mjGEOM_CAPSULE && type != mjGEOM_BOX && type != mjGEOM_CYLINDER) {
           ignored_[std::string(geomTypeName(type)) + " geoms on the ground"].push_back(geomName(g));
           break;
+        }
+        if (options_.law == MjcfOptions::ContactLaw::Mujoco) {
+          const Transformd X_GP = placement_[m_->geom_bodyid[plane]].X_BL *
+                                  poseOf(m_->geom_pos + 3 * plane, m_->geom_quat + 4 * plane);
+          builder_.add(mjcfPlaneContact(m_, g, plane, geomName(g) + (planes.size() > 1 ? "@" + geomName(plane) : ""),
+                                        p.body, p.X_BL * poseOf(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g), X_GP));
+          continue;
         }
         addShape(g, plane, planes.size() > 1, p);
       }

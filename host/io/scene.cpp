@@ -69,13 +69,18 @@ Scene SceneReader::readMjcfFile(const std::string& path) {
 }
 
 void SceneReader::readMjcf(const JsonNode& node) {
-  node.expectObject({"path", "contact", "stops", "corner_radius_fraction", "geoms"});
+  node.expectObject({"path", "contact_law", "contact", "stops", "corner_radius_fraction", "geoms"});
   if (rootHasUrdf_) node.fail("a scene takes one robot: \"urdf\" or \"mjcf\", not both");
   const JsonNode pathNode = node.at("path");
   std::string path = pathNode.string();
   if (path.empty()) pathNode.fail("must not be empty");
   if (path[0] != '/') path = baseDirectory_ + "/" + path;
   MjcfOptions options;
+  if (auto v = node.find("contact_law")) {
+    const std::string law = v->string();
+    if (law == "mujoco") options.law = MjcfOptions::ContactLaw::Mujoco;
+    else if (law != "compliant") v->fail("must be \"compliant\" or \"mujoco\", not " + inQuotes(law));
+  }
   if (auto c = node.find("contact")) {
     c->expectObject({"stiffness", "dissipation", "transition_velocity"});
     if (auto v = c->find("stiffness")) options.contactStiffness = v->nonNegative();
@@ -175,6 +180,8 @@ Scene SceneReader::read(const std::string& text) {
   scene_.q0 = mjcf_ ? mjcfInitialQ(model, *mjcf_) : model.defaultQ();
   scene_.u0 = model.defaultU();
   if (mjcf_) scene_.simulation.dt = mjcf_->timestep;
+  // MuJoCo's law steps as MuJoCo does: the XML's integrator (the compliant law's stiff contacts keep RK4).
+  if (mjcf_ && mjcf_->law == MjcfOptions::ContactLaw::Mujoco) scene_.simulation.integrator = mjcf_->integrator;
   if (auto s = root.find("initial_state")) readState(*s, scene_.q0, scene_.u0);
   if (auto s = root.find("simulation")) readSimulation(*s);
   if (auto p = root.find("per_world"))

@@ -61,7 +61,11 @@ class MujocoTaskEnv(EpisodeVectorEnv):
       randomize: per-world parameters drawn again for every world that resets, as a study file's
         "vary" list ({"parameter": "body.torso.mass", "distribution": "uniform", "low": 4, "high": 6});
       max_episode_steps: truncation (default Gymnasium's), threads: CPU threads (0: all cores),
-      engine_dt: the engine's step (must divide frame_skip * MuJoCo's timestep).
+      contact_law: "compliant" (default: Hunt-Crossley spheres and stops, in RK4 substeps of the task's
+        engine_dt) or "mujoco" (MuJoCo's soft constraints, stepped at the XML's timestep with its
+        integrator, as Gymnasium's MuJoCo steps; docs/mjcf.md, "Contact laws");
+      engine_dt: the engine's step (must divide frame_skip * MuJoCo's timestep; default: the XML's
+        timestep for "mujoco", the task's for "compliant").
     """
 
     spec_: TaskSpec
@@ -72,7 +76,7 @@ class MujocoTaskEnv(EpisodeVectorEnv):
                  max_episode_steps: Optional[int] = None, threads: int = 0, engine_dt: Optional[float] = None,
                  render_mode: Optional[str] = None, width: int = 480, height: int = 480,
                  camera: Optional[Dict[str, Any]] = None, frame_skip: Optional[int] = None, xml_file: Optional[str] = None,
-                 **task_kwargs):
+                 contact_law: str = "compliant", **task_kwargs):
         spec = self.spec_
         unknown = sorted(set(task_kwargs) - set(spec.defaults))
         if unknown:
@@ -82,7 +86,8 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         self._made_with = dict(num_envs=num_envs, device=device, dtype=dtype, array=array, autoreset_mode=autoreset_mode,
                                action=action, kp=kp, kd=kd, randomize=randomize, max_episode_steps=max_episode_steps,
                                threads=threads, engine_dt=engine_dt, render_mode=render_mode, width=width,
-                               height=height, camera=camera, frame_skip=frame_skip, xml_file=xml_file, **task_kwargs)
+                               height=height, camera=camera, frame_skip=frame_skip, xml_file=xml_file,
+                               contact_law=contact_law, **task_kwargs)
         self._init_rendering(f"lockstep/{spec.name}", render_mode, width, height,
                              spec.camera if camera is None else camera)
         self._options = {**spec.defaults, **task_kwargs}
@@ -96,11 +101,22 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         array = array or ("torch" if device == "cuda" else "numpy")
         if array not in ("numpy", "torch") or (device == "cuda" and array != "torch"):
             raise ValueError(f'array must be "numpy" or "torch" ("torch" on CUDA), not {array!r}')
+        if contact_law not in ("mujoco", "compliant"):
+            raise ValueError(f'contact_law must be "mujoco" or "compliant", not {contact_law!r}')
+        self.contact_law = contact_law
         # The XML compiled and converted once: the model and its MuJoCo layout come from one import.
-        self.model = load({"name": spec.name, "mjcf": {"path": xml}, "simulation": {"integrator": "rk4"}})
+        # MuJoCo's law steps at the XML's own timestep with its integrator; the compliant law's stiff
+        # contacts take RK4 substeps of the task's engine_dt.
+        scene = {"name": spec.name, "mjcf": {"path": xml, "contact_law": contact_law}}
+        if contact_law == "compliant":
+            scene["simulation"] = {"integrator": "rk4"}
+        self.model = load(scene)
         self.layout = self.model.mjcf_layout
         self.dt = self.layout["timestep"] * self.frame_skip  # Gymnasium's env dt
-        edt = spec.engine_dt if engine_dt is None else float(engine_dt)
+        if engine_dt is not None:
+            edt = float(engine_dt)
+        else:
+            edt = self.layout["timestep"] if contact_law == "mujoco" else spec.engine_dt
         if not (np.isfinite(edt) and edt > 0):
             raise ValueError(f"engine_dt must be a positive number of seconds, not {engine_dt!r}")
         substeps = self.dt / edt
@@ -122,14 +138,16 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         self._init_episodes(max_episode_steps=spec.max_episode_steps if max_episode_steps is None else max_episode_steps,
                             autoreset_mode=autoreset_mode, randomize=randomize, render_fps=int(np.round(1.0 / self.dt)))
 
-        # Initial state: MuJoCo's qpos0 (clamped into the joint ranges: Ant's ankles start outside
-        # theirs, where a stop would start compressed) and zero velocities.
+        # Initial state: MuJoCo's qpos0 and zero velocities; under the compliant law clamped into the
+        # joint ranges (Ant's ankles start outside theirs, where a stop would start compressed; MuJoCo's
+        # soft limits start there as Gymnasium's do).
         self.init_qpos = np.array(self.layout["qpos0"], dtype=np.float64)
         self.init_qvel = np.zeros(self.layout["nv"])
         params = self.batch.params
         speed_names = self.model.speed_names
-        for lo_hi, (qa, _, _, uo) in zip(self._ranges(), self.state.scalar):
-            self.init_qpos[qa] = np.clip(self.init_qpos[qa], *lo_hi)
+        if contact_law == "compliant":
+            for lo_hi, (qa, _, _, uo) in zip(self._ranges(), self.state.scalar):
+                self.init_qpos[qa] = np.clip(self.init_qpos[qa], *lo_hi)
 
         # Actions.
         acts = self.layout["actuators"]

@@ -372,3 +372,41 @@ def test_skrl_drives_each_task(name):
         steps += 1
     assert steps == 200
     env.close()
+
+
+# Ant-v5 differs by about 1e-4 and Humanoid-v5 by more (self contacts, which Lockstep has not) from
+# PyPI's MuJoCo 4.0 after one env step, where the C++ tests find Debian's MuJoCo 2.2.2 equal to 1e-15
+# on the same robots: not yet explained, so not asserted here.
+@pytest.mark.parametrize("name", ["Hopper-v5", "Walker2d-v5", "InvertedDoublePendulum-v5"])
+def test_mujoco_law_steps_as_gymnasiums_mujoco(name):
+    """contact_law="mujoco": the task steps at the XML's timestep with its integrator and MuJoCo's
+    soft constraints, so one env step (frame_skip steps) from a state along Gymnasium's own rollout,
+    with the same action, lands where Gymnasium's MuJoCo (PyPI, its Newton solver) lands."""
+    ref = mujoco_env(name)
+    ref.model.opt.tolerance = 1e-14  # MuJoCo's solve to convergence, as Lockstep's
+    ref.model.opt.iterations = 1000
+    env = tasks.make(name, num_envs=1, contact_law="mujoco")
+    assert env.frame_skip * env.layout["timestep"] == pytest.approx(ref.dt)
+    rng = np.random.default_rng(5)
+    ref.reset(seed=5)
+    worst, touching = 0.0, 0
+    for trial in range(8):
+        for _ in range(10):
+            ref.step(rng.uniform(ref.action_space.low, ref.action_space.high).astype(np.float32))
+        action = rng.uniform(ref.action_space.low, ref.action_space.high).astype(np.float32)
+        set_world_state(env, 0, ref.data.qpos.copy(), ref.data.qvel.copy())
+        touching += ref.data.ncon > 0
+        env.batch.tau[...] = 0
+        env.batch.tau[:, env._act_u] = action
+        env.batch.step(env.frame_skip, env.layout["timestep"])
+        ref.do_simulation(action, ref.frame_skip)
+        env.state.invalidate()
+        qpos, qvel = env.state.qpos()[0], env.state.qvel()[0]
+        scale = max(1.0, np.abs(ref.data.qvel).max())
+        error = max(np.abs(qpos - ref.data.qpos).max(), np.abs(qvel - ref.data.qvel).max() / scale)
+        worst = max(worst, error)
+    assert env.batch.status[0] == 0
+    print(f"{name}: largest difference from Gymnasium's MuJoCo after one env step: {worst:.2e}")
+    assert worst < 1e-6, f"{name}: {worst:.2e}"
+    if name != "InvertedDoublePendulum-v5":
+        assert touching > 0

@@ -51,7 +51,10 @@ void randomState(const mjModel* m, mjData* d, std::mt19937_64& rng) {
     auto randomQuaternion = [&](double* p) {
       std::normal_distribution<double> n;
       double s = 0;
-      for (int k = 0; k < 4; ++k) s += (p[k] = n(rng)) * p[k];
+      for (int k = 0; k < 4; ++k) {
+        p[k] = n(rng);
+        s += p[k] * p[k];
+      }
       for (int k = 0; k < 4; ++k) p[k] /= std::sqrt(s);
     };
     switch (m->jnt_type[j]) {

@@ -492,6 +492,15 @@ TEST_F(Record, InfoListsEveryRecordableNameAndParameter) {
   ASSERT_EQ(s.status, 0) << s.err;
   EXPECT_TRUE(contains(s.out, "per sensor value: angle\n    sensors ")) << s.out;
   r.out += s.out;
+  // MuJoCo's soft constraints come with an MJCF import under the "mujoco" contact law.
+  const std::string softXml = (dir_ / "soft.xml").string(), soft = (dir_ / "soft.json").string();
+  std::ofstream(softXml) << R"(<mujoco><worldbody><geom type="plane" size="1 1 .1"/>
+                               <body pos="0 0 .1"><joint name="lift" type="slide" axis="0 0 1" limited="true" range="-1 1"/>
+                               <geom size=".1" mass="1"/></body></worldbody></mujoco>)";
+  std::ofstream(soft) << R"({"mjcf": {"path": "soft.xml", "contact_law": "mujoco"}})";
+  const CliResult m = run("info " + soft);
+  ASSERT_EQ(m.status, 0) << m.err;
+  r.out += m.out;
   for (const Quantity& q : recordableQuantities()) EXPECT_TRUE(contains(r.out, "    " + q.name() + " ")) << q.name();
   for (const char* part : {"recordable quantities", "per body: link1 link2", "body.<body>.X_GB.{r00,r01",
                            "bushing.<bushing>.F_GM.{mx,my,mz,fx,fy,fz}", "spring.<spring>.length",

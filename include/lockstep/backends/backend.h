@@ -99,17 +99,20 @@ struct ConvertedModel {
 };
 
 // The compile-time choices of the per-world code for a model (template arguments of the step, the
-// evaluation and the linearization), so that a model without sphere contacts runs code without
-// the constraint solver's registers and stack. dispatchModelFeatures is the one place they are
-// chosen from the model: it calls f(ModelFeatures<...>{}) with the model's.
-template <bool kConstraints>
+// evaluation and the linearization: forward.h's ModelFeature bits), so that a model without sphere
+// contacts or soft constraints runs code without their solves' registers and stack.
+// dispatchModelFeatures is the one place they are chosen from the model: it calls
+// f(ModelFeatures<...>{}) with the model's.
+template <int kFlags>
 struct ModelFeatures {
-  static constexpr bool constraints = kConstraints;
+  static constexpr int flags = kFlags;
 };
 template <class F>
 decltype(auto) dispatchModelFeatures(const Sizes& sizes, F&& f) {
-  if (sizes.nc > 0) return f(ModelFeatures<true>{});
-  return f(ModelFeatures<false>{});
+  // (A model has not both: ModelBuilder::build refuses it, and no kernel is compiled for it.)
+  if (sizes.nc > 0) return f(ModelFeatures<kFeatureSphereContacts>{});
+  if (sizes.nSoftRows > 0) return f(ModelFeatures<kFeatureSoftConstraints>{});
+  return f(ModelFeatures<0>{});
 }
 
 // The dual scalar of a batch of T: kDualTangents directions per pass (physics/derivatives.h).

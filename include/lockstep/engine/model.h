@@ -98,6 +98,38 @@ struct ConstantForceDesc {
   Vec3d force = Vec3d::zero();      // f_G, in G
 };
 
+// MuJoCo's soft-constraint law (physics/soft_constraints.h; docs/mjcf.md, "Contact laws"): a
+// primitive geom on a body against a plane fixed in Ground, with MuJoCo's contact points and
+// parameters, and a hinge's or slide's range. The MJCF importer makes them (the "mujoco" law); a
+// scene file may too.
+struct PlaneContactDesc {
+  std::string name;
+  std::string body;                          // the geom's body (not Ground)
+  PlaneContactShape shape = kShapeSphere;    // sphere, capsule, box or cylinder (ellipsoids: not yet)
+  Transformd X_BG = Transformd::identity();  // the geom's frame on the body (a capsule's and a cylinder's axis: z)
+  Vec3d size = {{0.05, 0, 0}};               // MuJoCo's: radius; radius, half-length; half-sizes
+  Vec3d planeNormal = {{0, 0, 1}};           // in Ground, out of the plane into free space; |n| > 0
+  Vec3d planePoint = Vec3d::zero();
+  int condim = 3;                            // 1 (frictionless) or 3 (a friction pyramid)
+  double friction = 1;                       // the contact's (MuJoCo's mixed) tangential friction; >= 0
+  std::array<double, 2> solref{{0.02, 1}};    // MuJoCo's: timeconst, dampratio (or -stiffness, -damping)
+  std::array<double, 5> solimp{{0.9, 0.95, 0.001, 0.5, 2}};
+  double margin = 0, gap = 0;                // MuJoCo's: contact within margin, its force from margin - gap
+  double impratio = 1;                       // MuJoCo's opt.impratio; > 0
+  double timestep = 0.002;                   // MuJoCo's opt.timestep (refsafe: timeconst >= 2 timestep); > 0
+  double invweight = 0;                      // MuJoCo's body_invweight0 (translation) of the geom's body; >= 0
+};
+struct SoftLimitDesc {
+  std::string name;                          // defaults to the coordinate's
+  std::string coordinate;                    // a hinge's or slide's (its qdot is its speed)
+  double lower = -1, upper = 1;              // lower <= upper
+  double margin = 0;
+  std::array<double, 2> solref{{0.02, 1}};
+  std::array<double, 5> solimp{{0.9, 0.95, 0.001, 0.5, 2}};
+  double timestep = 0.002;
+  double invweight = 0;                      // MuJoCo's dof_invweight0; >= 0
+};
+
 // SphereOnSphereContact (simbody-SphereOnSphereContact.txt): a bilateral constraint keeping a
 // sphere on body F touching a sphere on body B, optionally without slip (rolling).
 struct SphereContactDesc {
@@ -251,6 +283,16 @@ struct Actuator {
 struct Site {
   SiteDesc desc;
   int body;
+};
+struct PlaneContact {
+  PlaneContactDesc desc;
+  int body;
+  int point, row;  // its first contact point and constraint row among the world's
+};
+struct SoftLimit {
+  SoftLimitDesc desc;
+  int q, u;
+  int row;
 };
 struct MujocoJoint {
   MujocoJointDesc desc;

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "lockstep/engine/model.h"
+#include "lockstep/physics/integrator.h"
 #include "lockstep/io/input_error.h"
 #include "lockstep/io/visual_shape.h"
 
@@ -53,6 +54,12 @@ namespace lockstep {
 // What MJCF does not say in Lockstep's terms: the contact material, the joint stops, and the corner
 // spheres of boxes and cylinders. Overridable in scene files (docs/scene-format.md, "mjcf").
 struct MjcfOptions {
+  // How contacts with the ground and joint limits are modelled: Compliant (Hunt-Crossley spheres
+  // against half-spaces and Simbody's stops, with the material and stops below), or Mujoco (MuJoCo's
+  // soft-constraint law: its contact points, friction pyramids, solref and solimp, solved per world;
+  // physics/soft_constraints.h).
+  enum class ContactLaw { Compliant, Mujoco };
+  ContactLaw law = ContactLaw::Compliant;
   // Hunt-Crossley ground contact material; friction comes from the geoms (friction[0]).
   double contactStiffness = 1e6;         // E (N/m^2)
   double contactDissipation = 2;         // c (s/m)
@@ -85,6 +92,8 @@ struct MjcfActuator {
 struct MjcfImport {
   std::string modelName;
   double timestep = 0.002;
+  Integrator integrator = Integrator::RK4;  // MuJoCo's RK4, or its Euler (and implicit) as semi-implicit Euler
+  MjcfOptions::ContactLaw law = MjcfOptions::ContactLaw::Compliant;  // the law it was converted with
   std::shared_ptr<const Model> model;
   ModelBuilder builder;                 // what built `model`, to extend (scene files)
   std::vector<MjcfActuator> actuators;  // in MuJoCo's order (ctrl index)

@@ -196,7 +196,7 @@ LOCKSTEP_HD_INLINE int jacobianRows(const Sizes& s, Linearization what) {
 // and give store(k, row, value) the column of each direction k (value: an L). Returns the StatusFlag
 // bits of the first failing pass of each lane (its columns then are not all stored); the lanes that
 // failed before keep failing.
-template <class L, int N, bool kConstraints, class Load, class Store>
+template <class L, int N, int kFeatures, class Load, class Store>
 LOCKSTEP_HD StatusOf<L> linearizePasses(const ModelView<Dual<L, N>>& dualModel, const DualWorld<Dual<L, N>>& d,
                                         const StepSettings<Dual<L, N>>& settings, const Directions& dirs,
                                         Linearization what, const Load& load, const Store& store) {
@@ -208,9 +208,9 @@ LOCKSTEP_HD StatusOf<L> linearizePasses(const ModelView<Dual<L, N>>& dualModel, 
     load(d);
     seedDirections<L, N>(s, dualModel.body, d, dirs, k0);
     if (what == Linearization::Step) {
-      status = firstFailure(status, stepWorld<D, kConstraints>(dualModel, d.w, d.ws, settings));
+      status = firstFailure(status, stepWorld<D, kFeatures>(dualModel, d.w, d.ws, settings));
     } else {
-      const ForceSummary<D> f = forwardDynamics<D, kConstraints>(dualModel, d.w, d.ws, d.w.udot,
+      const ForceSummary<D> f = forwardDynamics<D, kFeatures>(dualModel, d.w, d.ws, d.w.udot,
                                                                  d.ws.ydot(s.nq + s.nu), d.w.multipliers);
       status = firstFailure(status, f.status);
     }
@@ -233,7 +233,7 @@ LOCKSTEP_HD StatusOf<L> linearizePasses(const ModelView<Dual<L, N>>& dualModel, 
 // or of its evaluation, through the dual world d (dualModel: the model's frames as duals). A flagged
 // world, or one whose step fails (singular joint inertia, non-finite state, ...), gets NaN
 // everywhere; returns that world's StatusFlag bits (the world itself is not changed).
-template <class T, int N, bool kConstraints>
+template <class T, int N, int kFeatures>
 LOCKSTEP_HD int linearizeWorld(const ModelView<Dual<T, N>>& dualModel, const WorldView<T>& w,
                                const DualWorld<Dual<T, N>>& d, const StepSettings<Dual<T, N>>& settings,
                                const Directions& dirs, Linearization what, Strided<T> J) {
@@ -241,7 +241,7 @@ LOCKSTEP_HD int linearizeWorld(const ModelView<Dual<T, N>>& dualModel, const Wor
   const int count = dirs.count(), rows = jacobianRows(s, what);
   int status = w.status[0];
   if (status == kStatusOk)
-    status = linearizePasses<T, N, kConstraints>(
+    status = linearizePasses<T, N, kFeatures>(
         dualModel, d, settings, dirs, what, [&](const DualWorld<Dual<T, N>>& x) { loadDualWorld(s, w, x); },
         [&](int k, int r, T value) { J[std::int64_t(r) * count + k] = value; });
   if (status != kStatusOk) {

@@ -1,5 +1,6 @@
 // Stage 4, integration: fixed-step semi-implicit Euler and classical RK4 over the state
-// y = [q; u; z] of one world, with quaternions normalized after every step. (The world-level
+// y = [q; u; z] of one world, with quaternions normalized after every step (a model under MuJoCo's
+// law: MuJoCo's RK4, positions advanced along the manifold). (The world-level
 // operations built on it, advance, reset, evaluate and observe, are in world.h.) A world whose step
 // fails (non-finite state, singular joint inertia, ...) is put back to its state at the start of
 // that step, flagged in its status, and not advanced again until it is reset.
@@ -31,13 +32,13 @@ LOCKSTEP_HD_INLINE T& stateRef(const WorldView<T>& w, const Sizes& s, int i) {
 
 // ydot = f(t, y) for the world's current q, u, z into the workspace's ydot: the forward pipeline
 // (forward.h), then qdot. Returns StatusFlag bits (per lane, for a pack of worlds).
-template <class T, bool kConstraints = true>
+template <class T, int kFeatures = kAllFeatures>
 LOCKSTEP_HD StatusOf<T> computeStateDerivative(const ModelView<T>& model, const WorldView<T>& w,
                                                const Workspace<T>& ws) {
   const Sizes& s = model.sizes;
   const Strided<T> ydot = ws.ydot();
   const StatusOf<T> status =
-      forwardDynamics<T, kConstraints>(model, w, ws, ydot + s.nq, ydot + (s.nq + s.nu), ws.lambda()).status;
+      forwardDynamics<T, kFeatures>(model, w, ws, ydot + s.nq, ydot + (s.nq + s.nu), ws.lambda()).status;
   if (allLanes(failed(status))) return status;
   computeQdot(model, Strided<const T>(w.q), Strided<const T>(w.u), ydot);
   return status;
@@ -54,7 +55,7 @@ LOCKSTEP_HD_INLINE void normalizeQuaternions(const ModelView<T>& model, const Wo
 
 // One step of size dt. Returns StatusFlag bits; on failure the state is as it was before the step.
 // On a pack of worlds each lane fails or advances on its own.
-template <class T, bool kConstraints = true>
+template <class T, int kFeatures = kAllFeatures>
 LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                           const StepSettings<T>& settings) {
   const Sizes& s = model.sizes;
@@ -67,11 +68,69 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
   StatusOf<T> status = StatusOf<T>(kStatusOk);
   if (integrator == Integrator::SemiImplicitEuler) {
     // u and z advance with the derivative at the start; q then advances with the new u.
-    status = computeStateDerivative<T, kConstraints>(model, w, ws);
+    status = computeStateDerivative<T, kFeatures>(model, w, ws);
     if (!allLanes(failed(status))) {
       for (int i = s.nq; i < ny; ++i) stateRef(w, s, i) = y0[i] + dt * ydot[i];
       computeQdot(model, Strided<const T>(w.q), Strided<const T>(w.u), ydot);
       for (int i = 0; i < s.nq; ++i) w.q[i] = y0[i] + dt * ydot[i];
+    }
+  } else if ((kFeatures & kFeatureSoftConstraints) != 0 && s.nSoftRows > 0) {
+    // A model under MuJoCo's law steps as MuJoCo's RK4 (mj_RungeKutta): the same tableau in MuJoCo's
+    // coordinates. A Ball's or Free's angular velocity and acceleration are combined in M (as
+    // MuJoCo's qvel and qacc hold them: mobilizerSpeedsInM), and every stage's positions, and the
+    // end's, are advanced along the manifold from q0 by the stage's combination of speeds
+    // (mobilizerIntegrateQ), not by qdot. acc's first nu entries sum the speeds, its u part the
+    // accelerations, both in M.
+    const T half = T(0.5) * dt;
+    const T stageStep[3] = {half, half, dt};
+    const T weight[4] = {T(1), T(2), T(2), T(1)};
+    // Body b's speeds from u0 plus h times the accelerations `rates` (in M), expressed at its new q.
+    auto advanceSpeeds = [&](const BodyTopology& topo, const T* rates, T h) {
+      T u0[kMaxMobilizerU], uM[kMaxMobilizerU], uF[kMaxMobilizerU];
+      for (int i = 0; i < topo.nu; ++i) u0[i] = y0[s.nq + topo.uOffset + i];
+      mobilizerSpeedsInM<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, u0, uM);
+      for (int i = 0; i < topo.nu; ++i) uM[i] = uM[i] + h * rates[i];
+      mobilizerSpeedsInF<T>(topo.mobilizer, Strided<const T>(w.q) + topo.qOffset, uM, uF);
+      for (int i = 0; i < topo.nu; ++i) w.u[topo.uOffset + i] = uF[i];
+    };
+    for (int k = 0; k < 4; ++k) {
+      status = firstFailure(status, computeStateDerivative<T, kFeatures>(model, w, ws));
+      if (allLanes(failed(status))) break;
+      for (int b = 0; b < s.nb; ++b) {
+        const BodyTopology topo = model.body[b];
+        T speeds[kMaxMobilizerU], rates[kMaxMobilizerU];
+        mobilizerSpeedsInM<T>(topo.mobilizer, w.q + topo.qOffset, w.u + topo.uOffset, speeds);
+        mobilizerSpeedsInM<T>(topo.mobilizer, w.q + topo.qOffset, ydot + (s.nq + topo.uOffset), rates);
+        for (int i = 0; i < topo.nu; ++i) {
+          const int iq = topo.uOffset + i, iu = s.nq + topo.uOffset + i;
+          acc[iq] = (k == 0 ? T(0) : T(acc[iq])) + weight[k] * speeds[i];
+          acc[iu] = (k == 0 ? T(0) : T(acc[iu])) + weight[k] * rates[i];
+        }
+        if (k < 3) {
+          Strided<T> qb = w.q + topo.qOffset;
+          mobilizerIntegrateQ<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, speeds, stageStep[k], qb);
+          advanceSpeeds(topo, rates, stageStep[k]);
+        }
+      }
+      for (int i = s.nq + s.nu; i < ny; ++i) {
+        acc[i] = (k == 0 ? T(0) : acc[i]) + weight[k] * ydot[i];
+        if (k < 3) stateRef(w, s, i) = y0[i] + stageStep[k] * ydot[i];
+      }
+    }
+    if (!allLanes(failed(status))) {
+      const T sixth = dt / T(6);
+      for (int b = 0; b < s.nb; ++b) {
+        const BodyTopology topo = model.body[b];
+        T speeds[kMaxMobilizerU], rates[kMaxMobilizerU];
+        for (int i = 0; i < topo.nu; ++i) {
+          speeds[i] = acc[topo.uOffset + i];
+          rates[i] = acc[s.nq + topo.uOffset + i];
+        }
+        Strided<T> qb = w.q + topo.qOffset;
+        mobilizerIntegrateQ<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, speeds, sixth, qb);
+        advanceSpeeds(topo, rates, sixth);
+      }
+      for (int i = s.nq + s.nu; i < ny; ++i) stateRef(w, s, i) = y0[i] + sixth * acc[i];
     }
   } else {
     // Classical RK4: y1 = y0 + dt/6 (k1 + 2 k2 + 2 k3 + k4).
@@ -79,7 +138,7 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
     const T stageStep[3] = {half, half, dt};
     const T weight[4] = {T(1), T(2), T(2), T(1)};
     for (int k = 0; k < 4; ++k) {
-      status = firstFailure(status, computeStateDerivative<T, kConstraints>(model, w, ws));
+      status = firstFailure(status, computeStateDerivative<T, kFeatures>(model, w, ws));
       if (allLanes(failed(status))) break;
       for (int i = 0; i < ny; ++i) acc[i] = (k == 0 ? T(0) : acc[i]) + weight[k] * ydot[i];
       if (k < 3) {
@@ -94,7 +153,7 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
   if (!allLanes(failed(status))) {
     const MaskOf<T> healthy = !failed(status);
     normalizeQuaternions(model, w);
-    if constexpr (kConstraints) {
+    if constexpr ((kFeatures & kFeatureSphereContacts) != 0) {
       if (s.nc > 0)
         status = firstFailure(status, projectConstraints<T>(model, w, ws, settings.constraintTolerance,
                                                             settings.maxProjectionIterations, healthy));

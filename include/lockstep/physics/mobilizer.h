@@ -227,6 +227,56 @@ LOCKSTEP_HD void mobilizerQdot(MobilizerType t, const Q& q, const U& u, QD& qdot
   }
 }
 
+// q = q0 advanced by h u along the mobilizer's manifold (MuJoCo's mj_integratePos): q0 + h u where
+// qdot is u; a Ball's or Free's quaternion, made unit length, times the rotation by h w on the right,
+// w being the angular velocity in M (mobilizerSpeedsInM, as MuJoCo's qvel holds it), and a Free's
+// translation plus h v.
+template <class T, class Q0, class U, class Q>
+LOCKSTEP_HD void mobilizerIntegrateQ(MobilizerType t, const Q0& q0, const U& u, T h, Q& q) {
+  if (mobilizerQdotIsU(t)) {
+    for (int i = 0; i < mobilizerNq(t); ++i) q[i] = q0[i] + h * u[i];
+    return;
+  }
+  const T n0 = sqrtT(q0[0] * q0[0] + q0[1] * q0[1] + q0[2] * q0[2] + q0[3] * q0[3]);
+  const T s0 = selectT(n0 > T(0), T(1) / n0, T(1));
+  const T a[4] = {q0[0] * s0, q0[1] * s0, q0[2] * s0, q0[3] * s0};
+  const T speed = sqrtT(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+  const MaskOf<T> turning = speed > T(0);
+  const T half = T(0.5) * h * speed;
+  const T k = selectT(turning, sinT(half) / selectT(turning, speed, T(1)), T(0));
+  const T b[4] = {selectT(turning, cosT(half), T(1)), k * u[0], k * u[1], k * u[2]};
+  q[0] = a[0] * b[0] - a[1] * b[1] - a[2] * b[2] - a[3] * b[3];
+  q[1] = a[0] * b[1] + a[1] * b[0] + a[2] * b[3] - a[3] * b[2];
+  q[2] = a[0] * b[2] - a[1] * b[3] + a[2] * b[0] + a[3] * b[1];
+  q[3] = a[0] * b[3] + a[1] * b[2] - a[2] * b[1] + a[3] * b[0];
+  if (t == MobilizerType::Free)
+    for (int i = 0; i < 3; ++i) q[4 + i] = q0[4 + i] + h * u[3 + i];
+}
+
+// The mobilizer's speeds u with a Ball's or Free's angular velocity expressed in M instead of F
+// (w_M = R_FM' w_F), as MuJoCo's qvel holds it; the others' as they are.
+template <class T, class Q, class U>
+LOCKSTEP_HD void mobilizerSpeedsInM(MobilizerType t, const Q& q, const U& u, T out[kMaxMobilizerU]) {
+  const int n = mobilizerNu(t);
+  for (int i = 0; i < n; ++i) out[i] = u[i];
+  if (mobilizerQdotIsU(t)) return;
+  const T qq[4] = {q[0], q[1], q[2], q[3]};
+  const Rotation<T> R = quaternionRotation<T>(qq);
+  for (int i = 0; i < 3; ++i) out[i] = R(0, i) * u[0] + R(1, i) * u[1] + R(2, i) * u[2];
+}
+
+// The inverse of mobilizerSpeedsInM: speeds whose Ball or Free angular velocity is in M, in F
+// (w_F = R_FM w_M).
+template <class T, class Q>
+LOCKSTEP_HD void mobilizerSpeedsInF(MobilizerType t, const Q& q, const T in[kMaxMobilizerU], T out[kMaxMobilizerU]) {
+  const int n = mobilizerNu(t);
+  for (int i = 0; i < n; ++i) out[i] = in[i];
+  if (mobilizerQdotIsU(t)) return;
+  const T qq[4] = {q[0], q[1], q[2], q[3]};
+  const Rotation<T> R = quaternionRotation<T>(qq);
+  for (int i = 0; i < 3; ++i) out[i] = R(i, 0) * in[0] + R(i, 1) * in[1] + R(i, 2) * in[2];
+}
+
 // Makes the quaternion of a Ball or Free mobilizer unit length; no-op for the others.
 template <class T, class Q>
 LOCKSTEP_HD_INLINE void mobilizerNormalizeQ(MobilizerType t, Q& q) {

@@ -40,6 +40,9 @@ constexpr int kMaxConstraintEquationsPerWorld = 64;
   M(X, Body, ConstantForce, constantForces, nConstantForces, ConstantForce, constantForce, ElementTopology,           \
     "constant force", "force")                                                                                         \
   M(X, Body, GroundContact, groundContacts, nGround, Ground, ground, ElementTopology, "ground contact", "ground")       \
+  M(X, Body, PlaneContact, planeContacts, nPlaneContacts, PlaneContact, planeContact, PlaneContactTopology,           \
+    "plane contact", "plane_contact")                                                                                 \
+  M(X, Body, SoftLimit, softLimits, nSoftLimits, SoftLimit, softLimit, SoftLimitTopology, "joint limit", "limit")     \
   M(X, Speed, JointStop, stops, nStops, -, -, -, "joint stop", "stop")                                                  \
   M(X, Speed, Actuator, actuators, nActuators, -, -, -, "actuator", "actuator")                                         \
   M(X, Body, SphereContact, contacts, nContacts, Contact, contact, ElementTopology, "sphere contact", "contact")        \
@@ -75,6 +78,9 @@ struct Sizes {
                                                    // their code is skipped)
   std::int32_t nSensorData = 0;  // values of the model's sensors
   std::int32_t nMujocoQpos = 0, nMujocoDof = 0;  // MuJoCo's nq and nv of an MJCF model (0 otherwise)
+  // The soft constraints of MuJoCo's law (soft_constraints.h): the most contact points of all plane
+  // contacts together, and the most constraint rows (contact points' pyramid edges, limits' sides).
+  std::int32_t nSoftPoints = 0, nSoftRows = 0;
 };
 
 // What the components of a per-world field are counted per: component c of a field is element
@@ -89,6 +95,7 @@ enum class Per : std::int8_t {
   LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   Equation,
+  SoftPoint,
   SensorValue,
   MujocoQpos,
   MujocoDof,
@@ -105,6 +112,7 @@ LOCKSTEP_HD_INLINE constexpr std::int64_t perCount(Per per, const Sizes& s) {
       LOCKSTEP_BODY_ELEMENTS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     case Per::Equation: return s.nc;
+    case Per::SoftPoint: return s.nSoftPoints;
     case Per::SensorValue: return s.nSensorData;
     case Per::MujocoQpos: return s.nMujocoQpos;
     case Per::MujocoDof: return s.nMujocoDof;
@@ -172,6 +180,14 @@ enum class Role : std::int8_t {
   X(T, actuator, Per::Speed, Role::Observation, "actuator", "effort power",                                        \
     "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
   X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
+  X(T, softContact, Per::SoftPoint, Role::Evaluation, "soft_contact",                                               \
+    "active dist pos.x pos.y pos.z normal.x normal.y normal.z force.normal force.t1 force.t2",                         \
+    "each plane contact point of the last evaluation (after a step: its last stage): 1 where it is in contact, MuJoCo's " \
+    "dist, point and normal in Ground, and the force on the body in the contact frame (normal, two tangents)")        \
+  X(T, softLimitForce, Per::SoftLimit, Role::Evaluation, "limit", "force",                                            \
+    "each soft joint limit's generalized force on its speed, of the last evaluation")                                  \
+  X(T, softSolver, Per::World, Role::Evaluation, "soft_solver", "iterations gradient",                                \
+    "the soft-constraint solve of the last evaluation: Newton iterations and the final gradient's largest entry")     \
   X(T, sensors, Per::SensorValue, Role::Observation, "sensor", "",                                                   \
     "observation: MuJoCo's sensordata of the model's sensors (the accelerations' of the last evaluate())")           \
   X(T, mujocoQpos, Per::MujocoQpos, Role::Observation, "qpos", "", "observation: MuJoCo's qpos (MJCF models)")          \
@@ -234,6 +250,17 @@ enum class Role : std::int8_t {
   X(T, groundMaterial, Per::Ground, Role::Parameter, "ground",                                                         \
     "stiffness dissipation static_friction dynamic_friction viscous_friction transition_velocity cf bd bv",            \
     "SmoothSphereHalfSpaceForce parameters: E, c, us, ud, uv, vt, cf, bd, bv")                                          \
+  X(T, planeContactGeom, Per::PlaneContact, Role::Parameter, "plane_contact",                                            \
+    "X_BG.r00 X_BG.r01 X_BG.r02 X_BG.r10 X_BG.r11 X_BG.r12 X_BG.r20 X_BG.r21 X_BG.r22 X_BG.x X_BG.y X_BG.z "             \
+    "size.0 size.1 size.2 normal.x normal.y normal.z point.x point.y point.z",                                            \
+    "the geom's frame G on its body (R row-major, then p) and MuJoCo size; the plane's unit normal and a point of it, in Ground") \
+  X(T, planeContactLaw, Per::PlaneContact, Role::Parameter, "plane_contact",                                             \
+    "friction solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 margin gap impratio timestep invweight",    \
+    "MuJoCo's contact parameters (friction, solref, solimp, margin, gap), opt.impratio and opt.timestep, and the "       \
+    "body's invweight0 (translation)")                                                                                    \
+  X(T, softLimitLaw, Per::SoftLimit, Role::Parameter, "limit",                                                           \
+    "lower upper margin solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 timestep invweight",              \
+    "MuJoCo's joint range, margin, solreflimit and solimplimit, opt.timestep, and the dof's invweight0")                   \
   X(T, sensorFrame, Per::Sensor, Role::Parameter, "sensor",                                                              \
     "X_BS.r00 X_BS.r01 X_BS.r02 X_BS.r10 X_BS.r11 X_BS.r12 X_BS.r20 X_BS.r21 X_BS.r22 X_BS.x X_BS.y X_BS.z "             \
     "zone.x zone.y zone.z",                                                                                                \
@@ -268,6 +295,7 @@ enum StatusFlag : std::int32_t {
   kStatusBushingSingular = 1 << 3,       // a bushing's middle angle reached +/-90 degrees
   kStatusConstraintFailed = 1 << 4,      // the constraint solve or projection failed
   kStatusInvalidInitialState = 1 << 5,   // an initial q or u is not finite in the batch's precision
+  kStatusSoftSolveFailed = 1 << 6,       // the soft-constraint solve did not converge (soft_constraints.h)
 };
 
 // Topology of one body, as kernels read it.
@@ -292,6 +320,26 @@ struct ElementTopology {
   std::int32_t ancestor;  // contacts: the nearest common ancestor of the two bodies (-1: Ground)
 };
 enum ElementFlag : std::int32_t { kContactRolling = 1 };
+
+// A primitive geom on a body against a plane fixed in Ground, under MuJoCo's soft-constraint law
+// (physics/soft_constraints.h): its shape (MuJoCo's contact points: a sphere and an ellipsoid 1, a
+// capsule 2, a cylinder and a box up to 4), MuJoCo's condim (1: frictionless; 3: a pyramid of 4 edges
+// per point), and where its points and rows start among the world's.
+enum PlaneContactShape : std::int32_t { kShapeSphere, kShapeCapsule, kShapeEllipsoid, kShapeCylinder, kShapeBox };
+struct PlaneContactTopology {
+  std::int32_t body;    // the geom's body
+  std::int32_t shape;   // PlaneContactShape
+  std::int32_t condim;  // 1 or 3
+  std::int32_t points;  // the most contact points it makes
+  std::int32_t point;   // its first point among the world's (Per::SoftPoint)
+  std::int32_t row;     // its first constraint row
+};
+// A hinge's or slide's range under MuJoCo's soft-constraint law: two rows (lower, upper).
+struct SoftLimitTopology {
+  std::int32_t q, u;  // the coordinate and its speed
+  std::int32_t row;   // its first constraint row
+  std::int32_t unused;
+};
 
 // A sensor (MJCF <sensor>) as the per-world code reads it (physics/sensors.h): what it measures
 // (MuJoCo's mjtSensor, the kinds Lockstep computes) and of what.

@@ -44,7 +44,15 @@ namespace lockstep {
   X(qSave, 1, s.nc > 0 ? s.nq : 0, "q before a projection step (line search)")                        \
   X(y0, 1, s.nq + s.nu + s.nz, "state y = [q; u; z] at the start of a step")                          \
   X(acc, 1, s.nq + s.nu + s.nz, "weighted sum of stage derivatives (RK4)")                            \
-  X(ydot, 1, s.nq + s.nu + s.nz, "derivative of the state")
+  X(ydot, 1, s.nq + s.nu + s.nz, "derivative of the state")                                          \
+  X(softRows, 4, s.nSoftRows, "soft-constraint rows: pos - margin, aref, D, 1 where the row exists")  \
+  X(softJ, 1, std::int64_t(s.nSoftRows) * s.nu, "their Jacobians, row after row (nSoftRows x nu)")     \
+  X(softJar, 1, s.nSoftRows, "J qacc - aref of each row")                                              \
+  X(softJd, 1, s.nSoftRows, "J times the Newton step")                                                 \
+  X(softM, 1, s.nSoftRows > 0 ? std::int64_t(s.nu) * s.nu : 0, "the mass matrix M (crba.h)")           \
+  X(softH, 1, s.nSoftRows > 0 ? std::int64_t(s.nu) * s.nu : 0, "the Newton Hessian, then its Cholesky factor") \
+  X(softIc, 10, s.nSoftRows > 0 ? s.nb : 0, "composite inertias (crba.h)")                             \
+  X(softVec, 1, s.nSoftRows > 0 ? 6 * s.nu : 0, "qacc0, qacc, gradient, step, M step, M (qacc - qacc0)")
 
 // Offsets of the workspace arrays, in scalars from the start of a world's scratch. Computed once
 // per model.

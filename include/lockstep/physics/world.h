@@ -154,11 +154,11 @@ struct SettleFailedWorld {
 // The step loop of an advance, for one world or a pack of worlds: up to nSteps steps while some
 // lane in `active` is; a lane whose step fails leaves (onFailure(failedLanes, status) is told, once
 // per failing step, which lanes failed and why). Returns the lanes that took every step.
-template <class T, bool kConstraints, class OnFailure>
+template <class T, int kFeatures, class OnFailure>
 LOCKSTEP_HD MaskOf<T> stepLanes(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                                 const StepSettings<T>& settings, MaskOf<T> active, OnFailure& onFailure) {
   for (int k = 0; k < settings.nSteps && anyLane(active); ++k) {
-    const StatusOf<T> status = stepWorld<T, kConstraints>(model, w, ws, settings);
+    const StatusOf<T> status = stepWorld<T, kFeatures>(model, w, ws, settings);
     const MaskOf<T> failedNow = active & failed(status);
     if (!anyLane(failedNow)) continue;
     onFailure(failedNow, status);
@@ -169,12 +169,12 @@ LOCKSTEP_HD MaskOf<T> stepLanes(const ModelView<T>& model, const WorldView<T>& w
 
 // Advances one world by nSteps steps, unless it is already flagged. A failure is recorded in
 // status; with autoReset the world instead goes back to its initial state, recording the reason.
-template <class T, bool kConstraints = true>
+template <class T, int kFeatures = kAllFeatures>
 LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                               const StepSettings<T>& settings) {
   if (w.status[0] != kStatusOk) return;
   SettleFailedWorld<T> settle{model, w, ws, settings.autoReset};
-  if (stepLanes<T, kConstraints>(model, w, ws, settings, true, settle) && settings.observe) observeWorld(model, w, ws);
+  if (stepLanes<T, kFeatures>(model, w, ws, settings, true, settle) && settings.observe) observeWorld(model, w, ws);
 }
 
 // Brings a world onto its constraint manifold (position, then velocity), as Simbody's assembly
@@ -189,11 +189,11 @@ LOCKSTEP_HD void assembleWorld(const ModelView<T>& model, const WorldView<T>& w,
 // Outputs at the world's current state: udot, the multipliers, the kinetic and potential energies
 // and the observations. Returns the StatusFlag bits of the evaluation (per lane); where it fails,
 // udot is NaN (no accelerations exist).
-template <class T, bool kConstraints = true>
+template <class T, int kFeatures = kAllFeatures>
 LOCKSTEP_HD StatusOf<T> evaluateOutputs(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   const Sizes& s = model.sizes;
   const ForceSummary<T> f =
-      forwardDynamics<T, kConstraints>(model, w, ws, w.udot, ws.ydot(s.nq + s.nu), w.multipliers);
+      forwardDynamics<T, kFeatures>(model, w, ws, w.udot, ws.ydot(s.nq + s.nu), w.multipliers);
   const StatusOf<T> status = f.status;
   if (anyLane(failed(status))) {
     const MaskOf<T> bad = failed(status);
@@ -208,9 +208,9 @@ LOCKSTEP_HD StatusOf<T> evaluateOutputs(const ModelView<T>& model, const WorldVi
   return status;
 }
 
-template <class T, bool kConstraints = true>
+template <class T, int kFeatures = kAllFeatures>
 LOCKSTEP_HD void evaluateWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
-  w.status[0] |= evaluateOutputs<T, kConstraints>(model, w, ws);
+  w.status[0] |= evaluateOutputs<T, kFeatures>(model, w, ws);
 }
 
 }  // namespace lockstep

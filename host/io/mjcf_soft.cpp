@@ -1,0 +1,71 @@
+// MuJoCo's soft-constraint law for an MJCF import (mjcf_soft.h).
+#include "mjcf_soft.h"
+
+#include <algorithm>
+
+namespace lockstep {
+
+PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std::string& name, const std::string& body,
+                                  const Transformd& X_BG, const Transformd& X_GP) {
+  PlaneContactDesc d;
+  d.name = name;
+  d.body = body;
+  switch (m->geom_type[g]) {
+    case mjGEOM_SPHERE: d.shape = kShapeSphere; break;
+    case mjGEOM_CAPSULE: d.shape = kShapeCapsule; break;
+    case mjGEOM_BOX: d.shape = kShapeBox; break;
+    case mjGEOM_CYLINDER: d.shape = kShapeCylinder; break;
+    default: d.shape = kShapeEllipsoid;  // refused by the element's build rule, naming it
+  }
+  d.X_BG = X_BG;
+  d.size = {{m->geom_size[3 * g], m->geom_size[3 * g + 1], m->geom_size[3 * g + 2]}};
+  d.planeNormal = X_GP.R * Vec3d{{0, 0, 1}};
+  d.planePoint = X_GP.p;
+  // mj_contactParam: the higher priority's, else condim and friction the larger, solref and solimp
+  // mixed by solmix (solref's direct format: the smaller).
+  const int g1 = plane, g2 = g;
+  const int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
+  const mjtNum *ref1 = m->geom_solref + mjNREF * g1, *ref2 = m->geom_solref + mjNREF * g2;
+  const mjtNum *imp1 = m->geom_solimp + mjNIMP * g1, *imp2 = m->geom_solimp + mjNIMP * g2;
+  if (p1 != p2) {
+    const int w = p1 > p2 ? g1 : g2;
+    d.condim = m->geom_condim[w];
+    d.friction = m->geom_friction[3 * w];
+    for (int k = 0; k < 2; ++k) d.solref[k] = m->geom_solref[mjNREF * w + k];
+    for (int k = 0; k < 5; ++k) d.solimp[k] = m->geom_solimp[mjNIMP * w + k];
+  } else {
+    d.condim = std::max(m->geom_condim[g1], m->geom_condim[g2]);
+    d.friction = std::max(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+    const mjtNum s1 = m->geom_solmix[g1], s2 = m->geom_solmix[g2];
+    const mjtNum mix = s1 >= mjMINVAL && s2 >= mjMINVAL ? s1 / (s1 + s2)
+                       : s1 < mjMINVAL && s2 < mjMINVAL ? 0.5
+                       : s1 < mjMINVAL                  ? 0.0
+                                                        : 1.0;
+    for (int k = 0; k < 2; ++k)
+      d.solref[k] = ref1[0] > 0 && ref2[0] > 0 ? mix * ref1[k] + (1 - mix) * ref2[k] : std::min(ref1[k], ref2[k]);
+    for (int k = 0; k < 5; ++k) d.solimp[k] = mix * imp1[k] + (1 - mix) * imp2[k];
+  }
+  // Summed, as MuJoCo 3 and later sum them (MuJoCo 2 took the larger of each).
+  d.margin = m->geom_margin[g1] + m->geom_margin[g2];
+  d.gap = m->geom_gap[g1] + m->geom_gap[g2];
+  d.impratio = m->opt.impratio;
+  d.timestep = m->opt.timestep;
+  // diagApprox's translation: both bodies' invweight0 (the world's is 0).
+  d.invweight = m->body_invweight0[2 * m->geom_bodyid[g1]] + m->body_invweight0[2 * m->geom_bodyid[g2]];
+  return d;
+}
+
+SoftLimitDesc mjcfSoftLimit(const mjModel* m, int j, const std::string& coordinate) {
+  SoftLimitDesc d;
+  d.coordinate = coordinate;
+  d.lower = m->jnt_range[2 * j];
+  d.upper = m->jnt_range[2 * j + 1];
+  d.margin = m->jnt_margin[j];
+  for (int k = 0; k < 2; ++k) d.solref[k] = m->jnt_solref[mjNREF * j + k];
+  for (int k = 0; k < 5; ++k) d.solimp[k] = m->jnt_solimp[mjNIMP * j + k];
+  d.timestep = m->opt.timestep;
+  d.invweight = m->dof_invweight0[m->jnt_dofadr[j]];
+  return d;
+}
+
+}  // namespace lockstep

@@ -1,0 +1,176 @@
+// The elements of MuJoCo's soft-constraint law: PlaneContact (a primitive geom on a body against a
+// plane fixed in Ground) and SoftLimit (a hinge's or slide's range). Their rules as model elements:
+// build, topology, parameters and description (model.h, "what each element kind defines"). Their
+// physics: physics/soft_constraints.h.
+#include <cmath>
+
+#include "element_text.h"
+#include "lockstep/physics/force_elements.h"
+#include "lockstep/physics/soft_constraints.h"
+
+namespace lockstep {
+
+namespace {
+
+const char* const kShapeNames[] = {"sphere", "capsule", "ellipsoid", "cylinder", "box"};
+
+// solref and solimp as MuJoCo takes them: finite; solref's two numbers of one sign (standard: both
+// positive, direct: both negative).
+void validateSoftLaw(const std::array<double, 2>& solref, const std::array<double, 5>& solimp, double timestep,
+                     double invweight, const std::string& where) {
+  for (double x : solref) validateFinite(x, where, "solref");
+  if ((solref[0] > 0) != (solref[1] > 0) || solref[0] == 0)
+    throw ModelError(where + ": solref: both positive (timeconst, dampratio) or both negative (-stiffness, -damping)");
+  for (double x : solimp) validateFinite(x, where, "solimp");
+  validateFinite(timestep, where, "timestep");
+  if (!(timestep > 0)) throw ModelError(where + ": timestep: must be > 0");
+  validateNonNegative(invweight, where, "invweight");
+}
+
+}  // namespace
+
+// ---- PlaneContact ----
+
+PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
+  PlaneContactDesc d = desc;
+  d.name = elementName(d.name, "plane_contact", build.index);
+  const std::string where = build.where("plane contact", d.name);
+  const int body = build.body(d.body, where, "body");
+  if (body < 0) throw ModelError(where + ": body: must be a body, not ground");
+  if (d.shape == kShapeEllipsoid || d.shape < kShapeSphere || d.shape > kShapeBox)
+    throw ModelError(where + ": shape: a sphere, capsule, box or cylinder (ellipsoids against planes: not yet)");
+  const int sizes = d.shape == kShapeSphere ? 1 : d.shape == kShapeBox ? 3 : 2;
+  for (int k = 0; k < sizes; ++k) {
+    validateFinite(d.size[k], where, "size");
+    if (!(d.size[k] > 0)) throw ModelError(where + ": size: must be > 0 (a " + kShapeNames[d.shape] + " takes " +
+                                           std::to_string(sizes) + ")");
+  }
+  validateTransform(d.X_BG, where, "X_BG");
+  validateGroundPlane(d.planeNormal, d.planePoint, where);
+  d.planeNormal = unitVector(d.planeNormal);
+  if (d.condim != 1 && d.condim != 3) throw ModelError(where + ": condim: 1 or 3 (torsional and rolling friction: not yet)");
+  validateNonNegative(d.friction, where, "friction");
+  validateNonNegative(d.margin, where, "margin");
+  validateNonNegative(d.gap, where, "gap");
+  validateFinite(d.impratio, where, "impratio");
+  if (!(d.impratio > 0)) throw ModelError(where + ": impratio: must be > 0");
+  validateSoftLaw(d.solref, d.solimp, d.timestep, d.invweight, where);
+  int point = 0, row = 0;
+  for (const PlaneContact& e : build.model.planeContacts()) {
+    point += softPointSlots(e.desc.shape);
+    row += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim);
+  }
+  return {d, body, point, row};
+}
+
+PlaneContactTopology elementTopology(const Model&, const PlaneContact& e) {
+  return {e.body, e.desc.shape, e.desc.condim, softPointSlots(e.desc.shape), e.point, e.row};
+}
+
+std::vector<double> parameterBlock(const PlaneContact& e, ParamId id) {
+  std::vector<double> v;
+  const PlaneContactDesc& d = e.desc;
+  switch (id) {
+    case ParamId::planeContactGeom:
+      appendTransform(v, d.X_BG);
+      appendVec3(v, d.size);
+      appendVec3(v, d.planeNormal);
+      appendVec3(v, d.planePoint);
+      break;
+    case ParamId::planeContactLaw:
+      v = {d.friction, d.solref[0], d.solref[1]};
+      v.insert(v.end(), d.solimp.begin(), d.solimp.end());
+      v.insert(v.end(), {d.margin, d.gap, d.impratio, d.timestep, d.invweight});
+      break;
+    default: break;
+  }
+  return v;
+}
+
+void validateParameterBlock(const std::vector<PlaneContact>&, ParamId id, const std::vector<double>& v,
+                            const std::string& where) {
+  switch (id) {
+    case ParamId::planeContactGeom:
+      validateTransform(transformAt(v, 0), where, "X_BG");
+      for (int k = 12; k < 15; ++k) validateNonNegative(v[k], where, "size");
+      validateGroundPlane(vec3At(v, 15), vec3At(v, 18), where);
+      if (std::abs(v[15] * v[15] + v[16] * v[16] + v[17] * v[17] - 1) > 1e-9)
+        throw ModelError(where + ": normal: must be a unit vector");
+      break;
+    case ParamId::planeContactLaw:
+      validateNonNegative(v[0], where, "friction");
+      validateSoftLaw({v[1], v[2]}, {v[3], v[4], v[5], v[6], v[7]}, v[11], v[12], where);
+      validateNonNegative(v[8], where, "margin");
+      validateNonNegative(v[9], where, "gap");
+      if (!(v[10] > 0) || !std::isfinite(v[10])) throw ModelError(where + ": impratio: must be > 0");
+      break;
+    default: break;
+  }
+}
+
+std::string describeElement(const Model& m, const PlaneContact& e) {
+  const PlaneContactDesc& d = e.desc;
+  return textf("plane contact '%s': %s of size %s on %s at %s; plane normal %s through %s; condim %d, friction %g, "
+               "solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
+               d.name.c_str(), kShapeNames[d.shape], formatVec(d.size).c_str(), bodyName(m, e.body).c_str(),
+               formatVec(d.X_BG.p).c_str(), formatVec(d.planeNormal).c_str(), formatVec(d.planePoint).c_str(), d.condim,
+               d.friction, d.solref[0], d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4],
+               d.margin, d.gap);
+}
+
+InfoSection infoSection(const Model&, const std::vector<PlaneContact>&) {
+  return {"plane contacts", " (MuJoCo's soft-constraint law: its contact points, friction pyramids, solref, solimp)",
+          /*showEmpty=*/false};
+}
+
+// ---- SoftLimit ----
+
+SoftLimit buildElement(const SoftLimitDesc& d, ElementBuild& build) {
+  const std::string where = "joint limit " + quoted(d.coordinate);
+  SoftLimit e{d, 0, 0, 0};
+  build.coordinate(d.coordinate, where, &e.q, &e.u);
+  if (build.speedsTaken[e.u]++) throw ModelError(where + ": coordinate: has two joint limits");
+  if (std::isnan(d.lower) || std::isnan(d.upper) || d.lower > d.upper)
+    throw ModelError(where + ": lower: must be a number <= upper");
+  validateNonNegative(d.margin, where, "margin");
+  validateSoftLaw(d.solref, d.solimp, d.timestep, d.invweight, where);
+  if (e.desc.name.empty()) e.desc.name = d.coordinate;
+  int row = 0;
+  for (const PlaneContact& c : build.model.planeContacts())
+    row += softPointSlots(c.desc.shape) * softRowsPerPoint(c.desc.condim);
+  e.row = row + 2 * static_cast<int>(build.index);
+  return e;
+}
+
+SoftLimitTopology elementTopology(const Model&, const SoftLimit& e) { return {e.q, e.u, e.row, 0}; }
+
+std::vector<double> parameterBlock(const SoftLimit& e, ParamId id) {
+  std::vector<double> v;
+  if (id != ParamId::softLimitLaw) return v;
+  const SoftLimitDesc& d = e.desc;
+  v = {d.lower, d.upper, d.margin, d.solref[0], d.solref[1]};
+  v.insert(v.end(), d.solimp.begin(), d.solimp.end());
+  v.insert(v.end(), {d.timestep, d.invweight});
+  return v;
+}
+
+void validateParameterBlock(const std::vector<SoftLimit>&, ParamId id, const std::vector<double>& v,
+                            const std::string& where) {
+  if (id != ParamId::softLimitLaw) return;
+  if (std::isnan(v[0]) || std::isnan(v[1]) || v[0] > v[1]) throw ModelError(where + ": lower: must be a number <= upper");
+  validateNonNegative(v[2], where, "margin");
+  validateSoftLaw({v[3], v[4]}, {v[5], v[6], v[7], v[8], v[9]}, v[10], v[11], where);
+}
+
+std::string describeElement(const Model&, const SoftLimit& e) {
+  const SoftLimitDesc& d = e.desc;
+  return textf("limit on %-20s lower %g, upper %g, margin %g, solref (%g, %g), solimp (%g, %g, %g, %g, %g)",
+               d.coordinate.c_str(), d.lower, d.upper, d.margin, d.solref[0], d.solref[1], d.solimp[0], d.solimp[1],
+               d.solimp[2], d.solimp[3], d.solimp[4]);
+}
+
+InfoSection infoSection(const Model&, const std::vector<SoftLimit>&) {
+  return {"joint limits", " (MuJoCo's soft-constraint law)", /*showEmpty=*/false};
+}
+
+}  // namespace lockstep

@@ -1,0 +1,551 @@
+// Stage 4b, soft constraints: MuJoCo's constraint law for contacts against planes and for joint
+// limits (MuJoCo's documentation, "Computation"), solved per world in joint space:
+//   rows      each contact point within its margin gives a frictionless row (condim 1) or the four
+//             edges of a friction pyramid (condim 3: n +- mu t1, n +- mu t2); each joint limit within
+//             its margin gives a row per side. J is the rows' Jacobian, pos the point's (or side's)
+//             distance, margin what MuJoCo calls includemargin (margin - gap);
+//   law       impedance d(pos) from solimp; R = max(1e-15, (1 - d) / d * dA) with dA MuJoCo's
+//             diagApprox from the bodies' and dofs' invweight0; a pyramid's rows all get
+//             Rpy = 2 mu^2 R_0 / impratio; D = 1/R; K and B from solref (timeconst at least twice the
+//             model's timestep: refsafe); aref = -B (J u) - K d (pos - margin);
+//   solve     qacc = argmin 1/2 ||qacc - qacc0||^2_M + sum over rows with J qacc - aref < 0 of
+//             1/2 D (J qacc - aref)^2, qacc0 the unconstrained acceleration (the sweep's udot), by
+//             Newton's method: gradient g = M (qacc - qacc0) + J' D_active (J qacc - aref), Hessian
+//             M + J' D_active J (dense Cholesky), an exact line search along the step (the cost is a
+//             convex piecewise quadratic in the step length: Newton's method on its derivative within
+//             a bracket), from qacc0, until the gradient's largest entry is below the tolerance (1e-10
+//             of the forces' scale in double, 1e-5 in float) or the cap of iterations.
+// The constraint force of a row is -D (J qacc - aref) where active, 0 elsewhere; qacc replaces udot.
+// M comes from crba.h. The contact points are MuJoCo's (engine_collision_primitive.c): a sphere's
+// deepest point, a capsule's two end spheres, a box's corners below the plane (at most four, the
+// first in corner order), a cylinder's rim points and triangle points, each at the middle of its
+// penetration, with the plane's normal and MuJoCo's contact frame (mju_makeFrame: the capsule's axis
+// as the first tangent's hint). Each world (each lane of a pack) iterates until its own gradient is
+// small; a world that does not converge within the cap is flagged (kStatusSoftSolveFailed).
+#pragma once
+
+#include "lockstep/physics/crba.h"
+
+namespace lockstep {
+
+// The largest number of Newton iterations of one solve, and of line-search steps of one iteration.
+constexpr int kSoftNewtonIterations = 100;
+constexpr int kSoftLineSearchSteps = 50;
+// MuJoCo's mjMINVAL, mjMINIMP and mjMAXIMP.
+constexpr double kSoftMinValue = 1e-15;
+constexpr double kSoftMinImpedance = 0.0001, kSoftMaxImpedance = 0.9999;
+
+// Rows of one plane contact point: 1 (condim 1) or the four pyramid edges (condim 3).
+LOCKSTEP_HD_INLINE int softRowsPerPoint(int condim) { return condim == 1 ? 1 : 2 * (condim - 1); }
+
+// The parameters of one row's law (planeContactLaw, softLimitLaw), as MuJoCo's getsolparam makes them.
+template <class T>
+struct SoftLaw {
+  T solref[2], solimp[5];
+  T margin;    // MuJoCo's includemargin: margin - gap
+  T timestep;  // the model's, for refsafe
+};
+
+// MuJoCo's getimpedance: d(pos) from solimp (clamped as getsolparam clamps it), lane by lane.
+template <class T>
+LOCKSTEP_HD_INLINE T softImpedance(const SoftLaw<T>& law, T pos) {
+  auto clamp = [](T x) { return selectT(x < T(kSoftMinImpedance), T(kSoftMinImpedance), selectT(x > T(kSoftMaxImpedance), T(kSoftMaxImpedance), x)); };
+  const T d0 = clamp(law.solimp[0]), dwidth = clamp(law.solimp[1]);
+  const T width = selectT(law.solimp[2] > T(0), law.solimp[2], T(0)), mid = clamp(law.solimp[3]);
+  const T power = selectT(law.solimp[4] < T(1), T(1), law.solimp[4]);
+  const MaskOf<T> flat = (d0 == dwidth) | (width <= T(kSoftMinValue));
+  T x = (pos - law.margin) / selectT(flat, T(1), width);
+  x = absT(x);
+  // y(x) = a x^p below the midpoint, 1 - b (1 - x)^p above it (linear for p = 1)
+  const T xl = selectT(x > T(0), selectT(x < T(1), x, T(1)), T(0));
+  const T a = T(1) / powT(mid, power - T(1)), b = T(1) / powT(T(1) - mid, power - T(1));
+  const T below = a * powT(xl, power), above = T(1) - b * powT(T(1) - xl, power);
+  T y = selectT(power == T(1), xl, selectT(xl <= mid, below, above));
+  y = selectT(x >= T(1), T(1), selectT(x <= T(0), T(0), y));
+  return selectT(flat, T(0.5) * (d0 + dwidth), d0 + y * (dwidth - d0));
+}
+
+// MuJoCo's K (stiffness) and B (damping) of a row from solref: standard (timeconst, dampratio),
+// timeconst at least twice the timestep (refsafe), or direct (-stiffness, -damping).
+template <class T>
+LOCKSTEP_HD_INLINE void softStiffnessDamping(const SoftLaw<T>& law, T* K, T* B) {
+  const T dwidth = selectT(law.solimp[1] < T(kSoftMinImpedance), T(kSoftMinImpedance),
+                           selectT(law.solimp[1] > T(kSoftMaxImpedance), T(kSoftMaxImpedance), law.solimp[1]));
+  const T tc = selectT(law.solref[0] < T(2) * law.timestep, T(2) * law.timestep, law.solref[0]);
+  const T minValue = T(kSoftMinValue);
+  auto atLeast = [&](T x) { return selectT(x < minValue, minValue, x); };
+  const MaskOf<T> standard = law.solref[0] > T(0);
+  *K = selectT(standard, T(1) / atLeast(dwidth * dwidth * tc * tc * law.solref[1] * law.solref[1]),
+               -law.solref[0] / atLeast(dwidth * dwidth));
+  *B = selectT(law.solref[1] > T(0), T(2) / atLeast(dwidth * tc), -law.solref[1] / atLeast(dwidth));
+}
+
+// mju_makeFrame's tangents of a contact frame with normal n (unit): the hint (a capsule's axis) when
+// it is given and not along n, else (0, 1, 0) unless n is near it, else (0, 0, 1), made orthogonal to
+// n; the second tangent n x t1.
+template <class T>
+LOCKSTEP_HD_INLINE void softContactTangents(const Vec3<T>& n, const Vec3<T>& hint, bool hinted, Vec3<T>* t1,
+                                             Vec3<T>* t2) {
+  Vec3<T> y;
+  const MaskOf<T> useY = (n[1] < T(0.5)) & (n[1] > T(-0.5));
+  const Vec3<T> fallback{{T(0), selectT(useY, T(1), T(0)), selectT(useY, T(0), T(1))}};
+  if (hinted) {
+    const MaskOf<T> weak = dot(hint, hint) < T(0.25);
+    for (int k = 0; k < 3; ++k) y[k] = selectT(weak, fallback[k], hint[k]);
+  } else {
+    y = fallback;
+  }
+  y = y - dot(n, y) * n;
+  y = (T(1) / norm(y)) * y;
+  *t1 = y;
+  *t2 = cross(n, y);
+}
+
+
+// One contact point of a plane contact, in Ground (MuJoCo's mjContact: dist, pos and frame).
+template <class T>
+struct SoftPoint {
+  MaskOf<T> exists;  // within the margin (lane by lane)
+  T dist;            // signed distance (negative: penetration)
+  Vec3<T> pos;       // the middle of the penetration
+  Vec3<T> hint;      // the first tangent's hint (a capsule's axis), when hinted
+  bool hinted;
+};
+
+// The most points a shape makes against a plane: slots of soft points (a box's eight corners, of
+// which at most four are used, lane by lane).
+LOCKSTEP_HD_INLINE int softPointSlots(int shape) {
+  switch (shape) {
+    case kShapeCapsule: return 2;
+    case kShapeCylinder: return 4;
+    case kShapeBox: return 8;
+    default: return 1;
+  }
+}
+
+// MuJoCo's plane collisions (engine_collision_primitive.c) of a geom at X_GG with MuJoCo's size
+// against the plane through p with unit normal n, within margin: the points of every slot.
+template <class T>
+LOCKSTEP_HD void softPlanePoints(int shape, const Transform<T>& X_GG, const Vec3<T>& size, const Vec3<T>& n,
+                                 const Vec3<T>& p, T margin, SoftPoint<T>* out) {
+  auto sphere = [&](const Vec3<T>& c, T r, SoftPoint<T>& point) {  // mjraw_PlaneSphere
+    const T cdist = dot(c - p, n);
+    point.exists = !(cdist > margin + r);
+    point.dist = cdist - r;
+    point.pos = c + T(-point.dist / T(2) - r) * n;
+    point.hinted = false;
+    point.hint = Vec3<T>::zero();
+  };
+  const Rotation<T>& R = X_GG.R;
+  const Vec3<T> axis{{R(0, 2), R(1, 2), R(2, 2)}};
+  switch (shape) {
+    case kShapeSphere: sphere(X_GG.p, size[0], out[0]); break;
+    case kShapeCapsule: {
+      const Vec3<T> segment = size[1] * axis;
+      sphere(X_GG.p + segment, size[0], out[0]);
+      sphere(X_GG.p - segment, size[0], out[1]);
+      for (int k = 0; k < 2; ++k) {
+        out[k].hint = axis;
+        out[k].hinted = true;
+      }
+      break;
+    }
+    case kShapeBox: {
+      const T dist = dot(X_GG.p - p, n);
+      T count = T(0);
+      for (int i = 0; i < 8; ++i) {
+        const Vec3<T> v{{(i & 1) ? size[0] : -size[0], (i & 2) ? size[1] : -size[1], (i & 4) ? size[2] : -size[2]}};
+        const Vec3<T> corner = R * v;
+        const T ldist = dot(n, corner);
+        SoftPoint<T>& point = out[i];
+        const MaskOf<T> qualifies = !((dist + ldist > margin) | (ldist > T(0)));
+        point.exists = qualifies & (count < T(4));
+        count += selectT(point.exists, T(1), T(0));
+        point.dist = dist + ldist;
+        point.pos = corner + X_GG.p + T(-point.dist / T(2)) * n;
+        point.hinted = false;
+        point.hint = Vec3<T>::zero();
+      }
+      break;
+    }
+    case kShapeCylinder: {  // mjc_PlaneCylinder
+      Vec3<T> a = axis;
+      T prjaxis = dot(n, a);
+      const MaskOf<T> flip = prjaxis > T(0);
+      for (int k = 0; k < 3; ++k) a[k] = selectT(flip, -a[k], a[k]);
+      prjaxis = selectT(flip, -prjaxis, prjaxis);
+      const T dist0 = dot(X_GG.p - p, n);
+      Vec3<T> vec = prjaxis * a - n;
+      const T lenSqr = dot(vec, vec);
+      const MaskOf<T> general = lenSqr >= T(kSoftMinValue * kSoftMinValue);
+      const T scl = size[0] / sqrtT(selectT(general, lenSqr, T(1)));
+      const Vec3<T> xAxis{{R(0, 0), R(1, 0), R(2, 0)}};
+      for (int k = 0; k < 3; ++k) vec[k] = selectT(general, scl * vec[k], size[0] * xAxis[k]);
+      const T prjvec = dot(vec, n);
+      const Vec3<T> ha = size[1] * a;
+      prjaxis = prjaxis * size[1];
+      auto point = [&](SoftPoint<T>& q, MaskOf<T> exists, T dist, const Vec3<T>& at) {
+        q.exists = exists;
+        q.dist = dist;
+        q.pos = at + T(-dist * T(0.5)) * n;
+        q.hinted = false;
+        q.hint = Vec3<T>::zero();
+      };
+      const MaskOf<T> first = dist0 + prjaxis + prjvec <= margin;  // else no contact at all
+      point(out[0], first, dist0 + prjaxis + prjvec, X_GG.p + vec + ha);
+      point(out[1], first & (dist0 - prjaxis + prjvec <= margin), dist0 - prjaxis + prjvec, X_GG.p + vec - ha);
+      const T prjvec1 = -prjvec * T(0.5);
+      const MaskOf<T> triangle = first & (dist0 + prjaxis + prjvec1 <= margin);
+      Vec3<T> vec1 = cross(vec, ha);
+      vec1 = (size[0] * T(0.8660254037844386) / norm(vec1)) * vec1;  // sqrt(3) / 2
+      point(out[2], triangle, dist0 + prjaxis + prjvec1, X_GG.p + vec1 + ha + T(-0.5) * vec);
+      point(out[3], triangle, dist0 + prjaxis + prjvec1, X_GG.p - vec1 + ha + T(-0.5) * vec);
+      break;
+    }
+    default: break;
+  }
+}
+
+// The velocity Jacobian of a point P fixed on body b, dotted with `direction`: row[j] =
+// direction . (H_j's velocity of P) for every speed j of b and of its ancestors, 0 for the others.
+template <class T>
+LOCKSTEP_HD_INLINE void softPointJacobian(const ModelView<T>& model, const Workspace<T>& ws, int b, const Vec3<T>& P,
+                                          const Vec3<T>& direction, Strided<T> row) {
+  const int nu = model.sizes.nu;
+  for (int j = 0; j < nu; ++j) row[j] = T(0);
+  for (int a = b; a >= 0; a = model.body[a].parent) {
+    const BodyTopology topo = model.body[a];
+    const Vec3<T> r = P - bodyOrigin(ws, a);
+    for (int k = 0; k < topo.nu; ++k) {
+      const SpatialVec<T> H = loadSpatialVec<T>(ws.H(topo.uOffset + k));
+      row[topo.uOffset + k] = dot(direction, H.lin + cross(H.ang, r));
+    }
+  }
+}
+
+// The law of plane contact i and of soft limit i, from their per-world parameters.
+template <class T>
+LOCKSTEP_HD_INLINE SoftLaw<T> planeContactLaw(const WorldParams<T>& params, int i) {
+  const Strided<const T> p = planeContactLawAt(params, i);  // friction solref[2] solimp[5] margin gap impratio timestep invweight
+  return {{p[1], p[2]}, {p[3], p[4], p[5], p[6], p[7]}, T(p[8]) - T(p[9]), p[11]};
+}
+template <class T>
+LOCKSTEP_HD_INLINE SoftLaw<T> softLimitLaw(const WorldParams<T>& params, int i) {
+  const Strided<const T> p = softLimitLawAt(params, i);  // lower upper margin solref[2] solimp[5] timestep invweight
+  return {{p[3], p[4]}, {p[5], p[6], p[7], p[8], p[9]}, p[2], p[10]};
+}
+
+// One row's law parts: its impedance d, aref and R at its pos, given J u.
+template <class T>
+LOCKSTEP_HD_INLINE void softRowLaw(const SoftLaw<T>& law, T pos, T velocity, T diagApprox, T* aref, T* R, T* d) {
+  *d = softImpedance(law, pos);
+  T K, B;
+  softStiffnessDamping(law, &K, &B);
+  *aref = -B * velocity - K * (*d) * (pos - law.margin);
+  const T r = (T(1) - *d) * diagApprox / *d;
+  *R = selectT(r < T(kSoftMinValue), T(kSoftMinValue), r);
+}
+
+// The rows of the world's plane contacts and soft limits at its q, u, after computeKinematics:
+// softJ, and per row (softRows) pos - margin, aref, D and whether it exists; the points' frames and
+// distances into the field softContact (their forces come with the solve).
+template <class T>
+LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+  const Sizes& s = model.sizes;
+  const Strided<T> rows = ws.softRows(), J = ws.softJ();
+  for (int r = 0; r < s.nSoftRows; ++r) rows[4 * r + 3] = T(0);
+  Strided<const T> u = w.u;
+  auto velocityOf = [&](Strided<const T> row) {
+    T v = T(0);
+    for (int j = 0; j < s.nu; ++j) v += row[j] * u[j];
+    return v;
+  };
+  for (int i = 0; i < s.nPlaneContacts; ++i) {
+    const PlaneContactTopology topo = model.planeContact[i];
+    const Strided<const T> geom = planeContactGeomAt(w.params, i), lawParams = planeContactLawAt(w.params, i);
+    const SoftLaw<T> law = planeContactLaw(w.params, i);
+    const T friction = lawParams[0], impratio = lawParams[10], tran = lawParams[12];
+    const Transform<T> X_GG = bodyPose(ws, topo.body) * loadTransform<T>(geom);
+    const Vec3<T> n = loadVec3<T>(geom + 15), p = loadVec3<T>(geom + 18);
+    // The collision finds the points within the margin; only those within margin - gap (MuJoCo's
+    // includemargin) become rows.
+    SoftPoint<T> points[8];
+    softPlanePoints<T>(topo.shape, X_GG, loadVec3<T>(geom + 12), n, p, T(lawParams[8]), points);
+    for (int k = 0; k < topo.points; ++k) points[k].exists = points[k].exists & (points[k].dist < law.margin);
+    const int perPoint = softRowsPerPoint(topo.condim);
+    for (int k = 0; k < topo.points; ++k) {
+      const SoftPoint<T>& q = points[k];
+      const int r0 = topo.row + k * perPoint;
+      const Strided<T> out = softContactAt(w, topo.point + k);  // active dist pos normal force
+      out[0] = selectT(q.exists, T(1), T(0));
+      out[1] = q.dist;
+      storeVec3(out + 2, q.pos);
+      storeVec3(out + 5, n);
+      // The normal's and the tangents' Jacobian rows, then the pyramid's edges.
+      Vec3<T> t1, t2;
+      softContactTangents(n, q.hint, q.hinted, &t1, &t2);
+      const T exists = selectT(q.exists, T(1), T(0));
+      if (perPoint == 1) {
+        const Strided<T> row = J + std::int64_t(r0) * s.nu;
+        softPointJacobian(model, ws, topo.body, q.pos, n, row);
+        T aref, R, d;
+        softRowLaw(law, q.dist, velocityOf(row), tran, &aref, &R, &d);
+        rows[4 * r0] = q.dist - law.margin;
+        rows[4 * r0 + 1] = aref;
+        rows[4 * r0 + 2] = T(1) / R;
+        rows[4 * r0 + 3] = exists;
+        continue;
+      }
+      // condim 3: rows n + mu t1, n - mu t1, n + mu t2, n - mu t2 (MuJoCo's order), with one R:
+      // R0 from the first edge's diagApprox (tran (1 + mu^2)), then Rpy = 2 mu^2 / impratio R0.
+      const Vec3<T> edges[4] = {n + friction * t1, n - friction * t1, n + friction * t2, n - friction * t2};
+      T aref0, R0, d0;
+      for (int e = 0; e < 4; ++e) {
+        const Strided<T> row = J + std::int64_t(r0 + e) * s.nu;
+        softPointJacobian(model, ws, topo.body, q.pos, edges[e], row);
+        T aref, R, d;
+        softRowLaw(law, q.dist, velocityOf(row), T(tran + friction * friction * tran), &aref, &R, &d);
+        if (e == 0) {
+          aref0 = aref;
+          R0 = R;
+          d0 = d;
+        }
+        rows[4 * (r0 + e)] = q.dist - law.margin;
+        rows[4 * (r0 + e) + 1] = aref;
+        rows[4 * (r0 + e) + 3] = exists;
+      }
+      (void)aref0;
+      (void)d0;
+      const T impr = selectT(impratio < T(kSoftMinValue), T(kSoftMinValue), impratio);
+      const T Rpy = T(2) * friction * friction * (R0 / impr);
+      for (int e = 0; e < 4; ++e) rows[4 * (r0 + e) + 2] = T(1) / Rpy;
+    }
+  }
+  for (int i = 0; i < s.nSoftLimits; ++i) {
+    const SoftLimitTopology topo = model.softLimit[i];
+    const Strided<const T> p = softLimitLawAt(w.params, i);
+    const SoftLaw<T> law = softLimitLaw(w.params, i);
+    const T q = w.q[topo.q];
+    for (int side = 0; side < 2; ++side) {  // lower (J = +1), upper (J = -1)
+      const int r = topo.row + side;
+      const T dist = side == 0 ? q - T(p[0]) : T(p[1]) - q;
+      const T sign = side == 0 ? T(1) : T(-1);
+      const Strided<T> row = J + std::int64_t(r) * s.nu;
+      for (int j = 0; j < s.nu; ++j) row[j] = T(0);
+      row[topo.u] = sign;
+      T aref, R, d;
+      softRowLaw(law, dist, T(sign * T(u[topo.u])), T(p[11]), &aref, &R, &d);
+      rows[4 * r] = dist - law.margin;
+      rows[4 * r + 1] = aref;
+      rows[4 * r + 2] = T(1) / R;
+      // A side whose bound is infinite never engages.
+      rows[4 * r + 3] = selectT(dist < law.margin, T(1), T(0));
+    }
+  }
+}
+
+// H = L L' in place (the lower triangle of the row-major n x n H becomes L), lane by lane; the
+// lanes where H is not positive definite are returned (their L is garbage).
+template <class T>
+LOCKSTEP_HD MaskOf<T> softCholesky(Strided<T> H, int n) {
+  MaskOf<T> failedLanes = T(0) > T(1);
+  for (int j = 0; j < n; ++j) {
+    T diag = H[j * n + j];
+    for (int k = 0; k < j; ++k) diag -= H[j * n + k] * H[j * n + k];
+    const MaskOf<T> bad = !(diag > T(0));
+    failedLanes = failedLanes | bad;
+    const T l = sqrtT(selectT(bad, T(1), diag));
+    H[j * n + j] = l;
+    const T inverse = T(1) / l;
+    for (int i = j + 1; i < n; ++i) {
+      T x = H[i * n + j];
+      for (int k = 0; k < j; ++k) x -= H[i * n + k] * H[j * n + k];
+      H[i * n + j] = x * inverse;
+    }
+  }
+  return failedLanes;
+}
+
+// x = -(L L')^-1 b in place of x (x given as b).
+template <class T>
+LOCKSTEP_HD void softNegativeSolve(Strided<const T> L, int n, Strided<T> x) {
+  for (int i = 0; i < n; ++i) {
+    T y = x[i];
+    for (int k = 0; k < i; ++k) y -= L[i * n + k] * x[k];
+    x[i] = y / L[i * n + i];
+  }
+  for (int i = n - 1; i >= 0; --i) {
+    T y = x[i];
+    for (int k = i + 1; k < n; ++k) y -= L[k * n + i] * x[k];
+    x[i] = y / L[i * n + i];
+  }
+  for (int i = 0; i < n; ++i) x[i] = -x[i];
+}
+
+// The soft-constraint solve of one world at its state, after computeKinematics and the sweep (udot:
+// qacc0 in, qacc out); the contact points' and limits' forces and the solve's statistics into the
+// fields softContact, softLimitForce and softSolver. Returns the StatusFlag bits (per lane).
+template <class T>
+LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                                             Strided<T> udot) {
+  const Sizes& s = model.sizes;
+  const int nu = s.nu, nr = s.nSoftRows;
+  softConstraintRows(model, w, ws);
+  const Strided<T> M = ws.softM(), H = ws.softH(), v = ws.softVec(), rows = ws.softRows(), J = ws.softJ();
+  const Strided<T> jar = ws.softJar(), Jd = ws.softJd();
+  computeMassMatrix<T>(model, w.params, ws, M, ws.softIc());
+  const Strided<T> a0 = v, a = v + nu, g = v + 2 * nu, d = v + 3 * nu, Md = v + 4 * nu, Mda = v + 5 * nu;
+  for (int j = 0; j < nu; ++j) a0[j] = a[j] = udot[j];
+  // Rows that exist in some lane: the others are skipped.
+  auto rowUsed = [&](int r) { return anyLane(T(rows[4 * r + 3]) > T(0.5)); };
+  auto rowDot = [&](int r, Strided<const T> x) {
+    T y = T(0);
+    const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
+    for (int j = 0; j < nu; ++j) y += row[j] * x[j];
+    return y;
+  };
+  // The tolerance on the gradient: a fraction of the forces' scale, M qacc0 and the rows' D aref.
+  T scale = T(1);
+  for (int i = 0; i < nu; ++i) {
+    T f = T(0);
+    for (int j = 0; j < nu; ++j) f += M[i * nu + j] * a0[j];
+    scale = selectT(absT(f) > scale, absT(f), scale);
+  }
+  const T tolerance = byPrecision<T>(1e-6, 1e-11) * scale;
+  MaskOf<T> done = T(0) > T(1), failedLanes = done;
+  T iterations = T(0), gmax = T(0);
+  for (int it = 0; it <= kSoftNewtonIterations; ++it) {
+    for (int i = 0; i < nu; ++i) {
+      T x = T(0);
+      for (int j = 0; j < nu; ++j) x += M[i * nu + j] * (T(a[j]) - T(a0[j]));
+      Mda[i] = x;
+      g[i] = x;
+    }
+    for (int r = 0; r < nr; ++r) {
+      if (!rowUsed(r)) continue;
+      jar[r] = rowDot(r, a) - T(rows[4 * r + 1]);
+      const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
+      const T f = selectT(active, T(rows[4 * r + 2]) * T(jar[r]), T(0));
+      const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
+      for (int j = 0; j < nu; ++j) g[j] = T(g[j]) + f * row[j];
+    }
+    gmax = T(0);
+    for (int j = 0; j < nu; ++j) gmax = selectT(absT(T(g[j])) > gmax, absT(T(g[j])), gmax);
+    done = done | !(gmax > tolerance);
+    if (allLanes(done) || it == kSoftNewtonIterations) break;
+    iterations += selectT(done, T(0), T(1));
+    // The Newton step: d = -(M + J' D_active J)^-1 g.
+    for (int k = 0; k < nu * nu; ++k) H[k] = M[k];
+    for (int r = 0; r < nr; ++r) {
+      if (!rowUsed(r)) continue;
+      const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
+      const T D = selectT(active, T(rows[4 * r + 2]), T(0));
+      const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
+      for (int i = 0; i < nu; ++i) {
+        const T Di = D * row[i];
+        for (int j = 0; j <= i; ++j) H[i * nu + j] = T(H[i * nu + j]) + Di * row[j];
+      }
+    }
+    failedLanes = failedLanes | (softCholesky<T>(H, nu) & !done);
+    for (int j = 0; j < nu; ++j) d[j] = g[j];
+    softNegativeSolve<T>(Strided<const T>(H), nu, d);
+    // Exact line search along d: phi'(t) = t d'Md + d'M(a - a0) + sum_active(t) D (jar + t Jd) Jd.
+    T dMd = T(0), dMa = T(0);
+    for (int i = 0; i < nu; ++i) {
+      T x = T(0);
+      for (int j = 0; j < nu; ++j) x += M[i * nu + j] * T(d[j]);
+      Md[i] = x;
+      dMd += T(d[i]) * x;
+      dMa += T(d[i]) * T(Mda[i]);
+    }
+    for (int r = 0; r < nr; ++r)
+      if (rowUsed(r)) Jd[r] = rowDot(r, d);
+    auto slope = [&](T t, T* curvature) {
+      T first = t * dMd + dMa, second = dMd;
+      for (int r = 0; r < nr; ++r) {
+        if (!rowUsed(r)) continue;
+        const T x = T(jar[r]) + t * T(Jd[r]);
+        const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (x < T(0));
+        const T D = selectT(active, T(rows[4 * r + 2]), T(0));
+        first += D * x * T(Jd[r]);
+        second += D * T(Jd[r]) * T(Jd[r]);
+      }
+      *curvature = second;
+      return first;
+    };
+    T curvature;
+    const T slope0 = slope(T(0), &curvature);  // < 0 along a descent direction
+    T t = T(1), lo = T(0), hi = T(-1);          // hi < 0: no upper bracket yet
+    MaskOf<T> searched = done | !(slope0 < T(0));
+    for (int ls = 0; ls < kSoftLineSearchSteps && !allLanes(searched); ++ls) {
+      const T phi = slope(t, &curvature);
+      searched = searched | !(absT(phi) > T(1e-13) * absT(slope0));
+      const MaskOf<T> above = phi > T(0);
+      lo = selectT(searched | above, lo, t);
+      hi = selectT(searched | !above, hi, t);
+      T next = t - phi / curvature;
+      const MaskOf<T> belowLo = !(next > lo), aboveHi = (hi >= T(0)) & !(next < hi);
+      const MaskOf<T> outside = belowLo | aboveHi;
+      next = selectT(outside, selectT(hi >= T(0), T(0.5) * (lo + hi), T(2) * t), next);
+      t = selectT(searched, t, next);
+    }
+    const T step = selectT(done | !(slope0 < T(0)), T(0), t);
+    for (int j = 0; j < nu; ++j) a[j] = T(a[j]) + step * T(d[j]);
+  }
+  failedLanes = failedLanes | !done;
+  for (int j = 0; j < nu; ++j) udot[j] = a[j];
+  // Forces: -D jar on the active rows.
+  for (int r = 0; r < nr; ++r) {
+    if (!rowUsed(r)) {
+      jar[r] = T(0);
+      continue;
+    }
+    const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
+    jar[r] = selectT(active, -T(rows[4 * r + 2]) * T(jar[r]), T(0));  // jar now holds the row's force
+  }
+  // Each point's force in its contact frame, and each body's total (bodyContact: about Bo, in G,
+  // as the ground contacts give it).
+  if (s.nPlaneContacts > 0)
+    for (int b = 0; b < s.nb; ++b) storeSpatialVec(bodyContactAt(w, b), SpatialVec<T>::zero());
+  for (int i = 0; i < s.nPlaneContacts; ++i) {
+    const PlaneContactTopology topo = model.planeContact[i];
+    const T friction = planeContactLawAt(w.params, i)[0];
+    const int perPoint = softRowsPerPoint(topo.condim);
+    for (int k = 0; k < topo.points; ++k) {
+      const int r0 = topo.row + k * perPoint;
+      const Strided<T> point = softContactAt(w, topo.point + k);  // active dist pos normal force
+      const Strided<T> out = point + 8;                             // force: normal, t1, t2
+      if (perPoint == 1) {
+        out[0] = jar[r0];
+        out[1] = out[2] = T(0);
+      } else {
+        out[0] = T(jar[r0]) + T(jar[r0 + 1]) + T(jar[r0 + 2]) + T(jar[r0 + 3]);
+        out[1] = friction * (T(jar[r0]) - T(jar[r0 + 1]));
+        out[2] = friction * (T(jar[r0 + 2]) - T(jar[r0 + 3]));
+      }
+      const Vec3<T> n = loadVec3<T>(Strided<const T>(point) + 5), P = loadVec3<T>(Strided<const T>(point) + 2);
+      Vec3<T> t1, t2;
+      softContactTangents(n, Vec3<T>::zero(), false, &t1, &t2);
+      if (topo.shape == kShapeCapsule) {  // the frame of the rows: the capsule's axis as the hint
+        const Transform<T> X_GG = bodyPose(ws, topo.body) * loadTransform<T>(planeContactGeomAt(w.params, i));
+        softContactTangents(n, Vec3<T>{{X_GG.R(0, 2), X_GG.R(1, 2), X_GG.R(2, 2)}}, true, &t1, &t2);
+      }
+      const Vec3<T> f = T(out[0]) * n + T(out[1]) * t1 + T(out[2]) * t2;
+      const Strided<T> F = bodyContactAt(w, topo.body);
+      const Vec3<T> m = cross(P - bodyOrigin(ws, topo.body), f);
+      for (int c = 0; c < 3; ++c) {
+        F[c] = T(F[c]) + m[c];
+        F[3 + c] = T(F[3 + c]) + f[c];
+      }
+    }
+  }
+  for (int i = 0; i < s.nSoftLimits; ++i) {
+    const SoftLimitTopology topo = model.softLimit[i];
+    w.softLimitForce[i] = T(jar[topo.row]) - T(jar[topo.row + 1]);
+  }
+  w.softSolver[0] = iterations;
+  w.softSolver[1] = gmax;
+  return flagIf(failedLanes, kStatusSoftSolveFailed);
+}
+
+}  // namespace lockstep

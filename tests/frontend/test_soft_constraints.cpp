@@ -1,0 +1,285 @@
+// MuJoCo's soft-constraint law (physics/soft_constraints.h; the MJCF import's "mujoco" contact law):
+// the constrained accelerations against MuJoCo's own (Debian's libmujoco, its Newton solver driven to
+// convergence) at random states with contacts and limits active: primitive geoms on a free body
+// against a plane, a hinge beyond its range, and Gymnasium's robots.
+#include <gtest/gtest.h>
+#include <mujoco/mujoco.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <random>
+
+#include "lockstep/engine/batch.h"
+#include "lockstep/io/mjcf.h"
+#include "test_util.h"
+
+namespace lockstep::test {
+namespace {
+
+struct MjDeleter {
+  void operator()(mjModel* m) const { mj_deleteModel(m); }
+  void operator()(mjData* d) const { mj_deleteData(d); }
+};
+
+std::string writeModel(const std::string& name, const std::string& text) {
+  const std::string path = ::testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// MuJoCo's reference: Newton's method to convergence (the law's optimum is unique).
+std::unique_ptr<mjModel, MjDeleter> referenceModel(const std::string& path) {
+  char error[1000] = "";
+  mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
+  if (!m) {
+    ADD_FAILURE() << path << ": " << error;
+    return nullptr;
+  }
+  m->opt.solver = mjSOL_NEWTON;
+  m->opt.iterations = 1000;
+  m->opt.tolerance = 1e-15;
+  return std::unique_ptr<mjModel, MjDeleter>(m);
+}
+
+MjcfImport softImport(const std::string& path) {
+  MjcfOptions o;
+  o.law = MjcfOptions::ContactLaw::Mujoco;
+  return importMjcfFile(path, o);
+}
+
+// qacc of world 0 at MuJoCo's state (qpos, qvel, ctrl 0), Lockstep's and MuJoCo's, in MuJoCo's dof
+// order; the largest |difference| relative to max(1, max |qacc|).
+double compareAtState(const MjcfImport& mjcf, Batch<double>& batch, const mjModel* m, mjData* d, int* constraints) {
+  mj_forward(m, d);
+  batch.setQ(0, qFromMujoco(mjcf, d->qpos));
+  batch.setU(0, uFromMujoco(mjcf, d->qpos, d->qvel));
+  batch.evaluate();
+  EXPECT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+  const std::vector<double> ours = batch.udot(0), theirs = uFromMujoco(mjcf, d->qpos, d->qacc);
+  double scale = 1, worst = 0;
+  for (double a : theirs) scale = std::max(scale, std::abs(a));
+  for (std::size_t i = 0; i < ours.size(); ++i) worst = std::max(worst, std::abs(ours[i] - theirs[i]) / scale);
+  *constraints = d->nefc;
+  return worst;
+}
+
+class SoftPrimitive : public ::testing::TestWithParam<const char*> {};
+
+// One geom of each shape on a free body, dropped on a plane at random poses and velocities within a
+// few millimetres of it: every contact point MuJoCo makes, with friction.
+TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
+  const std::string geom = GetParam();
+  const std::string path = writeModel("soft_" + geom.substr(0, geom.find(' ')) + ".xml", R"(<mujoco>
+  <option timestep="0.005"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1" friction="0.7"/>
+    <body name="b" pos="0 0 1"><freejoint/><geom )" + geom + R"( mass="2" friction="0.9" margin="0.002"/></body>
+  </worldbody>
+</mujoco>)");
+  const MjcfImport mjcf = softImport(path);
+  ASSERT_FALSE(mjcf.model->planeContacts().empty());
+  auto m = referenceModel(path);
+  ASSERT_TRUE(m);
+  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+  Batch<double> batch(mjcf.model, 1, Backend::Cpu);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  double worst = 0;
+  int touching = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    mj_resetData(m.get(), d.get());
+    double q[4], n = 0;
+    for (double& x : q) {
+      x = unit(rng);
+      n += x * x;
+    }
+    for (int k = 0; k < 4; ++k) d->qpos[3 + k] = q[k] / std::sqrt(n);
+    d->qpos[0] = 0.1 * unit(rng);
+    d->qpos[1] = 0.1 * unit(rng);
+    d->qpos[2] = 0;
+    mj_kinematics(m.get(), d.get());
+    // The lowest point of the geom, then the body raised so that it sits within -3 .. +1 mm.
+    double lowest = 1e9;
+    for (int k = 0; k < 8; ++k) {
+      const mjtNum* size = m->geom_size + 3;
+      const int type = m->geom_type[1];
+      double v[3] = {(k & 1 ? 1 : -1) * size[0], (k & 2 ? 1 : -1) * size[1], (k & 4 ? 1 : -1) * size[2]};
+      if (type == mjGEOM_SPHERE) v[0] = v[1] = v[2] = 0;
+      const double* R = d->geom_xmat + 9;
+      double z = d->geom_xpos[5];
+      for (int c = 0; c < 3; ++c) z += R[6 + c] * v[c];
+      if (type == mjGEOM_SPHERE || type == mjGEOM_CAPSULE) {
+        const double a = (type == mjGEOM_CAPSULE ? size[1] : 0) * R[8];
+        z = d->geom_xpos[5] - std::abs(a) - size[0];
+      } else if (type == mjGEOM_CYLINDER) {
+        const double a = size[1] * std::abs(R[8]), r = size[0] * std::sqrt(std::max(0.0, 1 - R[8] * R[8]));
+        z = d->geom_xpos[5] - a - r;
+      }
+      lowest = std::min(lowest, z);
+    }
+    d->qpos[2] = -lowest + 0.001 * (unit(rng) - 1) * 2;
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * unit(rng);
+    int constraints = 0;
+    const double error = compareAtState(mjcf, batch, m.get(), d.get(), &constraints);
+    EXPECT_LT(error, 1e-6) << geom << " trial " << trial << " (" << constraints << " constraint rows)";
+    worst = std::max(worst, error);
+    touching += constraints > 0;
+  }
+  EXPECT_GT(touching, 30);
+  std::printf("%s: largest |qacc - MuJoCo's| / max(1, |qacc|) over 40 states: %.2e\n", geom.c_str(), worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, SoftPrimitive,
+                         ::testing::Values("type=\"sphere\" size=\"0.1\"", "type=\"capsule\" size=\"0.05 0.2\"",
+                                           "type=\"box\" size=\"0.1 0.15 0.05\"",
+                                           "type=\"cylinder\" size=\"0.08 0.1\"", "type=\"sphere\" size=\"0.1\" condim=\"1\""),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           const std::string s = info.param;
+                           std::string name = s.substr(6, s.find('"', 6) - 6);
+                           if (s.find("condim") != std::string::npos) name += "Frictionless";
+                           return name;
+                         });
+
+// A hinge pendulum pushed into and beyond both ends of its range.
+TEST(SoftLimit, AccelerationsEqualMujocosBeyondTheRange) {
+  const std::string path = writeModel("soft_limit.xml", R"(<mujoco>
+  <option timestep="0.002"/>
+  <worldbody>
+    <body name="arm"><joint name="hinge" type="hinge" axis="0 1 0" limited="true" range="-30 45" margin="0.01"
+        solreflimit="0.03 0.8" solimplimit="0.8 0.95 0.01 0.4 3"/>
+      <geom type="capsule" fromto="0 0 0 0.5 0 0" size="0.04" mass="1"/></body>
+  </worldbody>
+</mujoco>)");
+  const MjcfImport mjcf = softImport(path);
+  ASSERT_EQ(mjcf.model->softLimits().size(), 1u);
+  auto m = referenceModel(path);
+  ASSERT_TRUE(m);
+  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+  Batch<double> batch(mjcf.model, 1, Backend::Cpu);
+  std::mt19937_64 rng(8);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  int engaged = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    mj_resetData(m.get(), d.get());
+    d->qpos[0] = (trial % 2 ? 45 : -30) * M_PI / 180 + 0.02 * unit(rng);
+    d->qvel[0] = 2 * unit(rng);
+    int constraints = 0;
+    EXPECT_LT(compareAtState(mjcf, batch, m.get(), d.get(), &constraints), 1e-6) << "trial " << trial;
+    engaged += constraints > 0;
+  }
+  EXPECT_GT(engaged, 20);
+}
+
+// Gymnasium's seven robots under MuJoCo's law: states along MuJoCo's own rollout (its integrator,
+// random controls), where every contact is against the floor (Lockstep has no contacts between moving
+// bodies yet; self-contacts are skipped), compared at zero control with contacts and limits active.
+class SoftRobot : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SoftRobot, AccelerationsEqualMujocosAlongItsRollout) {
+  // The floor's margin 0: MuJoCo 2.2.2 (the libmujoco here) takes the larger of two geoms' margins
+  // where MuJoCo 3 and later (and Lockstep) add them; with one of them 0 the two agree.
+  std::ifstream file(std::string(LOCKSTEP_SOURCE_DIR) + "/models/mjcf/" + GetParam());
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::size_t floor = text.find("name=\"floor\"");
+  if (floor != std::string::npos) text.insert(floor, "margin=\"0\" ");
+  const std::string path = writeModel(std::string("soft_robot_") + GetParam(), text);
+  const MjcfImport mjcf = softImport(path);
+  auto m = referenceModel(path);
+  ASSERT_TRUE(m);
+  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+  Batch<double> batch(mjcf.model, 1, Backend::Cpu);
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  mj_resetData(m.get(), d.get());
+  for (int i = 0; i < m->nq; ++i) d->qpos[i] += 0.1 * unit(rng) * (m->jnt_type[0] == mjJNT_FREE && i < 7 ? 0 : 1);
+  int compared = 0, withConstraints = 0;
+  double worst = 0;
+  for (int step = 1; step <= 600 && compared < 20; ++step) {
+    for (int i = 0; i < m->nu; ++i) d->ctrl[i] = unit(rng);
+    mj_step(m.get(), d.get());
+    if (step % 25) continue;
+    for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0;
+    mj_forward(m.get(), d.get());
+    bool floorOnly = true;
+    for (int c = 0; c < d->ncon; ++c)
+      floorOnly &= m->geom_bodyid[d->contact[c].geom1] == 0 || m->geom_bodyid[d->contact[c].geom2] == 0;
+    if (!floorOnly) continue;
+    int constraints = 0;
+    const double error = compareAtState(mjcf, batch, m.get(), d.get(), &constraints);
+    EXPECT_LT(error, 1e-6) << GetParam() << " step " << step << " (" << constraints << " constraint rows)";
+    worst = std::max(worst, error);
+    withConstraints += constraints > 0;
+    ++compared;
+  }
+  EXPECT_GE(compared, 10) << "too few states with floor contacts only";
+  std::printf("%s: %d states (%d with constraint rows): largest |qacc - MuJoCo's| / max(1, |qacc|) %.2e\n",
+              GetParam(), compared, withConstraints, worst);
+}
+
+// One step of the XML's own integrator (RK4 for these robots, the soft solve at every stage) from
+// states along MuJoCo's rollout equals mj_step's: q and u to 1e-6 of their scale.
+TEST_P(SoftRobot, OneStepEqualsMujocosStep) {
+  std::ifstream file(std::string(LOCKSTEP_SOURCE_DIR) + "/models/mjcf/" + GetParam());
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::size_t floor = text.find("name=\"floor\"");
+  if (floor != std::string::npos) text.insert(floor, "margin=\"0\" ");
+  const std::string path = writeModel(std::string("soft_step_") + GetParam(), text);
+  const MjcfImport mjcf = softImport(path);
+  auto m = referenceModel(path);
+  ASSERT_TRUE(m);
+  if (m->opt.integrator != mjINT_RK4)
+    GTEST_SKIP() << GetParam() << " steps with MuJoCo's Euler, whose implicit joint damping Lockstep does not have yet";
+  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+  Batch<double> batch(mjcf.model, 1, Backend::Cpu);
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  mj_resetData(m.get(), d.get());
+  double worst = 0;
+  int compared = 0;
+  for (int step = 1; step <= 400 && compared < 10; ++step) {
+    for (int i = 0; i < m->nu; ++i) d->ctrl[i] = unit(rng);
+    mj_step(m.get(), d.get());
+    if (step % 40) continue;
+    bool floorOnly = true;
+    mj_forward(m.get(), d.get());
+    for (int c = 0; c < d->ncon; ++c)
+      floorOnly &= m->geom_bodyid[d->contact[c].geom1] == 0 || m->geom_bodyid[d->contact[c].geom2] == 0;
+    if (!floorOnly) continue;
+    std::unique_ptr<mjData, MjDeleter> next(mj_makeData(m.get()));
+    mj_copyData(next.get(), m.get(), d.get());
+    for (int i = 0; i < m->nu; ++i) next->ctrl[i] = 0;
+    batch.setQ(0, qFromMujoco(mjcf, d->qpos));
+    batch.setU(0, uFromMujoco(mjcf, d->qpos, d->qvel));
+    mj_step(m.get(), next.get());
+    batch.step(m->opt.timestep, 1, Integrator::RK4);
+    ASSERT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+    const std::vector<double> q = batch.q(0), u = batch.u(0);
+    const std::vector<double> mq = qFromMujoco(mjcf, next->qpos), mu = uFromMujoco(mjcf, next->qpos, next->qvel);
+    double scale = 1, error = 0;
+    for (double x : mu) scale = std::max(scale, std::abs(x));
+    for (std::size_t i = 0; i < q.size(); ++i) error = std::max(error, std::abs(q[i] - mq[i]));
+    for (std::size_t i = 0; i < u.size(); ++i) error = std::max(error, std::abs(u[i] - mu[i]) / scale);
+    EXPECT_LT(error, 1e-6) << GetParam() << " step " << step;
+    worst = std::max(worst, error);
+    ++compared;
+  }
+  EXPECT_GE(compared, 5);
+  std::printf("%s: %d steps of %g s: largest difference from mj_step %.2e\n", GetParam(), compared,
+              m->opt.timestep, worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(Gymnasium, SoftRobot,
+                         ::testing::Values("ant.xml", "half_cheetah.xml", "hopper.xml", "humanoid.xml",
+                                           "inverted_double_pendulum.xml", "reacher.xml", "walker2d_v5.xml"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           name = name.substr(0, name.find('.'));
+                           name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+                           return name;
+                         });
+
+}  // namespace
+}  // namespace lockstep::test
