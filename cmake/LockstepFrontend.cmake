@@ -122,6 +122,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/frontend/test_urdf.cpp
     tests/frontend/test_mjcf.cpp
     tests/frontend/test_cli.cpp
+    tests/frontend/test_cli_outputs.cpp
     tests/frontend/npz_reader.cpp
     tests/frontend/test_study_file.cpp
     tests/frontend/test_hostile.cpp
