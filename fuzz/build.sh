@@ -82,7 +82,7 @@ if [[ -f "$cmake_build/liblockstep.a" && -f "$cmake_build/liblockstep_io.a" && -
       -f "$cmake_build/liblockstep_view.a" ]]; then
   mkdir -p "$out/corpus-cli"
   cuda=${CUDA_HOME:-/usr/local/cuda}
-  cli_sources=(host/cli/app.cpp host/cli/options.cpp host/cli/simulate.cpp host/cli/study_command.cpp host/cli/bench.cpp
+  cli_sources=(host/cli/app.cpp host/cli/options.cpp host/cli/ranks.cpp host/cli/simulate.cpp host/cli/study_command.cpp host/cli/bench.cpp
                host/cli/info.cpp host/cli/recording.cpp host/cli/plot.cpp host/cli/npz.cpp host/cli/view.cpp)
   read -r -a cli_libs <<<"$(pkg-config --libs urdfdom libzip plplot osmesa) -lassimp -lmujoco"
   "$cxx" "${flags[@]}" -isystem "$cuda/include" -I"$cmake_build/generated" fuzz/cli_fuzzer.cpp "${cli_sources[@]}" \
