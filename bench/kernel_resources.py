@@ -72,19 +72,27 @@ def fatbin_entries(data):
         i = end
 
 
-def cubin_bytes(payload):
-    """A fatbin entry's cubin, decompressed when nvcc compressed it (zstd: large cubins, nvcc 13)."""
-    if payload[:4] != b"\x28\xb5\x2f\xfd":
-        return payload
+ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+
+
+def zstd_decompress(frame, what):
+    """The bytes of the zstd frame that `frame` starts with (nvcc 13 compresses PTX, and large cubins).
+    Fatbin entries are padded after the frame: zstd decompresses it, then calls the padding an unknown
+    header (exit 1), so its output is what counts; the caller checks it."""
     if not shutil.which("zstd"):
-        raise SystemExit("kernel_resources: a cubin is zstd-compressed and the zstd program is missing "
-                         "(Debian's zstd; scripts/deps.sh installs it)")
-    # The entry is padded after the zstd frame: zstd decompresses the frame, then calls the padding
-    # an unknown header (exit 1); the ELF it wrote is whole.
-    r = subprocess.run(["zstd", "-d", "-c"], input=payload, capture_output=True)
-    if r.stdout[:4] != b"\x7fELF":
-        raise SystemExit("kernel_resources: zstd could not decompress a cubin: " + r.stderr.decode(errors="replace"))
-    return r.stdout
+        raise SystemExit("kernel_resources: %s is zstd-compressed and the zstd program is missing "
+                         "(Debian's zstd; scripts/deps.sh installs it)" % what)
+    return subprocess.run(["zstd", "-d", "-c"], input=frame, capture_output=True).stdout
+
+
+def cubin_bytes(payload):
+    """A fatbin entry's cubin, decompressed when nvcc compressed it."""
+    if payload[:4] != ZSTD_MAGIC:
+        return payload
+    elf = zstd_decompress(payload, "a cubin")
+    if elf[:4] != b"\x7fELF":
+        raise SystemExit("kernel_resources: zstd could not decompress a cubin")
+    return elf
 
 
 def elf_sections(elf):
@@ -177,13 +185,12 @@ def ptxas_spills(ptx_payload, header, arch, ptxas):
     with tempfile.TemporaryDirectory() as tmp:
         ptx = os.path.join(tmp, "k.ptx")
         raw = ptx_payload
-        zstd = raw.find(b"\x28\xb5\x2f\xfd")  # a zstd frame: nvcc 13 compresses the PTX
-        if zstd >= 0 and shutil.which("zstd"):
-            r = subprocess.run(["zstd", "-d", "-c"], input=raw[zstd:], capture_output=True)
-            raw = r.stdout
+        zstd = raw.find(ZSTD_MAGIC)
+        if zstd >= 0:
+            raw = zstd_decompress(raw[zstd:], "the PTX")
         text = raw.split(b"\0", 1)[0]
         if b".entry" not in text:
-            raise RuntimeError("the PTX could not be read (zstd missing or an unknown compression: header flags %#x)" % flags)
+            raise RuntimeError("the PTX could not be read (an unknown compression: header flags %#x)" % flags)
         open(ptx, "wb").write(text)
         r = subprocess.run([ptxas, "-arch=sm_%d" % arch, "-m64", "-v", ptx, "-o", os.path.join(tmp, "k.cubin")],
                            capture_output=True, text=True)

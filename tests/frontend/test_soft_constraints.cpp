@@ -173,19 +173,31 @@ TEST(SoftLimit, AccelerationsEqualMujocosBeyondTheRange) {
   EXPECT_GT(engaged, 20);
 }
 
+// Gymnasium's robot `name` (models/mjcf/) written to a temporary file with the floor's margin 0:
+// MuJoCo 2.2.2 (the libmujoco here) takes the larger of two geoms' margins where MuJoCo 3 and later
+// (and Lockstep) add them; with one of them 0 the two agree.
+std::string robotWithBareFloor(const std::string& name, const std::string& prefix) {
+  std::ifstream file(std::string(LOCKSTEP_SOURCE_DIR) + "/models/mjcf/" + name);
+  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::size_t floor = text.find("name=\"floor\"");
+  if (floor != std::string::npos) text.insert(floor, "margin=\"0\" ");
+  return writeModel(prefix + name, text);
+}
+
+// Whether every contact MuJoCo found at d (after mj_forward) is against the world body's geoms.
+bool floorContactsOnly(const mjModel* m, const mjData* d) {
+  for (int c = 0; c < d->ncon; ++c)
+    if (m->geom_bodyid[d->contact[c].geom1] != 0 && m->geom_bodyid[d->contact[c].geom2] != 0) return false;
+  return true;
+}
+
 // Gymnasium's seven robots under MuJoCo's law: states along MuJoCo's own rollout (its integrator,
 // random controls), where every contact is against the floor (Lockstep has no contacts between moving
 // bodies yet; self-contacts are skipped), compared at zero control with contacts and limits active.
 class SoftRobot : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SoftRobot, AccelerationsEqualMujocosAlongItsRollout) {
-  // The floor's margin 0: MuJoCo 2.2.2 (the libmujoco here) takes the larger of two geoms' margins
-  // where MuJoCo 3 and later (and Lockstep) add them; with one of them 0 the two agree.
-  std::ifstream file(std::string(LOCKSTEP_SOURCE_DIR) + "/models/mjcf/" + GetParam());
-  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  const std::size_t floor = text.find("name=\"floor\"");
-  if (floor != std::string::npos) text.insert(floor, "margin=\"0\" ");
-  const std::string path = writeModel(std::string("soft_robot_") + GetParam(), text);
+  const std::string path = robotWithBareFloor(GetParam(), "soft_robot_");
   const MjcfImport mjcf = softImport(path);
   auto m = referenceModel(path);
   ASSERT_TRUE(m);
@@ -203,10 +215,7 @@ TEST_P(SoftRobot, AccelerationsEqualMujocosAlongItsRollout) {
     if (step % 25) continue;
     for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0;
     mj_forward(m.get(), d.get());
-    bool floorOnly = true;
-    for (int c = 0; c < d->ncon; ++c)
-      floorOnly &= m->geom_bodyid[d->contact[c].geom1] == 0 || m->geom_bodyid[d->contact[c].geom2] == 0;
-    if (!floorOnly) continue;
+    if (!floorContactsOnly(m.get(), d.get())) continue;
     int constraints = 0;
     const double error = compareAtState(mjcf, batch, m.get(), d.get(), &constraints);
     EXPECT_LT(error, 1e-6) << GetParam() << " step " << step << " (" << constraints << " constraint rows)";
@@ -222,11 +231,7 @@ TEST_P(SoftRobot, AccelerationsEqualMujocosAlongItsRollout) {
 // One step of the XML's own integrator (RK4 for these robots, the soft solve at every stage) from
 // states along MuJoCo's rollout equals mj_step's: q and u to 1e-6 of their scale.
 TEST_P(SoftRobot, OneStepEqualsMujocosStep) {
-  std::ifstream file(std::string(LOCKSTEP_SOURCE_DIR) + "/models/mjcf/" + GetParam());
-  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  const std::size_t floor = text.find("name=\"floor\"");
-  if (floor != std::string::npos) text.insert(floor, "margin=\"0\" ");
-  const std::string path = writeModel(std::string("soft_step_") + GetParam(), text);
+  const std::string path = robotWithBareFloor(GetParam(), "soft_step_");
   const MjcfImport mjcf = softImport(path);
   auto m = referenceModel(path);
   ASSERT_TRUE(m);
@@ -243,11 +248,8 @@ TEST_P(SoftRobot, OneStepEqualsMujocosStep) {
     for (int i = 0; i < m->nu; ++i) d->ctrl[i] = unit(rng);
     mj_step(m.get(), d.get());
     if (step % 40) continue;
-    bool floorOnly = true;
     mj_forward(m.get(), d.get());
-    for (int c = 0; c < d->ncon; ++c)
-      floorOnly &= m->geom_bodyid[d->contact[c].geom1] == 0 || m->geom_bodyid[d->contact[c].geom2] == 0;
-    if (!floorOnly) continue;
+    if (!floorContactsOnly(m.get(), d.get())) continue;
     std::unique_ptr<mjData, MjDeleter> next(mj_makeData(m.get()));
     mj_copyData(next.get(), m.get(), d.get());
     for (int i = 0; i < m->nu; ++i) next->ctrl[i] = 0;
