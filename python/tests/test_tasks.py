@@ -271,6 +271,8 @@ def test_bad_arguments_are_refused_by_name():
         tasks.make("Hopper-v5", engine_dt=3e-4)
     with pytest.raises(ValueError, match="no task named"):
         tasks.make("Hoper-v5")
+    with pytest.raises(ValueError, match='contact_law must be "mujoco" or "compliant", not \'mujok\''):
+        tasks.make("Hopper-v5", contact_law="mujok")
     with pytest.raises(ValueError, match="kp"):
         tasks.make("Reacher-v5", action="target")
     with pytest.raises(ValueError, match="body.nothing.mass"):

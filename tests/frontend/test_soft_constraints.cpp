@@ -14,6 +14,7 @@
 
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/mjcf.h"
+#include "lockstep/io/scene.h"
 #include "test_util.h"
 
 namespace lockstep::test {
@@ -282,6 +283,43 @@ INSTANTIATE_TEST_SUITE_P(Gymnasium, SoftRobot,
                            name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
                            return name;
                          });
+
+}  // namespace
+}  // namespace lockstep::test
+
+namespace lockstep::test {
+namespace {
+
+// What MuJoCo's law here does not have is refused or named: elliptic cones (refused, naming the
+// option), ellipsoids (a warning naming the geom), and a contact law that is not one of the two.
+TEST(SoftLaw, UnsupportedFeaturesAndUnknownLawsAreNamed) {
+  const std::string plane = R"(<geom type="plane" size="1 1 .1"/>)";
+  const std::string cone = writeModel("soft_cone.xml", R"(<mujoco><option cone="elliptic"/><worldbody>)" + plane +
+                                      R"(<body pos="0 0 .2"><freejoint/><geom size=".1" mass="1"/></body></worldbody></mujoco>)");
+  try {
+    softImport(cone);
+    ADD_FAILURE() << "an elliptic cone was accepted under MuJoCo's law";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("option cone=\"elliptic\": MuJoCo's law here has pyramidal friction cones only"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_NO_THROW(importMjcfFile(cone, MjcfOptions{}));  // the compliant law has no cones
+  const std::string ellipsoid = writeModel("soft_ellipsoid.xml", "<mujoco><worldbody>" + plane +
+      R"(<body name="egg" pos="0 0 .2"><freejoint/><geom type="ellipsoid" size=".1 .2 .1" mass="1"/></body></worldbody></mujoco>)");
+  const MjcfImport egg = softImport(ellipsoid);
+  EXPECT_TRUE(egg.model->planeContacts().empty());
+  ASSERT_EQ(egg.warnings.size(), 1u);
+  EXPECT_NE(egg.warnings[0].find("ellipsoid geoms on the ground: egg.geom1"), std::string::npos) << egg.warnings[0];
+  const std::string scene = ::testing::TempDir() + "soft_law_typo.json";
+  std::ofstream(scene) << R"({"mjcf": {"path": ")" + cone + R"(", "contact_law": "mujok"}})";
+  try {
+    loadSceneFile(scene);
+    ADD_FAILURE() << "an unknown contact law was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("mjcf.contact_law: must be \"compliant\" or \"mujoco\", not 'mujok'"),
+              std::string::npos) << e.what();
+  }
+}
 
 }  // namespace
 }  // namespace lockstep::test
