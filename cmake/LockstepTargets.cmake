@@ -4,65 +4,12 @@ set(LOCKSTEP_WARNINGS_CXX -Wall -Wextra -Wno-unused-parameter)
 set(LOCKSTEP_CUDA_FLAGS --expt-relaxed-constexpr -Xcompiler=-Wall)
 
 # ---- the engine library ------------------------------------------------------------------------
-# Static by default. LOCKSTEP_SHARED_ENGINE builds it as one shared library that every program
-# loads (scripts/gpu-check.sh's pack: one copy of the engine and its kernels, about 25 MB, instead
-# of one in each of the four programs), with the shared CUDA runtime everywhere, so that a process
-# holds one runtime. No <target>_EXPORTS definition: the objects compile exactly as in a static
-# build (and ccache finds them).
-option(LOCKSTEP_SHARED_ENGINE "Build the engine library as a shared library, with the shared CUDA runtime" OFF)
-if(LOCKSTEP_SHARED_ENGINE)
-  set(_lockstep_engine_kind SHARED)
-  set(LOCKSTEP_CUDART CUDA::cudart)
-  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
-else()
-  set(_lockstep_engine_kind STATIC)
-  set(LOCKSTEP_CUDART CUDA::cudart_static)
-endif()
-add_library(lockstep ${_lockstep_engine_kind}
-  host/backends/device_info.cpp
-  host/model/model.cpp
-  host/model/elements_force.cpp
-  host/model/elements_contact.cpp
-  host/model/elements_joint.cpp
-  host/model/elements_host.cpp
-  host/model/elements_mujoco.cpp
-  host/model/elements_soft.cpp
-  host/batch/batch.cpp
-  host/batch/cpu_batch_backend.cpp
-  host/batch/cuda_batch_backend.cpp
-  host/batch/fields.cpp
-  host/batch/quantities.cpp
-  host/batch/compiled_model.cpp
-  host/batch/parameters.cpp
-  host/batch/inspection.cpp
-  host/batch/dlpack.cpp
-  host/batch/device_memory.cpp
-  host/batch/derivatives.cpp
-  host/backends/cpu_backend.cpp
-  host/model/builtin_scenes.cpp
-  kernels/batch_kernels.cu
-  kernels/linearize_kernels.cu
-  host/study/study_worlds.cpp
-  host/study/study_reduction.cpp
-  host/study/study_rounds.cpp
-  host/study/study_statistics.cpp
-  host/study/run_choices.cpp
-)
-# The throughput measurement: the command line's `bench` calls it, so it is built with or without
-# the benchmarks.
-target_sources(lockstep PRIVATE ${PROJECT_SOURCE_DIR}/host/study/throughput.cpp)
-add_library(lockstep::lockstep ALIAS lockstep)
-target_include_directories(lockstep PUBLIC
-  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
-  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
-target_compile_features(lockstep PUBLIC cxx_std_17)
-# Eigen is header-only and used inside host .cpp files only: consumers of the installed library
-# need not have it.
-target_link_libraries(lockstep PUBLIC ${LOCKSTEP_CUDART} OpenMP::OpenMP_CXX PRIVATE $<BUILD_INTERFACE:Eigen3::Eigen>)
-target_compile_options(lockstep PRIVATE
-  $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
-  $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
-set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON DEFINE_SYMBOL "")
+# The costliest translation units are listed first: Ninja starts the jobs that are ready in the
+# order of its build file, which follows the order of the targets and of their sources here. The
+# CPU backend's pack copies (about a minute each) and the CUDA kernels (float and double in files of
+# their own, minutes each) thus start first and the many short files fill in beside them, instead of
+# a long compile starting last while the other cores wait (2 cores: scripts/setup.sh, README).
+#
 # The CPU backend's pack code (host/backends/cpu_packs.cpp), compiled once per instruction set and
 # chosen at run time (host/backends/cpu_pack_copies.h): plain x86-64 (SSE2), AVX2 with FMA, and AVX-512
 # where the compiler has it. The rest of the library is plain x86-64: no -march=native, the binary
@@ -90,7 +37,6 @@ set(LOCKSTEP_CPU_COPY_FLAGS -fno-math-errno -ffp-contract=off -fno-tree-slp-vect
 set(LOCKSTEP_CPU_ISAS generic avx2)
 if(LOCKSTEP_HAS_AVX512_FLAGS)
   list(APPEND LOCKSTEP_CPU_ISAS avx512)
-  target_compile_definitions(lockstep PRIVATE LOCKSTEP_CPU_AVX512)
 endif()
 foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
   add_library(lockstep_cpu_${isa} OBJECT host/backends/cpu_packs.cpp)
@@ -103,8 +49,75 @@ foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
     LOCKSTEP_CPU_COPY_NAME="${isa}"
     LOCKSTEP_CPU_EXPECTED_LANE_BYTES=${LOCKSTEP_CPU_ISA_BYTES_${isa}})
   set_target_properties(lockstep_cpu_${isa} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+endforeach()
+
+# Static by default. LOCKSTEP_SHARED_ENGINE builds it as one shared library that every program
+# loads (scripts/gpu-check.sh's pack: one copy of the engine and its kernels, about 25 MB, instead
+# of one in each of the four programs), with the shared CUDA runtime everywhere, so that a process
+# holds one runtime. No <target>_EXPORTS definition: the objects compile exactly as in a static
+# build (and ccache finds them).
+option(LOCKSTEP_SHARED_ENGINE "Build the engine library as a shared library, with the shared CUDA runtime" OFF)
+if(LOCKSTEP_SHARED_ENGINE)
+  set(_lockstep_engine_kind SHARED)
+  set(LOCKSTEP_CUDART CUDA::cudart)
+  set(CMAKE_CUDA_RUNTIME_LIBRARY Shared)
+else()
+  set(_lockstep_engine_kind STATIC)
+  set(LOCKSTEP_CUDART CUDA::cudart_static)
+endif()
+add_library(lockstep ${_lockstep_engine_kind}
+  kernels/linearize_kernels_double.cu
+  kernels/linearize_kernels_float.cu
+  kernels/batch_kernels_double.cu
+  kernels/batch_kernels_float.cu
+  host/backends/device_info.cpp
+  host/model/model.cpp
+  host/model/elements_force.cpp
+  host/model/elements_contact.cpp
+  host/model/elements_joint.cpp
+  host/model/elements_host.cpp
+  host/model/elements_mujoco.cpp
+  host/model/elements_soft.cpp
+  host/batch/batch.cpp
+  host/batch/cpu_batch_backend.cpp
+  host/batch/cuda_batch_backend.cpp
+  host/batch/fields.cpp
+  host/batch/quantities.cpp
+  host/batch/compiled_model.cpp
+  host/batch/parameters.cpp
+  host/batch/inspection.cpp
+  host/batch/dlpack.cpp
+  host/batch/device_memory.cpp
+  host/batch/derivatives.cpp
+  host/backends/cpu_backend.cpp
+  host/model/builtin_scenes.cpp
+  host/study/study_worlds.cpp
+  host/study/study_reduction.cpp
+  host/study/study_rounds.cpp
+  host/study/study_statistics.cpp
+  host/study/run_choices.cpp
+)
+# The throughput measurement: the command line's `bench` calls it, so it is built with or without
+# the benchmarks.
+target_sources(lockstep PRIVATE ${PROJECT_SOURCE_DIR}/host/study/throughput.cpp)
+add_library(lockstep::lockstep ALIAS lockstep)
+target_include_directories(lockstep PUBLIC
+  $<BUILD_INTERFACE:${PROJECT_SOURCE_DIR}/include>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}>)
+target_compile_features(lockstep PUBLIC cxx_std_17)
+# Eigen is header-only and used inside host .cpp files only: consumers of the installed library
+# need not have it.
+target_link_libraries(lockstep PUBLIC ${LOCKSTEP_CUDART} OpenMP::OpenMP_CXX PRIVATE $<BUILD_INTERFACE:Eigen3::Eigen>)
+target_compile_options(lockstep PRIVATE
+  $<$<COMPILE_LANGUAGE:CXX>:${LOCKSTEP_WARNINGS_CXX}>
+  $<$<COMPILE_LANGUAGE:CUDA>:${LOCKSTEP_CUDA_FLAGS}>)
+set_target_properties(lockstep PROPERTIES CUDA_SEPARABLE_COMPILATION OFF POSITION_INDEPENDENT_CODE ON DEFINE_SYMBOL "")
+foreach(isa IN LISTS LOCKSTEP_CPU_ISAS)
   target_sources(lockstep PRIVATE $<TARGET_OBJECTS:lockstep_cpu_${isa}>)
 endforeach()
+if(LOCKSTEP_HAS_AVX512_FLAGS)
+  target_compile_definitions(lockstep PRIVATE LOCKSTEP_CPU_AVX512)
+endif()
 
 # ---- reports for people: plots (PLplot) --------------------------------------------------------
 find_package(PkgConfig REQUIRED)

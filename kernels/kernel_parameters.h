@@ -66,7 +66,8 @@ __device__ __forceinline__ std::int64_t threadIndex() {
 inline unsigned gridFor(std::int64_t n) { return static_cast<unsigned>((n + kBlock - 1) / kBlock); }
 inline cudaStream_t streamOf(const void* s) { return static_cast<cudaStream_t>(const_cast<void*>(s)); }
 
-// The linearizations' launcher (linearize_kernels.cu): the backend operation `linearize`.
+// The linearizations' launcher (linearize_kernels.cuh, instantiated in linearize_kernels_*.cu): the
+// backend operation `linearize`.
 template <class T>
 void launchLinearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& request);
 

@@ -1,7 +1,9 @@
 // The field registry: public names, counts and the per-world parameters reached through it.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <set>
+#include <string>
 
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/builtin_scenes.h"
@@ -40,6 +42,44 @@ TEST(Fields, CountsAgreeWithTheBatchStorage) {
   EXPECT_EQ(s.nb, 7);
   EXPECT_EQ(s.nc, 1);
   EXPECT_EQ(s.nd, 7);
+}
+
+// Every per-world field's host storage, every parameter's (shared or per world) and the Jacobians'
+// start on a 64-byte boundary (aligned_vector.h): XLA (JAX) takes a host buffer without a copy only
+// then. std::vector's storage is 16-byte aligned, and an address mod 64 varied with the sizes.
+template <class T>
+void expectHostStorageAligned(Batch<T>& batch, const std::string& where) {
+  const auto offset = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 64; };
+  for (const std::string& name : Batch<T>::fieldNames())
+    EXPECT_EQ(offset(batch.field(name, MemorySpace::Host).data), 0u) << where << ": field " << name;
+  const BatchView<T> v = batch.hostView();
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) \
+  EXPECT_EQ(offset(v.name.data), 0u) << where << ": parameter " #name;
+  LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+}
+
+template <class T>
+void checkHostStorageAlignment() {
+  const auto model = makeChain7Seed();
+  for (std::int64_t worlds : {1, 3, 5, 7, 100, 1001, 5003}) {
+    Batch<T> batch(model, worlds);
+    const std::string where = std::to_string(worlds) + " worlds, " + (sizeof(T) == 4 ? "float" : "double");
+    expectHostStorageAligned(batch, where);
+    batch.setParameter(worlds - 1, "body.link3.mass", 1.25);  // massProps gets one copy per world
+    batch.setParameter(0, "spring.spring.stiffness", 250);
+    ASSERT_TRUE(batch.isPerWorld("massProps"));
+    expectHostStorageAligned(batch, where + ", parameters per world");
+    if (worlds <= 100) {
+      batch.linearizeEvaluation({"body.link3.mass"});
+      EXPECT_EQ(reinterpret_cast<std::uintptr_t>(batch.jacobianView(MemorySpace::Host).data) % 64, 0u) << where;
+    }
+  }
+}
+
+TEST(Fields, HostStorageIs64ByteAligned) {
+  checkHostStorageAlignment<float>();
+  checkHostStorageAlignment<double>();
 }
 
 TEST(Fields, EveryParameterIsReachableByNameAndOnlyItsWorldChanges) {

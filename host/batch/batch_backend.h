@@ -83,9 +83,9 @@ class BatchBackend {
   // model's frames as duals; request.slots dual worlds), runs it, and leaves the worlds it
   // linearized in `jacobian`.
   virtual void linearize(const BatchView<T>& host, LinearizeRequest<T>& request,
-                         const std::vector<std::int32_t>& paramIndex, std::vector<T>& jacobian, bool keep) = 0;
+                         const std::vector<std::int32_t>& paramIndex, AlignedVector<T>& jacobian, bool keep) = 0;
   // The Jacobians in the backend's memory (`jacobian`, the host copy, on the CPU).
-  virtual void* backendJacobian(std::vector<T>& jacobian) = 0;
+  virtual void* backendJacobian(AlignedVector<T>& jacobian) = 0;
 
  private:
   const BackendOps<T>& ops_;

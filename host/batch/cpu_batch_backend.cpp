@@ -64,7 +64,7 @@ class CpuBatchBackend final : public BatchBackend<T> {
     return need;
   }
   void linearize(const BatchView<T>& host, LinearizeRequest<T>& request, const std::vector<std::int32_t>& paramIndex,
-                 std::vector<T>& jacobian, bool) override {
+                 AlignedVector<T>& jacobian, bool) override {
     inputs_.set(model_, paramIndex);
     dualScratch_.resize(static_cast<std::size_t>(request.slots * request.layout.total));
     dualInts_.resize(static_cast<std::size_t>(std::max<std::int64_t>(request.slots * request.layout.ints, 1)));
@@ -76,17 +76,17 @@ class CpuBatchBackend final : public BatchBackend<T> {
     request.dualInts = dualInts_.data();
     this->ops().linearize(context(host), request);
   }
-  void* backendJacobian(std::vector<T>& jacobian) override { return jacobian.data(); }
+  void* backendJacobian(AlignedVector<T>& jacobian) override { return jacobian.data(); }
 
  private:
   const CompiledModel<T>& model_;
   CpuRun run_;
   CpuOptions options_;  // as run (run_)
-  std::vector<T> scratch_;  // one workspace per thread
+  AlignedVector<T> scratch_;  // one workspace per thread
   CpuBackendCacheHandle<T> cache_ = makeCpuBackendCache<T>();  // the packs, kept across calls
   LinearizationInputs<T> inputs_;
-  std::vector<DualOf<T>> dualScratch_;  // one dual world per thread
-  std::vector<std::int32_t> dualInts_;
+  AlignedVector<DualOf<T>> dualScratch_;  // one dual world per thread
+  AlignedVector<std::int32_t> dualInts_;
 };
 
 }  // namespace

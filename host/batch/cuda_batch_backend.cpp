@@ -249,7 +249,7 @@ class CudaBatchBackend final : public BatchBackend<T> {
   }
 
   void linearize(const BatchView<T>& host, LinearizeRequest<T>& request, const std::vector<std::int32_t>& paramIndex,
-                 std::vector<T>& jacobian, bool keep) override {
+                 AlignedVector<T>& jacobian, bool keep) override {
     inputs_.set(model_, paramIndex);
     const cudaStream_t stream = asStream(device_.stream);
     if (jacobian_.resize(jacobian.size()) || !keep) jacobian_.upload(jacobian, stream);
@@ -274,7 +274,7 @@ class CudaBatchBackend final : public BatchBackend<T> {
                 "copying the Jacobians to the host");
     device_.synchronize("linearizing");
   }
-  void* backendJacobian(std::vector<T>&) override { return jacobian_.get(); }
+  void* backendJacobian(AlignedVector<T>&) override { return jacobian_.get(); }
 
  private:
   const CompiledModel<T>& model_;

@@ -12,7 +12,7 @@ namespace lockstep {
 template <class T>
 struct Batch<T>::Derivatives {
   JacobianShape shape;
-  std::vector<T> jacobian;  // host copy: component c of world w at [c * worlds + w]
+  AlignedVector<T> jacobian;  // host copy: component c of world w at [c * worlds + w]
 };
 
 }  // namespace lockstep

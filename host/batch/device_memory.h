@@ -46,7 +46,10 @@ class DeviceArray {
     if (n_) checkCuda(cudaMemcpyAsync(p_, h, n_ * sizeof(U), cudaMemcpyHostToDevice, stream), "cudaMemcpy to device");
     return moved;
   }
-  bool upload(const std::vector<U>& h, cudaStream_t stream) { return upload(h.data(), h.size(), stream); }
+  template <class A>
+  bool upload(const std::vector<U, A>& h, cudaStream_t stream) {
+    return upload(h.data(), h.size(), stream);
+  }
   // Copies the size() values out to h.
   void download(U* h, cudaStream_t stream) const {
     if (n_) checkCuda(cudaMemcpyAsync(h, p_, n_ * sizeof(U), cudaMemcpyDeviceToHost, stream), "cudaMemcpy to host");

@@ -179,7 +179,7 @@ void ParameterStore<T>::set(ParamId id, std::int64_t w, std::int64_t c, double v
     return;
   }
   if (!e.perWorld) {  // one copy per world from now on, each starting from the shared values
-    const std::vector<T> shared = std::move(e.data);
+    const AlignedVector<T> shared = std::move(e.data);
     e.data.assign(shared.size() * static_cast<std::size_t>(nWorlds_), T(0));
     e.perWorld = true;
     for (std::int64_t x = 0; x < nWorlds_; ++x)

@@ -185,6 +185,70 @@ def test_torch_zero_copy_when_installed():
     assert tau.data_ptr() == b.tau.__array_interface__["data"][0]
 
 
+# Every field's memory starts on a 64-byte boundary (the engine's aligned host storage), for any world
+# count: NumPy, torch and JAX then all alias it. JAX takes a host buffer without a copy only at 64 bytes
+# (it copied the 16-byte-aligned std::vector storage of before, silently).
+ALIGNMENT_WORLDS = (1, 3, 5, 7, 100, 1001)
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def _aligned_fields(dtype):
+    """(worlds, name, NumPy view) of every non-empty field of chain-7-seed batches of several sizes."""
+    model = lockstep.load(scene("chain-7-seed.json"))
+    for worlds in ALIGNMENT_WORLDS:
+        b = lockstep.Batch(model, worlds, dtype=dtype)
+        for name in lockstep.FIELD_NAMES:
+            v = b.field(name)
+            if v.size:
+                yield b, worlds, name, v
+
+
+def _poke(b, name, view, value):
+    """Writes `value` at the last world's last component through `view`; True when the batch's own
+    field shows it (the view aliases the engine's memory)."""
+    index = (-1,) * view.ndim
+    view[index] = value
+    return b.field(name)[index] == value
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fields_are_64_byte_aligned_and_numpy_aliases_them(dtype):
+    for b, worlds, name, v in _aligned_fields(dtype):
+        assert _address(v) % 64 == 0, (worlds, name, _address(v) % 64)
+        w = np.from_dlpack(v)
+        assert _address(w) == _address(v), (worlds, name)
+        assert _poke(b, name, w, 3), (worlds, name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_torch_aliases_every_field(dtype):
+    torch = pytest.importorskip("torch")
+    for b, worlds, name, v in _aligned_fields(dtype):
+        for t in (torch.from_dlpack(v), torch.as_tensor(v)):
+            assert t.data_ptr() == _address(v), (worlds, name)
+            assert _poke(b, name, t, 5), (worlds, name)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_jax_aliases_every_field(dtype):
+    jax = pytest.importorskip("jax")
+    x64 = jax.config.read("jax_enable_x64")
+    jax.config.update("jax_enable_x64", True)  # float64 fields stay float64 (no conversion, no copy)
+    try:
+        for b, worlds, name, v in _aligned_fields(dtype):
+            x = jax.dlpack.from_dlpack(v)
+            assert x.unsafe_buffer_pointer() == _address(v), (worlds, name, _address(v) % 64)
+            # JAX arrays are immutable: a change the engine makes shows in the JAX array instead.
+            index = (-1,) * v.ndim
+            v[index] = 7
+            assert np.asarray(x)[index] == 7, (worlds, name)
+    finally:
+        jax.config.update("jax_enable_x64", x64)
+
+
 def test_field_assignment_checks_shape():
     b = lockstep.Batch(lockstep.load(scene("chain-7.json")), 4, dtype="float64")
     b.tau = np.ones((4, 7))

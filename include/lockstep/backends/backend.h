@@ -1,7 +1,7 @@
 // Lockstep backends: the operations through which a Batch runs the per-world physics, declared
 // once (LOCKSTEP_BACKEND_OPERATIONS), and the table of them that each backend fills: the CPU
 // (threads over SIMD packs of worlds, or one world at a time; host/backends/cpu_backend.cpp) and
-// CUDA (one thread per world; kernels/batch_kernels.cu). Both take the same context and run the
+// CUDA (one thread per world; kernels/batch_kernels.cuh). Both take the same context and run the
 // same per-world functions (world.h).
 #pragma once
 

@@ -38,6 +38,7 @@
 struct DLManagedTensor;
 
 #include "lockstep/backends/backend.h"
+#include "lockstep/engine/aligned_vector.h"
 #include "lockstep/engine/compiled_model.h"
 #include "lockstep/engine/fields.h"
 #include "lockstep/physics/force_elements.h"
@@ -423,7 +424,8 @@ class Batch {
   const Sizes& sizes_ = compiled_.sizes;
   const WorkspaceLayout& layout_ = compiled_.layout;
 
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) std::vector<type> name##_;
+// The host copy of every per-world field, each 64-byte aligned (aligned_vector.h).
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) AlignedVector<type> name##_;
   LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
   ParameterStore<T> params_;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "lockstep/engine/aligned_vector.h"
 #include "lockstep/physics/views.h"
 
 namespace lockstep {
@@ -53,7 +54,7 @@ class ParameterStore {
   // Sets component c for world w (giving the parameter per-world storage) or for every world.
   void set(ParamId id, std::int64_t w, std::int64_t c, double value);
   bool perWorld(ParamId id) const { return entries_[int(id)].perWorld; }
-  const std::vector<T>& data(ParamId id) const { return entries_[int(id)].data; }
+  const AlignedVector<T>& data(ParamId id) const { return entries_[int(id)].data; }
   // The view of the parameter whose values (host or device copy of data(id)) start at `base`.
   ParamArray<T> view(ParamId id, const T* base) const {
     return perWorld(id) ? ParamArray<T>{base, 1, nWorlds_} : ParamArray<T>{base, 0, 1};
@@ -61,7 +62,7 @@ class ParameterStore {
 
  private:
   struct Entry {
-    std::vector<T> data;  // count values (shared) or count * nWorlds values (per world)
+    AlignedVector<T> data;  // count values (shared) or count * nWorlds values (per world), 64-byte aligned
     std::int64_t count = 0;
     bool perWorld = false;
   };

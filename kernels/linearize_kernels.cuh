@@ -1,8 +1,12 @@
 // The CUDA backend's linearizations (physics/derivatives.h): the per-world code on dual numbers,
 // one thread per world, each world's dual world strided across the worlds of a launch in the
-// request's scratch; launched in pieces of as many worlds as the request has dual worlds. A file of
-// its own: its four kernels (float and double, with and without the constraint solve) are the
-// costliest code to compile, and build beside batch_kernels.cu.
+// request's scratch; launched in pieces of as many worlds as the request has dual worlds. Files of
+// their own: its four kernels (float and double, with and without the constraint solve) are the
+// costliest code to compile. Included by linearize_kernels_float.cu and linearize_kernels_double.cu,
+// each of which instantiates one precision, so that they build in parallel with each other and with
+// batch_kernels_*.cu.
+#pragma once
+
 #include <algorithm>
 
 #include "kernel_parameters.h"
@@ -41,9 +45,6 @@ void launchLinearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& re
     checkCuda(cudaGetLastError(), "linearizeKernel launch");
   }
 }
-
-template void launchLinearize<float>(const BackendContext<float>&, const LinearizeRequest<float>&);
-template void launchLinearize<double>(const BackendContext<double>&, const LinearizeRequest<double>&);
 
 }  // namespace kernels
 }  // namespace lockstep

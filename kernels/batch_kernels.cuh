@@ -2,6 +2,11 @@
 // physics, and host launchers that size the grid, launch on the batch's stream and check for
 // launch errors. One thread per world; each world's workspace is strided across worlds in device
 // memory so that consecutive threads touch consecutive addresses.
+//
+// Included by batch_kernels_float.cu and batch_kernels_double.cu, each of which instantiates one
+// precision: the per-world code is the costliest to compile, and the two halves build in parallel.
+#pragma once
+
 #include "kernel_parameters.h"
 
 namespace lockstep {
@@ -123,7 +128,7 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
   checkCuda(cudaGetLastError(), "setStatesKernel launch");
 }
 
-// Linearizations: their kernel and launcher are in linearize_kernels.cu (compiled beside this file).
+// Linearizations: their kernel and launcher are in linearize_kernels.cuh (compiled beside this file).
 template <class T>
 void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& request) {
   launchLinearize<T>(ctx, request);
@@ -136,7 +141,5 @@ const BackendOps<T>& cudaBackend() {
   static const BackendOps<T> ops LOCKSTEP_BACKEND_TABLE;
   return ops;
 }
-template const BackendOps<float>& cudaBackend<float>();
-template const BackendOps<double>& cudaBackend<double>();
 
 }  // namespace lockstep
