@@ -44,6 +44,7 @@ KEYWORDS = {
     "Reacher-v5": [dict(reward_dist_weight=2.5, reward_control_weight=0.3, frame_skip=3)],
 }
 KEYWORD_SETS = [(name, kw) for name, sets in KEYWORDS.items() for kw in sets]
+KEYWORD_IDS = [f"{name}-{i}" for name, sets in KEYWORDS.items() for i in range(len(sets))]
 
 # How far down the floating base goes for its feet to press on the floor (Lockstep's contacts).
 ON_THE_FLOOR = {"Ant-v5": 0.42, "Humanoid-v5": 0.15}
@@ -126,8 +127,7 @@ def moving_steps(env, rng, count, lower=0.0, noise=0.1, speed=1.0):
     return steps
 
 
-@pytest.mark.parametrize("name,kwargs", KEYWORD_SETS, ids=[f"{n}-{i}" for n, sets in KEYWORDS.items()
-                                                            for i in range(len(sets))])
+@pytest.mark.parametrize("name,kwargs", KEYWORD_SETS, ids=KEYWORD_IDS)
 def test_reward_terms_termination_and_observation_with_other_keywords_are_gymnasiums(name, kwargs):
     """Every term of the reward, the reward, termination, every value of info and the observation,
     with every keyword other than Gymnasium's default, over steps that move every coordinate."""
@@ -143,6 +143,27 @@ def test_reward_terms_termination_and_observation_with_other_keywords_are_gymnas
         assert_same_scores(name, o, t, f"{name} {kwargs}, step {k}")
     if name in ON_THE_FLOOR:  # the step on the floor has a contact cost
         assert theirs[1][2]["reward_contact"] < 0
+
+
+@pytest.mark.parametrize("name,kwargs", KEYWORD_SETS, ids=KEYWORD_IDS)
+def test_a_step_of_the_environment_is_scored_as_gymnasiums_step_to_the_state_it_reached(name, kwargs):
+    """env.step() itself, with actions beyond the action space's bounds (which Gymnasium's control
+    costs take as they are): its reward, termination, info and observation are Gymnasium's step()
+    from the state before to the state Lockstep reached."""
+    env = tasks.make(name, num_envs=2, **kwargs)
+    env.reset(seed=3)
+    qpos_a, qvel_a = env.state.qpos().copy(), env.state.qvel().copy()
+    high = env.single_action_space.high
+    action = high * np.resize([-1.5, 0.7, 1.25, -0.4], high.shape)
+    obs, reward, terminated, truncated, info = env.step(np.repeat(action[None], 2, axis=0))
+    qpos_b, qvel_b, forces = env.state.qpos(), env.state.qvel(), env.state.contact_forces()
+    ref = mujoco_env(name, **kwargs)
+    for i in range(2):
+        ref.set_state(qpos_a[i], qvel_a[i])
+        theirs = gymnasium_step(ref, action, qpos_b[i], qvel_b[i], forces[i])
+        ours = reward[i], bool(terminated[i]), {k: v[i] for k, v in info.items() if not k.startswith("_")}, obs[i]
+        assert_same_scores(name, ours, theirs, f"{name} {kwargs}, world {i}")
+    assert not truncated.any()
 
 
 @pytest.mark.parametrize("name,kwargs,clipped", [
