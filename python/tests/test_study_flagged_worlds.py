@@ -23,6 +23,8 @@ from conftest import cli_path, scene
 MASS = {"parameter": "body.link7.mass", "distribution": "uniform", "low": 0.8, "high": 1.2}
 FLAG = {"parameter": "u.joint1", "distribution": "normal", "mean": 0, "sd": 1e300, "min": -1, "max": 1e300}
 OUTPUTS = ["q.joint7", "u.joint1", "energy.total"]
+# A sequential study of rounds of 16 worlds until q.joint7's mean is known to +-1.8e-4, at most 10 rounds.
+SEQUENTIAL = {"output": "q.joint7", "ci_half_width": 1.8e-4, "max_worlds": 160, "every": 16}
 
 
 def flagging_study(**changes):
@@ -207,7 +209,7 @@ def test_sequential_study_stops_on_the_interval_of_the_healthy_worlds():
     """until: the study stops after the first round whose 95% interval of q.joint7's mean, over the
     healthy worlds run so far (at least 30), is at most the target: here after 8 rounds of 16 worlds,
     where the same rule over every world would have stopped after 4."""
-    target, every = 1.8e-4, 16
+    target, every = SEQUENTIAL["ci_half_width"], SEQUENTIAL["every"]
 
     def half_width(x):
         return student_t975(x.size - 1) * x.std(ddof=1) / math.sqrt(x.size) if x.size >= 30 else math.inf
@@ -216,8 +218,7 @@ def test_sequential_study_stops_on_the_interval_of_the_healthy_worlds():
         rounds = [n for n in range(every, x.size + 1, every) if half_width(x[:n][keep[:n]]) <= target]
         return rounds[0] if rounds else None
 
-    until = {"output": "q.joint7", "ci_half_width": target, "max_worlds": 10 * every, "every": every}
-    r = lockstep.run_study(flagging_study(worlds=every, until=until))
+    r = lockstep.run_study(flagging_study(worlds=every, until=SEQUENTIAL))
     healthy = r["status"] == 0
     x = r["outcomes"][0]
     assert r["report"]["until"]["reached"] and r["report"]["until"]["worlds_run"] == x.size
@@ -270,15 +271,17 @@ def run_cli(tmp_path, study, prefix, *options):
         return json.load(f)
 
 
-def test_chunks_and_the_ranks_reduction_leave_the_flagged_worlds_out_as_the_gathered_study(tmp_path):
+@pytest.mark.parametrize("study", [flagging_study(), flagging_study(worlds=16, until=SEQUENTIAL)],
+                         ids=["fixed", "sequential"])
+def test_chunks_and_the_ranks_reduction_leave_the_flagged_worlds_out_as_the_gathered_study(tmp_path, study):
     """`lockstep study` in chunks of 5 writes the gathered study's bytes; with --reduce ranks in chunks
-    of 7 (every chunk a part of one block of worlds, reduced world by world), the same moments and
-    histograms, and quantiles from the sketch within its bound (relative 0.005 of the order
-    statistics around each) of the healthy worlds' exact ones."""
-    study = flagging_study()
+    of 7 (every chunk a part of one block of worlds, reduced world by world), the same moments,
+    histograms and sequential outcome, and quantiles from the sketch within its bound (relative 0.005
+    of the order statistics around each) of the healthy worlds' exact ones."""
     gathered = run_cli(tmp_path, study, "gathered", "--outcomes")
     assert run_cli(tmp_path, study, "chunked", "--chunk", "5") == gathered
     ranks = run_cli(tmp_path, study, "ranks", "--reduce", "ranks", "--chunk", "7")
+    assert ranks.get("until") == gathered.get("until")
     npz = np.load(tmp_path / "gathered.npz")
     healthy = npz["status"] == 0
     assert 0 < healthy.sum() < healthy.size
@@ -292,3 +295,13 @@ def test_chunks_and_the_ranks_reduction_leave_the_flagged_worlds_out_as_the_gath
         position = levels * (x.size - 1)
         around = np.maximum(np.abs(x[np.floor(position).astype(int)]), np.abs(x[np.ceil(position).astype(int)]))
         assert np.all(np.abs(np.array(quantiles) - np.quantile(x, levels)) <= 0.005 * around), want["name"]
+
+
+def test_a_derivative_study_in_chunks_writes_what_run_study_returns(tmp_path):
+    """The derivative measures of a study with flagged worlds, run by `lockstep study` in chunks of 5
+    (each chunk's derivatives gathered with its worlds' status): run_study's report, byte for byte."""
+    study = flagging_study(outputs=OUTPUTS[:2], sensitivity="derivative")
+    r = lockstep.run_study(study)
+    assert 0 < r["flagged_worlds"] < r["status"].size
+    written = run_cli(tmp_path, study, "chunked", "--chunk", "5")
+    assert dict(written, study=None) == dict(r["report"], study=None)  # "study": the file's name or "<dict>"
