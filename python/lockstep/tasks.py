@@ -45,6 +45,11 @@ _SIDE_VIEW = {"azimuth": 90.0, "elevation": -10.0}  # the planar tasks, seen acr
 # of the environment's class only.
 
 
+def _norm(x, xp):
+    """The Euclidean norm of each row (Gymnasium's distance_from_origin: of qpos[0:2])."""
+    return xp.sqrt(xp.sum(x * x, 1))
+
+
 def _healthy_range(x, bounds, inclusive):
     lo, hi = bounds
     return (x >= lo) & (x <= hi) if inclusive else (x > lo) & (x < hi)
@@ -95,9 +100,9 @@ class AntEnv(MujocoTaskEnv, gym.vector.VectorEnv):
         reward = forward + survive - ctrl_cost - contact_cost
         terminated = ~healthy if o["terminate_when_unhealthy"] else healthy & False
         qpos = self.state.qpos()
-        info = {"x_position": qpos[:, 0], "y_position": qpos[:, 1], "x_velocity": v[:, 0], "y_velocity": v[:, 1],
-                "reward_forward": forward, "reward_ctrl": -ctrl_cost, "reward_contact": -contact_cost,
-                "reward_survive": survive}
+        info = {"x_position": qpos[:, 0], "y_position": qpos[:, 1], "distance_from_origin": _norm(qpos[:, 0:2], xp),
+                "x_velocity": v[:, 0], "y_velocity": v[:, 1], "reward_forward": forward, "reward_ctrl": -ctrl_cost,
+                "reward_contact": -contact_cost, "reward_survive": survive}
         return reward, terminated, info
 
     def _noise(self, qpos, qvel, rng):
@@ -227,9 +232,9 @@ class HumanoidEnv(MujocoTaskEnv, gym.vector.VectorEnv):
         contact_cost = xp.clip(o["contact_cost_weight"] * xp.sum(f.reshape(f.shape[0], -1) ** 2, 1),
                                *o["contact_cost_range"])
         terminated = ~healthy if o["terminate_when_unhealthy"] else healthy & False
-        info = {"x_position": qpos[:, 0], "y_position": qpos[:, 1], "x_velocity": v[:, 0], "y_velocity": v[:, 1],
-                "reward_survive": survive, "reward_forward": forward, "reward_ctrl": -ctrl_cost,
-                "reward_contact": -contact_cost}
+        info = {"x_position": qpos[:, 0], "y_position": qpos[:, 1], "distance_from_origin": _norm(qpos[:, 0:2], xp),
+                "x_velocity": v[:, 0], "y_velocity": v[:, 1], "reward_survive": survive, "reward_forward": forward,
+                "reward_ctrl": -ctrl_cost, "reward_contact": -contact_cost}
         return forward + survive - ctrl_cost - contact_cost, terminated, info
 
     def _noise(self, qpos, qvel, rng):

@@ -13,10 +13,11 @@ from gymnasium.vector import AutoresetMode  # noqa: E402
 TASKS = list(tasks.TASKS)
 
 
-def mujoco_env(name):
+def mujoco_env(name, **kwargs):
+    """Gymnasium's own MuJoCo environment of a task, made with Gymnasium's keyword arguments."""
     pytest.importorskip("mujoco")
     pytest.importorskip("imageio")  # Gymnasium's MuJoCo environments import it
-    return gym.make(name).unwrapped
+    return gym.make(name, **kwargs).unwrapped
 
 
 # Observation slices that hold contact forces (not compared) per task, by Gymnasium's structure.
