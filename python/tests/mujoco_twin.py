@@ -1,0 +1,251 @@
+"""One MJCF text compiled twice, by Lockstep (lockstep.load, through MuJoCo's compiler) and by PyPI's
+mujoco, put in the same states and compared: accelerations (Lockstep's udot against MuJoCo's qacc
+in Lockstep's coordinates), sensordata, MuJoCo's per-body quantities (xpos, xmat, xipos,
+subtree_com, cinert, cvel, cfrc_ext), geom poses (from the sensors on geoms) and, under MuJoCo's
+contact law, every contact point and its force (softContact against d.contact and
+mj_contactForce). The MuJoCo side may be given a different text (a changed attribute) to check
+that a comparison notices it."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import lockstep
+
+mujoco = pytest.importorskip("mujoco")
+
+_BODY_PARTS = {"xpos": (0, 3), "xmat": (3, 12), "xipos": (12, 15), "subtree_com": (15, 18),
+               "cinert": (18, 28), "cvel": (28, 34), "cfrc_ext": (34, 40)}
+_SOFT_WIDTH = 11  # active, dist, pos (3), normal (3), force (normal, t1, t2)
+
+
+def fix_quaternion_signs(m, ours, expected):
+    """expected with each framequat sensor's sign flipped where ours is its negative (q and -q are
+    one rotation)."""
+    expected = expected.copy()
+    for s in range(m.nsensor):
+        if m.sensor_type[s] == mujoco.mjtSensor.mjSENS_FRAMEQUAT:
+            a = m.sensor_adr[s]
+            if np.dot(ours[a:a + 4], expected[a:a + 4]) < 0:
+                expected[a:a + 4] *= -1
+    return expected
+
+
+# MuJoCo 2.2.2's spellings (Lockstep's compiler) that PyPI's MuJoCo spells otherwise.
+_SPELLINGS = {'passive="disable"': 'spring="disable" damper="disable"', 'passive="enable"': ""}
+
+
+def mujoco_spelling(xml: str) -> str:
+    """xml as PyPI's MuJoCo reads it (MuJoCo 3 split the passive flag into spring and damper)."""
+    for old, new in _SPELLINGS.items():
+        xml = xml.replace(old, new)
+    return xml
+
+
+def relative(ours, theirs):
+    """The largest |ours - theirs| relative to max(1, max |theirs|) (0 for empty arrays)."""
+    ours, theirs = np.asarray(ours, dtype=np.float64), np.asarray(theirs, dtype=np.float64)
+    assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
+    if ours.size == 0:
+        return 0.0
+    return float(np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
+
+
+def random_quaternion(rng):
+    q = rng.standard_normal(4)
+    return q / np.linalg.norm(q)
+
+
+class Twin:
+    """Lockstep's model and a one-world float64 batch, and MuJoCo's model and data, of one text."""
+
+    def __init__(self, tmp_path, xml: str, law: str = "compliant", mujoco_xml: str | None = None):
+        path = tmp_path / "model.xml"
+        path.write_text(xml)
+        self.law = law
+        self.model = lockstep.load({"mjcf": {"path": str(path), "contact_law": law}})
+        self.layout = self.model.mjcf_layout
+        self.batch = lockstep.Batch(self.model, 1, dtype="float64")
+        path = tmp_path / "mujoco.xml"
+        path.write_text(mujoco_spelling(xml if mujoco_xml is None else mujoco_xml))
+        self.m = mujoco.MjModel.from_xml_path(str(path))
+        self.d = mujoco.MjData(self.m)
+        m = self.m
+        m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON  # MuJoCo's solve to convergence, as Lockstep's
+        m.opt.tolerance, m.opt.iterations = 1e-15, 1000
+        if law == "compliant":  # Lockstep's contacts and stops are its own: MuJoCo's are off, ours idle
+            m.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
+                                   | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS)
+        self.actuators = self.layout["actuators"]
+        assert len(self.actuators) == m.nu
+        self.target_columns = {n: i for i, n in enumerate(self.model.field_components("target"))}
+
+    # --- states ---
+    def random_state(self, rng, speed=2.0, beyond_range=0.0, contact=False):
+        """qpos, qvel, ctrl: hinges and slides uniform in their ranges (widened by beyond_range of
+        the range on each side) or qpos0 +- 1, unit quaternions, speeds in [-speed, speed], motors'
+        controls beyond their ctrlrange (to be clamped), servos' inside it. With contact, the free
+        body is moved along the floor's normal until its lowest geom is 4 mm into to 1 mm above it."""
+        m = self.m
+        qpos, qvel = m.qpos0.copy(), rng.uniform(-speed, speed, m.nv)
+        for j in range(m.njnt):
+            a, kind = m.jnt_qposadr[j], m.jnt_type[j]
+            if kind == mujoco.mjtJoint.mjJNT_FREE:
+                qpos[a:a + 3] += rng.uniform(-0.3, 0.3, 3)
+                qpos[a + 3:a + 7] = random_quaternion(rng)
+            elif kind == mujoco.mjtJoint.mjJNT_BALL:
+                qpos[a:a + 4] = random_quaternion(rng)
+            elif m.jnt_limited[j]:
+                lo, hi = m.jnt_range[j]
+                w = beyond_range * (hi - lo)
+                qpos[a] = rng.uniform(lo - w, hi + w)
+            else:
+                qpos[a] += rng.uniform(-1, 1)
+        ctrl = rng.uniform(-2, 2, m.nu)
+        for i, act in enumerate(self.actuators):
+            if m.actuator_ctrllimited[i]:
+                lo, hi = m.actuator_ctrlrange[i]
+                w = 0.5 * (hi - lo) if act["kind"] == "motor" else 0.0
+                ctrl[i] = rng.uniform(lo - w, hi + w)
+        if contact:
+            self._lower_onto_floor(qpos, rng.uniform(-0.004, 0.001))
+        return qpos, qvel, ctrl
+
+    def _lower_onto_floor(self, qpos, clearance):
+        """Moves the (first) free joint so that the geoms' lowest point is at `clearance` from the
+        (first) plane on the world body, along its normal."""
+        m, d = self.m, self.d
+        free = [j for j in range(m.njnt) if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE][0]
+        d.qpos[:] = qpos
+        mujoco.mj_kinematics(m, d)
+        plane = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE][0]
+        n, p0 = d.geom_xmat[plane].reshape(3, 3)[:, 2], d.geom_xpos[plane]
+        lowest = min(self._support(g, n) - p0 @ n for g in range(m.ngeom)
+                     if m.geom_bodyid[g] != 0 and m.geom_type[g] != mujoco.mjtGeom.mjGEOM_ELLIPSOID)
+        qpos[m.jnt_qposadr[free]:m.jnt_qposadr[free] + 3] += (clearance - lowest) * n
+
+    def _support(self, g, n):
+        """The smallest n . x over the points x of geom g (at d's kinematics)."""
+        m, d = self.m, self.d
+        c, R, s = d.geom_xpos[g], d.geom_xmat[g].reshape(3, 3), m.geom_size[g]
+        t = m.geom_type[g]
+        if t == mujoco.mjtGeom.mjGEOM_SPHERE:
+            return c @ n - s[0]
+        if t == mujoco.mjtGeom.mjGEOM_CAPSULE:
+            return c @ n - s[1] * abs(R[:, 2] @ n) - s[0]
+        if t == mujoco.mjtGeom.mjGEOM_CYLINDER:
+            axial = R[:, 2] @ n
+            return c @ n - s[1] * abs(axial) - s[0] * np.sqrt(max(0.0, 1 - axial ** 2))
+        if t == mujoco.mjtGeom.mjGEOM_BOX:
+            return c @ n - np.abs(R.T @ n) @ s[:3]
+        raise ValueError(f"geom {g}: no support function for type {t}")
+
+    def set_state(self, qpos, qvel, ctrl):
+        """Both in the state: MuJoCo's mj_forward (and mj_rnePostConstraint, for cfrc_ext); Lockstep's
+        q, u, actions (a motor's control, a servo's target ctrl / gear) and evaluate()."""
+        m, d = self.m, self.d
+        d.qpos[:], d.qvel[:], d.ctrl[:] = qpos, qvel, ctrl
+        mujoco.mj_forward(m, d)
+        mujoco.mj_rnePostConstraint(m, d)
+        q, u = self.model.from_mujoco(qpos[None].copy(), qvel[None].copy())
+        self.batch.set_state(q, u)
+        tau, target = np.zeros((1, self.model.nu)), np.zeros((1, len(self.target_columns)))
+        speeds = self.model.speed_names
+        for act, c in zip(self.actuators, ctrl):
+            name = speeds[act["u"]]
+            if act["kind"] == "motor":
+                tau[0, act["u"]] = c
+            else:
+                part = "position" if act["kind"] == "position" else "velocity"
+                target[0, self.target_columns[f"target.{name}.{part}"]] = c / act["gear"]
+        self.batch.tau[...] = tau
+        self.batch.target[...] = target
+        self.batch.evaluate()
+        assert self.batch.status[0] == 0, self.batch.describe_status(0)
+
+    # --- comparisons ---
+    def qacc_error(self):
+        qpos = self.d.qpos[None].copy()
+        _, theirs = self.model.from_mujoco(qpos, self.d.qacc[None].copy())
+        return relative(self.batch.udot[0], theirs[0])
+
+    def sensor_error(self):
+        ours = np.array(self.batch.sensors[0])
+        return relative(ours, fix_quaternion_signs(self.m, ours, self.d.sensordata))
+
+    def body_errors(self):
+        """Per quantity of mujocoBody: the error against mjData's (the world body's cinert and cvel,
+        MuJoCo's zeros about no point, left out; cfrc_ext summed over each Lockstep body's MuJoCo
+        bodies, since a welded body's contacts are its carrier's)."""
+        m, d = self.m, self.d
+        ours = np.array(self.batch.mujocoBody[0]).reshape(m.nbody, 40)
+        out = {}
+        for name, (a, b) in _BODY_PARTS.items():
+            theirs = getattr(d, name)
+            mine = ours[:, a:b]
+            if name in ("cinert", "cvel"):
+                mine, theirs = mine[1:], theirs[1:]
+            if name == "cfrc_ext":
+                carriers = [b["body"] for b in self.layout["bodies"]]
+                groups = sorted(set(carriers))
+                pick = np.array([[c == g for c in carriers] for g in groups], dtype=np.float64)
+                mine, theirs = pick @ mine, pick @ theirs
+            out[name] = relative(mine, theirs)
+        return out
+
+    def contact_error(self):
+        """Lockstep's contact points in contact against MuJoCo's contacts that have constraint rows,
+        matched by position: dist, position, normal and force in the contact frame (normal,
+        tangents), relative to max(1, the largest force). Also fails on a count mismatch."""
+        m, d = self.m, self.d
+        rows = np.array(self.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
+        rows = rows[rows[:, 0] > 0.5]
+        theirs = [c for c in range(d.ncon) if d.contact[c].efc_address >= 0]
+        if len(rows) != len(theirs):
+            return np.inf
+        if not theirs:
+            return 0.0
+        force = np.zeros(6)
+        expected = []
+        for c in theirs:
+            mujoco.mj_contactForce(m, d, c, force)
+            con = d.contact[c]
+            expected.append(np.concatenate([[1.0, con.dist], con.pos, con.frame[:3], force[:3]]))
+        expected = np.array(expected)
+        order = [int(np.argmin(np.linalg.norm(expected[:, 2:5] - r[2:5], axis=1) + 10 * np.abs(expected[:, 1] - r[1])))
+                 for r in rows]
+        if len(set(order)) != len(order):
+            return np.inf
+        expected = expected[order]
+        scale = max(1.0, np.abs(expected[:, 8:]).max())
+        return max(relative(rows[:, :8], expected[:, :8]), float(np.abs(rows[:, 8:] - expected[:, 8:]).max() / scale))
+
+    def errors(self):
+        """Every comparison at the current state: name -> relative error."""
+        out = {"qacc": self.qacc_error(), "sensors": self.sensor_error()}
+        out.update(self.body_errors())
+        if self.law == "mujoco":
+            out["contacts"] = self.contact_error()
+        return out
+
+
+def worst_errors(twin, rng, states, **state_options):
+    """The largest error of each comparison over `states` random states, and how many states had
+    MuJoCo constraint rows (contacts or limits)."""
+    worst, constrained = {}, 0
+    for _ in range(states):
+        twin.set_state(*twin.random_state(rng, **state_options))
+        constrained += twin.d.nefc > 0
+        for k, v in twin.errors().items():
+            worst[k] = max(worst.get(k, 0.0), v)
+    return worst, constrained
+
+
+def mutate(xml: str, old: str, new: str) -> str:
+    """xml with the one occurrence of `old` replaced by `new` (a missing or repeated `old` is an
+    error in the test, not a pass)."""
+    count = len(re.findall(re.escape(old), xml))
+    assert count == 1, f"{old!r} occurs {count} times"
+    return xml.replace(old, new)

@@ -1,0 +1,220 @@
+"""Every MJCF attribute docs/mjcf.md maps, with non-default values, against PyPI's MuJoCo: one small
+generated model per feature, compiled by Lockstep (through MuJoCo 2.2.2's compiler) and by MuJoCo,
+put in the same random states (MuJoCo's contacts, limits and friction loss off: Lockstep's own
+contact law and stops stay idle), comparing Lockstep's udot with MuJoCo's qacc, every sensor of
+every site, body, geom and joint with MuJoCo's sensordata, and mujocoBody (xpos, xmat, xipos,
+subtree_com, cinert, cvel, cfrc_ext) with mjData's. Each feature also names changes of its
+attributes; each change, made on MuJoCo's side only, must make some comparison fail."""
+import numpy as np
+import pytest
+
+from mujoco_twin import Twin, mujoco, mujoco_spelling, mutate, worst_errors
+
+TOLERANCE = 1e-10  # of max(1, the largest value) in each comparison
+# MuJoCo 2.2.2's compiler (Lockstep's) diagonalizes a body's inertia (a fullinertia, or geoms summed
+# off its axes) to about 2e-7 of its entries (0.004 comes back as 0.0040000009), MuJoCo 4.0's to
+# rounding: the two compiled models differ by that much (measured: 2.6e-7 and 1.1e-8 of the inertia).
+TOLERANCES = {"inertial_fullinertia": 1e-6, "geoms_combined_off_axis": 1e-7}
+STATES = 6
+
+
+def with_sensors(xml: str) -> str:
+    """xml with a <sensor> block reading every named site, body, geom and hinge or slide in every way
+    Lockstep computes (force and torque at sites of bodies with joints of their own; subtree sensors
+    of bodies with joints and of the world body)."""
+    m = mujoco.MjModel.from_xml_string(mujoco_spelling(xml))
+    name = lambda kind, i: mujoco.mj_id2name(m, kind, i)
+    out = []
+    for j in range(m.njnt):
+        if m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
+            out += [f'<jointpos joint="{name(mujoco.mjtObj.mjOBJ_JOINT, j)}"/>',
+                    f'<jointvel joint="{name(mujoco.mjtObj.mjOBJ_JOINT, j)}"/>']
+    for s in range(m.nsite):
+        site = name(mujoco.mjtObj.mjOBJ_SITE, s)
+        kinds = ["framepos", "framequat", "framelinvel", "frameangvel"]
+        out += [f'<{k} objtype="site" objname="{site}"/>' for k in kinds]
+        kinds = ["velocimeter", "gyro", "accelerometer"]
+        if m.body_jntnum[m.site_bodyid[s]] > 0:
+            kinds += ["force", "torque"]
+        out += [f'<{k} site="{site}"/>' for k in kinds]
+    for b in range(m.nbody):
+        body = name(mujoco.mjtObj.mjOBJ_BODY, b)
+        if b > 0:
+            out += [f'<{k} objtype="{t}" objname="{body}"/>' for k in ("framepos", "framequat", "framelinvel")
+                    for t in ("xbody", "body")]
+        if b == 0 or m.body_jntnum[b] > 0:
+            out += [f'<subtreecom body="{body}"/>', f'<subtreelinvel body="{body}"/>']
+    for g in range(m.ngeom):
+        geom = name(mujoco.mjtObj.mjOBJ_GEOM, g)
+        if geom and m.geom_bodyid[g] > 0:
+            out += [f'<{k} objtype="geom" objname="{geom}"/>' for k in ("framepos", "framequat", "frameangvel")]
+    return xml.replace("</mujoco>", "<sensor>" + "".join(out) + "</sensor>\n</mujoco>")
+
+
+def model(bodies, actuators="", option="", flags="", compiler='angle="radian"', world=""):
+    return with_sensors(f"""<mujoco model="feature">
+  <compiler {compiler}/>
+  <option gravity="0.4 -0.3 -9.6" timestep="0.004" {option}>{flags}</option>
+  <worldbody>{world}{bodies}</worldbody>
+  <actuator>{actuators}</actuator>
+</mujoco>""")
+
+
+def arm(shoulder='type="hinge"', elbow='type="hinge"', upper="", fore="", fore_children="", base=""):
+    """Two links on a tilted base: `upper` and `fore` are extra attributes of the bodies, `base` of
+    the top body's frame (replacing its quaternion)."""
+    base = base or 'quat=".9 .1 -.2 .3"'
+    return f"""
+    <body name="upper" pos=".05 -.02 1.2" {base} {upper}>
+      <joint name="shoulder" axis=".3 1 .2" pos=".01 0 .02" {shoulder}/>
+      <geom name="upper_geom" type="capsule" fromto="0 0 0 .35 0 -.1" size=".04"/>
+      <site name="upper_site" pos=".1 .02 0" euler=".3 -.2 .5"/>
+      <body name="fore" pos=".35 0 -.1" euler=".2 .4 -.3" {fore}>
+        <joint name="elbow" axis="1 .2 -.4" {elbow}/>
+        <geom name="fore_geom" type="box" size=".03 .04 .12" pos="0 0 -.1" euler="0 .3 0"/>
+        <site name="wrist" pos=".02 0 -.22" euler="0 1.2 .3"/>
+        {fore_children}
+      </body>
+    </body>"""
+
+
+# Welded children: bodies without joints at rotated and offset frames, with geoms, sites and an
+# explicit inertial, one inside the other; a static body on the world body with a site, and a moving
+# body below it.
+WELDED = """
+        <body name="hand" pos=".03 -.02 -.26" quat=".7 .2 .5 -.3">
+          <geom name="palm" type="box" size=".04 .02 .03" pos=".01 .02 0" euler=".5 0 .2" mass=".3"/>
+          <site name="palm_site" pos=".02 .01 .03" euler="0 -.4 .9"/>
+          <body name="finger" pos=".05 0 .02" euler="1 -.5 .2">
+            <inertial pos=".01 .02 -.01" quat=".8 0 .6 0" mass=".15" diaginertia=".002 .001 .0015"/>
+            <geom name="finger_geom" type="capsule" fromto="0 0 0 .06 .01 0" size=".01" mass="0"/>
+            <site name="fingertip" pos=".07 .01 0" quat="0 1 0 0"/>
+          </body>
+        </body>"""
+STATIC = """
+    <body name="mount" pos=".4 .3 .8" euler=".3 .1 -.6">
+      <site name="mount_site" pos=".05 0 .1" euler="0 .2 0"/>
+      <body name="pendulum" pos=".1 .05 0" euler="0 .5 .2">
+        <joint name="swing" type="hinge" axis="0 1 .3"/>
+        <geom name="bob" type="sphere" size=".05" pos="0 0 -.3" mass=".7"/>
+        <site name="bob_site" pos="0 .01 -.3"/>
+      </body>
+    </body>"""
+FREE = """
+    <body name="torso" pos=".1 .2 1.5" euler=".2 -.3 .1">
+      <joint name="root" type="free"/>
+      <geom name="torso_geom" type="ellipsoid" size=".15 .1 .08" density="800"/>
+      <site name="torso_site" pos=".05 0 .03" euler=".1 .2 .3"/>
+      <body name="leg" pos=".12 0 -.05" euler="0 .6 0">
+        <joint name="hip" type="hinge" axis="0 1 .2"/>
+        <geom name="leg_geom" type="cylinder" fromto="0 0 0 0 .02 -.3" size=".03"/>
+        <site name="foot" pos="0 .02 -.3"/>
+      </body>
+    </body>"""
+# A body whose geoms' axes are its own (their summed inertia is diagonal: no compiler's
+# diagonalization between Lockstep's MuJoCo 2.2.2 and MuJoCo 4.0), with a mass and two densities.
+WEIGHTS = """
+        <body name="weights" pos="0 .05 -.25">
+          <joint name="wrist_slide" type="slide" axis=".2 1 0"/>
+          <geom name="plate" type="box" size=".05 .04 .03" mass=".6"/>
+          <geom name="ball" type="sphere" size=".03" pos="0 0 -.08" density="3000"/>
+          <geom name="rod" type="cylinder" size=".01 .06" pos="0 0 .06" density="900"/>
+        </body>"""
+MOTOR = '<motor name="m" joint="shoulder" gear="-2.5" ctrllimited="true" ctrlrange="-.7 1.1"/>'
+
+# id -> (xml, changes: each a pair (old, new) made on MuJoCo's side only).
+FEATURES = {
+    "hinge_axis_and_anchor": (model(arm()), [('axis=".3 1 .2"', 'axis=".3 1 .25"'), ('pos=".01 0 .02"', 'pos=".01 0 .05"')]),
+    "hinge_ref": (model(arm(shoulder='type="hinge" ref=".4"', elbow='type="hinge" ref="-.7"')),
+                  [('ref=".4"', 'ref=".45"'), ('ref="-.7"', 'ref="-.6"')]),
+    "hinge_stiffness_springref": (model(arm(shoulder='type="hinge" ref=".3" stiffness="7" springref="-.6"')),
+                                  [('springref="-.6"', 'springref="-.5"'), ('stiffness="7"', 'stiffness="8"')]),
+    "hinge_damping_armature": (model(arm(shoulder='type="hinge" damping=".8" armature=".05"',
+                                         elbow='type="hinge" damping=".3" armature=".01"')),
+                               [('damping=".8"', 'damping=".9"'), ('armature=".01"', 'armature=".02"')]),
+    "slide_axis_ref_spring_damping_armature": (
+        model(arm(elbow='type="slide" pos=".2 .1 0" ref=".05" stiffness="30" springref="-.1" damping=".4" armature=".02"')),
+        [('ref=".05"', 'ref=".06"'), ('springref="-.1"', 'springref="-.05"'), ('stiffness="30"', 'stiffness="35"'),
+         ('damping=".4"', 'damping=".5"'), ('armature=".02"', 'armature=".03"')]),
+    "ball_anchor_damping_armature": (model(arm(elbow='type="ball" pos=".01 .02 0" damping=".3" armature=".04"')),
+                                     [('pos=".01 .02 0"', 'pos=".01 .03 0"'), ('damping=".3"', 'damping=".4"'),
+                                      ('armature=".04"', 'armature=".05"')]),
+    "free_joint_damping_armature": (model(FREE.replace('name="root"', 'name="root" damping=".2" armature=".03"')),
+                                    [('damping=".2"', 'damping=".3"'), ('armature=".03"', 'armature=".04"')]),
+    "several_joints_in_one_body": (
+        model(arm(elbow='type="hinge"/><joint name="twist" type="slide" axis="0 .3 1" ref=".02" damping=".1"/>'
+                        '<joint name="roll" type="hinge" axis=".5 .5 0" pos="0 .01 .02" stiffness="2"')),
+        [('axis="0 .3 1"', 'axis="0 .3 .9"'), ('axis=".5 .5 0"', 'axis=".5 .4 0"')]),
+    "body_frames_euler_sequence_degrees": (
+        model(arm(base='euler="20 -35 50"', fore='xyaxes="1 .2 0 -.1 1 .3"').replace('euler=".2 .4 -.3"', "")
+              .replace('euler=".3 -.2 .5"', 'euler="15 -10 30"').replace('euler="0 1.2 .3"', 'axisangle="1 1 0 40"')
+              .replace('euler="0 .3 0"', 'zaxis=".2 .3 1"'), compiler='angle="degree" eulerseq="zyx"'),
+        [('eulerseq="zyx"', 'eulerseq="xyz"'), ('xyaxes="1 .2 0 -.1 1 .3"', 'xyaxes="1 .3 0 -.1 1 .3"'),
+         ('axisangle="1 1 0 40"', 'axisangle="1 1 0 45"'), ('zaxis=".2 .3 1"', 'zaxis=".2 .4 1"')]),
+    "geom_mass_and_density_combined": (
+        model(arm(fore_children=WEIGHTS)),
+        [('mass=".6"', 'mass=".7"'), ('density="3000"', 'density="3500"'), ('density="900"', 'density="1000"'),
+         ('size=".05 .04 .03"', 'size=".05 .04 .04"')]),
+    "geoms_combined_off_axis": (
+        model(arm().replace('size=".04"/>', 'size=".04" mass="1.3"/><geom name="weight" type="sphere" size=".03" '
+                            'pos=".05 .05 -.02" density="5000"/>')),
+        [('mass="1.3"', 'mass="1.4"'), ('density="5000"', 'density="6000"')]),
+    "inertial_pos_quat_diaginertia": (
+        model(arm().replace('<joint name="elbow"', '<inertial pos=".01 -.02 -.1" quat=".9 .3 .1 .2" mass=".8" '
+                            'diaginertia=".004 .005 .003"/><joint name="elbow"')),
+        [('pos=".01 -.02 -.1"', 'pos=".01 -.02 -.12"'), ('quat=".9 .3 .1 .2"', 'quat=".9 .3 .1 .3"'),
+         ('mass=".8"', 'mass=".9"'), ('diaginertia=".004 .005 .003"', 'diaginertia=".004 .005 .0035"')]),
+    "inertial_fullinertia": (
+        model(arm().replace('<joint name="elbow"', '<inertial pos=".01 -.02 -.1" mass=".8" '
+                            'fullinertia=".004 .005 .003 .0004 -.0002 .0003"/><joint name="elbow"')),
+        [('fullinertia=".004 .005 .003 .0004 -.0002 .0003"', 'fullinertia=".004 .005 .003 .0004 -.0002 .0004"')]),
+    "welded_child_bodies_rotated_and_offset": (
+        model(arm(fore_children=WELDED), world=STATIC),
+        [('quat=".7 .2 .5 -.3"', 'quat=".7 .2 .5 -.2"'), ('euler="1 -.5 .2"', 'euler="1 -.5 .3"'),
+         ('pos=".01 .02 0" euler=".5 0 .2"', 'pos=".01 .02 0" euler=".5 0 .3"'),
+         ('diaginertia=".002 .001 .0015"', 'diaginertia=".002 .001 .002"'), ('euler=".3 .1 -.6"', 'euler=".3 .1 -.5"')]),
+    "gravity": (model(arm()), [('gravity="0.4 -0.3 -9.6"', 'gravity="0.4 -0.2 -9.6"')]),
+    "motor_gear_ctrlrange": (model(arm(), MOTOR), [('gear="-2.5"', 'gear="-2.4"'), ('ctrlrange="-.7 1.1"', 'ctrlrange="-.7 1.2"')]),
+    "motor_forcerange": (model(arm(), '<motor joint="elbow" gear="3" forcelimited="true" forcerange="-.8 .8"/>'),
+                         [('forcerange="-.8 .8"', 'forcerange="-.9 .9"')]),
+    "position_servo_kp_gear_forcerange": (
+        model(arm(), '<position joint="shoulder" kp="12" gear="1.7" ctrllimited="true" ctrlrange="-1 1.5"/>'
+                     '<position joint="elbow" kp="4" gear="-.8" forcelimited="true" forcerange="-2 2"/>'),
+        [('kp="12"', 'kp="13"'), ('gear="1.7"', 'gear="1.8"'), ('gear="-.8"', 'gear="-.7"'), ('forcerange="-2 2"', 'forcerange="-1.9 1.9"')]),
+    "position_servo_with_kv_as_general": (
+        model(arm(), '<general joint="shoulder" gainprm="9" biastype="affine" biasprm="0 -9 -1.3" gear="2.2"/>'),
+        [('biasprm="0 -9 -1.3"', 'biasprm="0 -9 -1.4"'), ('gear="2.2"', 'gear="2.1"')]),
+    "velocity_servo_kv_gear": (
+        model(arm(), '<velocity joint="shoulder" kv="3" gear="-1.6"/><general joint="elbow" gainprm="2.5" biastype="affine" '
+                     'biasprm="0 0 -2.5" gear=".6" forcelimited="true" forcerange="-2 2"/>'),
+        [('kv="3"', 'kv="3.5"'), ('gear="-1.6"', 'gear="-1.5"'), ('biasprm="0 0 -2.5"', 'biasprm="0 0 -2.4"')]),
+    "flag_gravity_disabled": (model(arm(), flags='<flag gravity="disable"/>'), [('gravity="disable"', 'gravity="enable"')]),
+    "flag_passive_disabled": (model(arm(shoulder='type="hinge" stiffness="5" springref=".3" damping="2"'), flags='<flag passive="disable"/>'),
+                              [('passive="disable"', 'passive="enable"')]),
+    "flag_actuation_disabled": (model(arm(), MOTOR + '<position joint="elbow" kp="5"/>', flags='<flag actuation="disable"/>'),
+                                [('actuation="disable"', 'actuation="enable"')]),
+    "flag_clampctrl_disabled": (model(arm(), MOTOR, flags='<flag clampctrl="disable"/>'), [('clampctrl="disable"', 'clampctrl="enable"')]),
+    "flag_equality_disabled": (model(arm(), flags='<flag equality="disable"/>').replace(
+        "</actuator>", '</actuator><equality><joint joint1="shoulder" joint2="elbow"/></equality>'),
+        [('equality="disable"', 'equality="enable"')]),
+}
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_mjcf_feature_equals_mujoco(feature, tmp_path):
+    xml, _ = FEATURES[feature]
+    twin = Twin(tmp_path, xml)
+    assert not twin.model.warnings, twin.model.warnings
+    worst, _ = worst_errors(twin, np.random.default_rng(11), STATES)
+    print(feature, {k: f"{v:.1e}" for k, v in worst.items()})
+    failing = {k: v for k, v in worst.items() if not v <= TOLERANCES.get(feature, TOLERANCE)}
+    assert not failing, f"{feature}: {failing}"
+
+
+@pytest.mark.parametrize("feature,change", [(f, c) for f, (_, changes) in FEATURES.items() for c in changes],
+                         ids=lambda x: x if isinstance(x, str) else f"{x[0]}->{x[1]}")
+def test_mjcf_feature_change_on_mujocos_side_is_noticed(feature, change, tmp_path):
+    xml, _ = FEATURES[feature]
+    twin = Twin(tmp_path, xml, mujoco_xml=mutate(xml, *change))
+    worst, _ = worst_errors(twin, np.random.default_rng(11), STATES)
+    assert max(worst.values()) > 100 * TOLERANCES.get(feature, TOLERANCE), f"{feature}: {change} changes nothing compared: {worst}"
