@@ -18,6 +18,8 @@ mujoco = pytest.importorskip("mujoco")
 
 _BODY_PARTS = {"xpos": (0, 3), "xmat": (3, 12), "xipos": (12, 15), "subtree_com": (15, 18),
                "cinert": (18, 28), "cvel": (28, 34), "cfrc_ext": (34, 40)}
+_ACCELERATION_SENSORS = tuple(int(k) for k in (mujoco.mjtSensor.mjSENS_ACCELEROMETER, mujoco.mjtSensor.mjSENS_FORCE,
+                                               mujoco.mjtSensor.mjSENS_TORQUE))
 _SOFT_WIDTH = 11  # active, dist, pos (3), normal (3), force (normal, t1, t2)
 
 
@@ -42,6 +44,39 @@ def mujoco_spelling(xml: str) -> str:
     for old, new in _SPELLINGS.items():
         xml = xml.replace(old, new)
     return xml
+
+
+def with_sensors(xml: str, extra: str = "") -> str:
+    """xml with a <sensor> block reading every named site, body, geom and hinge or slide in every way
+    Lockstep computes (force and torque at sites of bodies with joints of their own; subtree sensors
+    of bodies with joints and of the world body), then `extra`."""
+    m = mujoco.MjModel.from_xml_string(mujoco_spelling(xml))
+    name = lambda kind, i: mujoco.mj_id2name(m, kind, i)
+    out = []
+    for j in range(m.njnt):
+        if m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
+            out += [f'<jointpos joint="{name(mujoco.mjtObj.mjOBJ_JOINT, j)}"/>',
+                    f'<jointvel joint="{name(mujoco.mjtObj.mjOBJ_JOINT, j)}"/>']
+    for s in range(m.nsite):
+        site = name(mujoco.mjtObj.mjOBJ_SITE, s)
+        kinds = ["framepos", "framequat", "framelinvel", "frameangvel"]
+        out += [f'<{k} objtype="site" objname="{site}"/>' for k in kinds]
+        kinds = ["velocimeter", "gyro", "accelerometer"]
+        if m.body_jntnum[m.site_bodyid[s]] > 0:
+            kinds += ["force", "torque"]
+        out += [f'<{k} site="{site}"/>' for k in kinds]
+    for b in range(m.nbody):
+        body = name(mujoco.mjtObj.mjOBJ_BODY, b)
+        if b > 0:  # a massless body's inertial frame is placed differently by MuJoCo 2.2.2 and 4.0
+            out += [f'<{k} objtype="{t}" objname="{body}"/>' for k in ("framepos", "framequat", "framelinvel")
+                    for t in (("xbody", "body") if m.body_mass[b] > 0 else ("xbody",))]
+        if b == 0 or m.body_jntnum[b] > 0:
+            out += [f'<subtreecom body="{body}"/>', f'<subtreelinvel body="{body}"/>']
+    for g in range(m.ngeom):
+        geom = name(mujoco.mjtObj.mjOBJ_GEOM, g)
+        if geom and m.geom_bodyid[g] > 0:
+            out += [f'<{k} objtype="geom" objname="{geom}"/>' for k in ("framepos", "framequat", "frameangvel")]
+    return xml.replace("</mujoco>", "<sensor>" + "".join(out) + extra + "</sensor>\n</mujoco>")
 
 
 def relative(ours, theirs):
@@ -72,6 +107,8 @@ class Twin:
         path.write_text(mujoco_spelling(xml if mujoco_xml is None else mujoco_xml))
         self.m = mujoco.MjModel.from_xml_path(str(path))
         self.d = mujoco.MjData(self.m)
+        # Lockstep's text as MuJoCo compiles it: which geoms may touch the floor (random_state).
+        self.own = self.m if mujoco_xml is None else mujoco.MjModel.from_xml_string(mujoco_spelling(xml))
         m = self.m
         m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON  # MuJoCo's solve to convergence, as Lockstep's
         m.opt.tolerance, m.opt.iterations = 1e-15, 1000
@@ -83,11 +120,12 @@ class Twin:
         self.target_columns = {n: i for i, n in enumerate(self.model.field_components("target"))}
 
     # --- states ---
-    def random_state(self, rng, speed=2.0, beyond_range=0.0, contact=False):
+    def random_state(self, rng, speed=2.0, beyond_range=0.0, contact=False, clearance=(-0.004, 0.001)):
         """qpos, qvel, ctrl: hinges and slides uniform in their ranges (widened by beyond_range of
         the range on each side) or qpos0 +- 1, unit quaternions, speeds in [-speed, speed], motors'
         controls beyond their ctrlrange (to be clamped), servos' inside it. With contact, the free
-        body is moved along the floor's normal until its lowest geom is 4 mm into to 1 mm above it."""
+        body is moved along the floor's normal until its lowest geom is at a distance uniform in
+        `clearance` from it (4 mm into it to 1 mm above it)."""
         m = self.m
         qpos, qvel = m.qpos0.copy(), rng.uniform(-speed, speed, m.nv)
         for j in range(m.njnt):
@@ -110,7 +148,7 @@ class Twin:
                 w = 0.5 * (hi - lo) if act["kind"] == "motor" else 0.0
                 ctrl[i] = rng.uniform(lo - w, hi + w)
         if contact:
-            self._lower_onto_floor(qpos, rng.uniform(-0.004, 0.001))
+            self._lower_onto_floor(qpos, rng.uniform(*clearance))
         return qpos, qvel, ctrl
 
     def _lower_onto_floor(self, qpos, clearance):
@@ -122,8 +160,10 @@ class Twin:
         mujoco.mj_kinematics(m, d)
         plane = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE][0]
         n, p0 = d.geom_xmat[plane].reshape(3, 3)[:, 2], d.geom_xpos[plane]
-        lowest = min(self._support(g, n) - p0 @ n for g in range(m.ngeom)
-                     if m.geom_bodyid[g] != 0 and m.geom_type[g] != mujoco.mjtGeom.mjGEOM_ELLIPSOID)
+        own = self.own
+        touching = [g for g in range(m.ngeom) if own.body_weldid[own.geom_bodyid[g]] != 0
+                    and (own.geom_contype[g] & own.geom_conaffinity[plane] or own.geom_contype[plane] & own.geom_conaffinity[g])]
+        lowest = min(self._support(g, n) - p0 @ n for g in touching)
         qpos[m.jnt_qposadr[free]:m.jnt_qposadr[free] + 3] += (clearance - lowest) * n
 
     def _support(self, g, n):
@@ -171,14 +211,25 @@ class Twin:
         _, theirs = self.model.from_mujoco(qpos, self.d.qacc[None].copy())
         return relative(self.batch.udot[0], theirs[0])
 
-    def sensor_error(self):
+    def sensor_errors(self):
+        """The sensors' errors in three groups: those of positions and velocities ("sensors"), of
+        accelerations and forces ("acceleration sensors": accelerometer, force, torque) and touch."""
+        m = self.m
         ours = np.array(self.batch.sensors[0])
-        return relative(ours, fix_quaternion_signs(self.m, ours, self.d.sensordata))
+        theirs = fix_quaternion_signs(m, ours, self.d.sensordata)
+        group = np.zeros(m.nsensordata, dtype=int)
+        for s in range(m.nsensor):
+            kind = m.sensor_type[s]
+            group[m.sensor_adr[s]:m.sensor_adr[s] + m.sensor_dim[s]] = (
+                2 if kind == int(mujoco.mjtSensor.mjSENS_TOUCH) else 1 if kind in _ACCELERATION_SENSORS else 0)
+        return {name: relative(ours[group == k], theirs[group == k])
+                for k, name in enumerate(("sensors", "acceleration sensors", "touch"))}
 
     def body_errors(self):
         """Per quantity of mujocoBody: the error against mjData's (the world body's cinert and cvel,
-        MuJoCo's zeros about no point, left out; cfrc_ext summed over each Lockstep body's MuJoCo
-        bodies, since a welded body's contacts are its carrier's)."""
+        MuJoCo's zeros about no point, left out, and the centres of mass of massless bodies and
+        subtrees, which MuJoCo 2.2.2's and 4.0's compilers place differently; cfrc_ext summed over
+        each Lockstep body's MuJoCo bodies, since a welded body's contacts are its carrier's)."""
         m, d = self.m, self.d
         ours = np.array(self.batch.mujocoBody[0]).reshape(m.nbody, 40)
         out = {}
@@ -187,6 +238,9 @@ class Twin:
             mine = ours[:, a:b]
             if name in ("cinert", "cvel"):
                 mine, theirs = mine[1:], theirs[1:]
+            if name in ("xipos", "subtree_com"):
+                massive = (m.body_mass if name == "xipos" else m.body_subtreemass) > 0
+                mine, theirs = mine[massive], theirs[massive]
             if name == "cfrc_ext":
                 carriers = [b["body"] for b in self.layout["bodies"]]
                 groups = sorted(set(carriers))
@@ -224,7 +278,7 @@ class Twin:
 
     def errors(self):
         """Every comparison at the current state: name -> relative error."""
-        out = {"qacc": self.qacc_error(), "sensors": self.sensor_error()}
+        out = {"qacc": self.qacc_error(), **self.sensor_errors()}
         out.update(self.body_errors())
         if self.law == "mujoco":
             out["contacts"] = self.contact_error()
@@ -241,6 +295,24 @@ def worst_errors(twin, rng, states, **state_options):
         for k, v in twin.errors().items():
             worst[k] = max(worst.get(k, 0.0), v)
     return worst, constrained
+
+
+def check_equal(feature, twin, tolerance, states, seed=11, skip=(), **state_options):
+    """Asserts every comparison but those in `skip` within tolerance over `states` random states;
+    returns the worst errors and how many states had MuJoCo constraint rows."""
+    worst, constrained = worst_errors(twin, np.random.default_rng(seed), states, **state_options)
+    print(feature, {k: f"{v:.1e}" for k, v in worst.items()}, f"constrained in {constrained}/{states}")
+    failing = {k: v for k, v in worst.items() if not v <= tolerance and k not in skip}
+    assert not failing, f"{feature}: {failing}"
+    return worst, constrained
+
+
+def check_noticed(feature, change, twin, tolerance, states, seed=11, skip=(), **state_options):
+    """Asserts that some comparison but those in `skip` fails by more than 100 tolerances (twin's
+    MuJoCo side changed)."""
+    worst, _ = worst_errors(twin, np.random.default_rng(seed), states, **state_options)
+    worst = {k: v for k, v in worst.items() if k not in skip}
+    assert max(worst.values()) > 100 * tolerance, f"{feature}: {change} changes nothing compared: {worst}"
 
 
 def mutate(xml: str, old: str, new: str) -> str:

@@ -5,50 +5,17 @@ contact law and stops stay idle), comparing Lockstep's udot with MuJoCo's qacc, 
 every site, body, geom and joint with MuJoCo's sensordata, and mujocoBody (xpos, xmat, xipos,
 subtree_com, cinert, cvel, cfrc_ext) with mjData's. Each feature also names changes of its
 attributes; each change, made on MuJoCo's side only, must make some comparison fail."""
-import numpy as np
 import pytest
 
-from mujoco_twin import Twin, mujoco, mujoco_spelling, mutate, worst_errors
+from mujoco_twin import Twin, check_equal, check_noticed, mutate, with_sensors
 
 TOLERANCE = 1e-10  # of max(1, the largest value) in each comparison
 # MuJoCo 2.2.2's compiler (Lockstep's) diagonalizes a body's inertia (a fullinertia, or geoms summed
 # off its axes) to about 2e-7 of its entries (0.004 comes back as 0.0040000009), MuJoCo 4.0's to
-# rounding: the two compiled models differ by that much (measured: 2.6e-7 and 1.1e-8 of the inertia).
-TOLERANCES = {"inertial_fullinertia": 1e-6, "geoms_combined_off_axis": 1e-7}
+# rounding: the two compiled models differ by that much (measured: 2.6e-7 and 1.1e-8 of the inertia;
+# the principal axes, framequat of a body's inertial frame, by 1.3e-7).
+TOLERANCES = {"inertial_fullinertia": 1e-6, "geoms_combined_off_axis": 1e-6}
 STATES = 6
-
-
-def with_sensors(xml: str) -> str:
-    """xml with a <sensor> block reading every named site, body, geom and hinge or slide in every way
-    Lockstep computes (force and torque at sites of bodies with joints of their own; subtree sensors
-    of bodies with joints and of the world body)."""
-    m = mujoco.MjModel.from_xml_string(mujoco_spelling(xml))
-    name = lambda kind, i: mujoco.mj_id2name(m, kind, i)
-    out = []
-    for j in range(m.njnt):
-        if m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
-            out += [f'<jointpos joint="{name(mujoco.mjtObj.mjOBJ_JOINT, j)}"/>',
-                    f'<jointvel joint="{name(mujoco.mjtObj.mjOBJ_JOINT, j)}"/>']
-    for s in range(m.nsite):
-        site = name(mujoco.mjtObj.mjOBJ_SITE, s)
-        kinds = ["framepos", "framequat", "framelinvel", "frameangvel"]
-        out += [f'<{k} objtype="site" objname="{site}"/>' for k in kinds]
-        kinds = ["velocimeter", "gyro", "accelerometer"]
-        if m.body_jntnum[m.site_bodyid[s]] > 0:
-            kinds += ["force", "torque"]
-        out += [f'<{k} site="{site}"/>' for k in kinds]
-    for b in range(m.nbody):
-        body = name(mujoco.mjtObj.mjOBJ_BODY, b)
-        if b > 0:
-            out += [f'<{k} objtype="{t}" objname="{body}"/>' for k in ("framepos", "framequat", "framelinvel")
-                    for t in ("xbody", "body")]
-        if b == 0 or m.body_jntnum[b] > 0:
-            out += [f'<subtreecom body="{body}"/>', f'<subtreelinvel body="{body}"/>']
-    for g in range(m.ngeom):
-        geom = name(mujoco.mjtObj.mjOBJ_GEOM, g)
-        if geom and m.geom_bodyid[g] > 0:
-            out += [f'<{k} objtype="geom" objname="{geom}"/>' for k in ("framepos", "framequat", "frameangvel")]
-    return xml.replace("</mujoco>", "<sensor>" + "".join(out) + "</sensor>\n</mujoco>")
 
 
 def model(bodies, actuators="", option="", flags="", compiler='angle="radian"', world=""):
@@ -200,21 +167,27 @@ FEATURES = {
 }
 
 
-@pytest.mark.parametrize("feature", FEATURES)
+# Features that do not yet equal MuJoCo: id -> (xml, why).
+NOT_YET = {
+    "static_body_mass_in_the_worlds_subtree": (
+        model(arm(), world=STATIC.replace('<site name="mount_site"', '<inertial pos=".1 0 0" mass="3" diaginertia=".1 .1 .1"/>'
+                                          '<site name="mount_site"')),
+        "the world body's subtreecom and subtreelinvel sensors leave out the mass of bodies welded to the world "
+        "(physics/sensors.h sums Lockstep's moving bodies; mujocoBody's subtree_com has it)"),
+}
+
+
+@pytest.mark.parametrize("feature", list(FEATURES) + [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=r))
+                                                      for f, (_, r) in NOT_YET.items()])
 def test_mjcf_feature_equals_mujoco(feature, tmp_path):
-    xml, _ = FEATURES[feature]
-    twin = Twin(tmp_path, xml)
+    twin = Twin(tmp_path, (FEATURES.get(feature) or NOT_YET[feature])[0])
     assert not twin.model.warnings, twin.model.warnings
-    worst, _ = worst_errors(twin, np.random.default_rng(11), STATES)
-    print(feature, {k: f"{v:.1e}" for k, v in worst.items()})
-    failing = {k: v for k, v in worst.items() if not v <= TOLERANCES.get(feature, TOLERANCE)}
-    assert not failing, f"{feature}: {failing}"
+    check_equal(feature, twin, TOLERANCES.get(feature, TOLERANCE), STATES)
 
 
 @pytest.mark.parametrize("feature,change", [(f, c) for f, (_, changes) in FEATURES.items() for c in changes],
                          ids=lambda x: x if isinstance(x, str) else f"{x[0]}->{x[1]}")
 def test_mjcf_feature_change_on_mujocos_side_is_noticed(feature, change, tmp_path):
-    xml, _ = FEATURES[feature]
+    xml = FEATURES[feature][0]
     twin = Twin(tmp_path, xml, mujoco_xml=mutate(xml, *change))
-    worst, _ = worst_errors(twin, np.random.default_rng(11), STATES)
-    assert max(worst.values()) > 100 * TOLERANCES.get(feature, TOLERANCE), f"{feature}: {change} changes nothing compared: {worst}"
+    check_noticed(feature, change, twin, TOLERANCES.get(feature, TOLERANCE), STATES)
