@@ -51,31 +51,28 @@ def with_sensors(xml: str, extra: str = "") -> str:
     Lockstep computes (force and torque at sites of bodies with joints of their own; subtree sensors
     of bodies with joints and of the world body), then `extra`."""
     m = mujoco.MjModel.from_xml_string(mujoco_spelling(xml))
-    name = lambda kind, i: mujoco.mj_id2name(m, kind, i)
+    frame = ("framepos", "framequat", "framelinvel", "frameangvel")
     out = []
     for j in range(m.njnt):
-        if m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
-            out += [f'<jointpos joint="{name(mujoco.mjtObj.mjOBJ_JOINT, j)}"/>',
-                    f'<jointvel joint="{name(mujoco.mjtObj.mjOBJ_JOINT, j)}"/>']
+        joint = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)
+        if joint and m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_HINGE, mujoco.mjtJoint.mjJNT_SLIDE):
+            out += [f'<jointpos joint="{joint}"/>', f'<jointvel joint="{joint}"/>']
     for s in range(m.nsite):
-        site = name(mujoco.mjtObj.mjOBJ_SITE, s)
-        kinds = ["framepos", "framequat", "framelinvel", "frameangvel"]
-        out += [f'<{k} objtype="site" objname="{site}"/>' for k in kinds]
-        kinds = ["velocimeter", "gyro", "accelerometer"]
-        if m.body_jntnum[m.site_bodyid[s]] > 0:
-            kinds += ["force", "torque"]
-        out += [f'<{k} site="{site}"/>' for k in kinds]
+        site = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SITE, s)
+        if site:
+            kinds = ["velocimeter", "gyro", "accelerometer"] + (["force", "torque"] if m.body_jntnum[m.site_bodyid[s]] else [])
+            out += [f'<{k} objtype="site" objname="{site}"/>' for k in frame] + [f'<{k} site="{site}"/>' for k in kinds]
     for b in range(m.nbody):
-        body = name(mujoco.mjtObj.mjOBJ_BODY, b)
-        if b > 0:  # a massless body's inertial frame is placed differently by MuJoCo 2.2.2 and 4.0
-            out += [f'<{k} objtype="{t}" objname="{body}"/>' for k in ("framepos", "framequat", "framelinvel")
+        body = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b)
+        if body and b > 0:  # a massless body's inertial frame is placed differently by MuJoCo 2.2.2 and 4.0
+            out += [f'<{k} objtype="{t}" objname="{body}"/>' for k in frame
                     for t in (("xbody", "body") if m.body_mass[b] > 0 else ("xbody",))]
-        if b == 0 or m.body_jntnum[b] > 0:
+        if body and (b == 0 or m.body_jntnum[b] > 0):
             out += [f'<subtreecom body="{body}"/>', f'<subtreelinvel body="{body}"/>']
     for g in range(m.ngeom):
-        geom = name(mujoco.mjtObj.mjOBJ_GEOM, g)
+        geom = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_GEOM, g)
         if geom and m.geom_bodyid[g] > 0:
-            out += [f'<{k} objtype="geom" objname="{geom}"/>' for k in ("framepos", "framequat", "frameangvel")]
+            out += [f'<{k} objtype="geom" objname="{geom}"/>' for k in frame]
     return xml.replace("</mujoco>", "<sensor>" + "".join(out) + extra + "</sensor>\n</mujoco>")
 
 
@@ -112,6 +109,7 @@ class Twin:
         m = self.m
         m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON  # MuJoCo's solve to convergence, as Lockstep's
         m.opt.tolerance, m.opt.iterations = 1e-15, 1000
+        m.opt.jacobian = mujoco.mjtJacobian.mjJAC_DENSE  # efc_J as a matrix (limit_force_error)
         if law == "compliant":  # Lockstep's contacts and stops are its own: MuJoCo's are off, ours idle
             m.opt.disableflags |= (mujoco.mjtDisableBit.mjDSBL_CONTACT | mujoco.mjtDisableBit.mjDSBL_LIMIT
                                    | mujoco.mjtDisableBit.mjDSBL_FRICTIONLOSS)
@@ -276,12 +274,40 @@ class Twin:
         scale = max(1.0, np.abs(expected[:, 8:]).max())
         return max(relative(rows[:, :8], expected[:, :8]), float(np.abs(rows[:, 8:] - expected[:, 8:]).max() / scale))
 
+    def state_error(self):
+        """MuJoCo's qpos and qvel as Lockstep gives them back (mujocoQpos, mujocoQvel: the joint map's
+        way back from q and u), a quaternion's sign aside."""
+        m, qpos = self.m, np.array(self.batch.mujocoQpos[0])
+        for j in range(m.njnt):
+            if m.jnt_type[j] in (mujoco.mjtJoint.mjJNT_FREE, mujoco.mjtJoint.mjJNT_BALL):
+                a = m.jnt_qposadr[j] + (3 if m.jnt_type[j] == mujoco.mjtJoint.mjJNT_FREE else 0)
+                qpos[a:a + 4] *= np.sign(qpos[a:a + 4] @ self.d.qpos[a:a + 4])
+        return max(relative(qpos, self.d.qpos), relative(self.batch.mujocoQvel[0], self.d.qvel))
+
+    def limit_force_error(self):
+        """Each soft limit's generalized force (softLimitForce) against MuJoCo's limit rows' forces
+        on the joint's dof (efc_J times efc_force)."""
+        m, d = self.m, self.d
+        names = self.model.field_components("softLimitForce")
+        ours = np.array(self.batch.softLimitForce[0])
+        theirs = np.zeros(len(names))
+        J = d.efc_J.reshape(d.nefc, m.nv)  # dense (Twin)
+        for r in range(d.nefc):
+            if d.efc_type[r] == mujoco.mjtConstraint.mjCNSTR_LIMIT_JOINT:
+                j = d.efc_id[r]
+                name = f"limit.{mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j)}.force"
+                if name not in names:  # a limit Lockstep does not have
+                    return np.inf
+                theirs[names.index(name)] += J[r, m.jnt_dofadr[j]] * d.efc_force[r]
+        return relative(ours, theirs)
+
     def errors(self):
         """Every comparison at the current state: name -> relative error."""
-        out = {"qacc": self.qacc_error(), **self.sensor_errors()}
+        out = {"qacc": self.qacc_error(), "qpos and qvel": self.state_error(), **self.sensor_errors()}
         out.update(self.body_errors())
         if self.law == "mujoco":
             out["contacts"] = self.contact_error()
+            out["limit forces"] = self.limit_force_error()
         return out
 
 

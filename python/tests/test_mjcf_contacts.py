@@ -100,6 +100,9 @@ FEATURES = {
     "flag_contact_disabled": (scene(BOX, children=LIMITED, flags='<flag contact="disable"/>'),
                               [('contact="disable"', 'contact="enable"')]),
     "flag_limit_disabled": (scene(BOX, children=LIMITED, flags='<flag limit="disable"/>'), [('limit="disable"', 'limit="enable"')]),
+    "flag_frictionloss_disabled": (scene(BOX, children=LIMITED.replace('margin=".02"', 'margin=".02" frictionloss=".3"'),
+                                         flags='<flag frictionloss="disable"/>'),
+                                   [('frictionloss="disable"', 'frictionloss="enable"')]),
     "flag_constraint_disabled": (scene(BOX, children=LIMITED, flags='<flag constraint="disable"/>'),
                                  [('constraint="disable"', 'constraint="enable"')]),
 }
@@ -218,6 +221,26 @@ def test_compliant_contact_spheres_notice_a_change_on_mujocos_side(feature, chan
     twin = Twin(tmp_path, xml, mujoco_xml=mutate(xml, *change))
     twin.set_state(*twin.random_state(np.random.default_rng(3)))
     assert max(compliant_sphere_errors(twin).values()) > 1e-6
+
+
+# --- the compliant law's joint stops: at MuJoCo's ranges, none with limit="disable" ---
+
+@pytest.mark.parametrize("feature,change", [("joint_limits_range_margin_solref_solimp", None),
+                                            ("flag_limit_disabled", None),
+                                            ("joint_limits_range_margin_solref_solimp", ('range="-.4 .6"', 'range="-.4 .65"')),
+                                            ("flag_limit_disabled", ('limit="disable"', 'limit="enable"'))])
+def test_compliant_stops_sit_at_mujocos_ranges(feature, change, tmp_path):
+    """Each limited hinge or slide has a stop at its range (MuJoCo's compiled jnt_range), and no
+    speed has one with the limit flag off; a change on MuJoCo's side alone must be noticed."""
+    xml = FEATURES[feature][0]
+    params = Twin(tmp_path, xml).batch.params
+    m = mujoco.MjModel.from_xml_string(mutate(xml, *change) if change else xml)
+    ours = {n.split(".", 1)[1][:-len(".lower")]: (params[n][0], params[n.replace(".lower", ".upper")][0])
+            for n in params if n.startswith("stop.") and n.endswith(".lower")}
+    ours = {k: v for k, v in ours.items() if np.all(np.isfinite(v))}
+    theirs = {} if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_LIMIT else {
+        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j): tuple(m.jnt_range[j]) for j in np.flatnonzero(m.jnt_limited)}
+    assert (ours == theirs) != bool(change), (ours, theirs)
 
 
 # --- what Lockstep does not yet give under MuJoCo's law ---

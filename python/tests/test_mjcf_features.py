@@ -18,13 +18,14 @@ TOLERANCES = {"inertial_fullinertia": 1e-6, "geoms_combined_off_axis": 1e-6}
 STATES = 6
 
 
-def model(bodies, actuators="", option="", flags="", compiler='angle="radian"', world=""):
+def model(bodies, actuators="", option="", flags="", compiler='angle="radian"', world="", sensors="", default=""):
     return with_sensors(f"""<mujoco model="feature">
   <compiler {compiler}/>
   <option gravity="0.4 -0.3 -9.6" timestep="0.004" {option}>{flags}</option>
+  <default>{default}</default>
   <worldbody>{world}{bodies}</worldbody>
   <actuator>{actuators}</actuator>
-</mujoco>""")
+</mujoco>""", sensors)
 
 
 def arm(shoulder='type="hinge"', elbow='type="hinge"', upper="", fore="", fore_children="", base=""):
@@ -87,6 +88,13 @@ WEIGHTS = """
           <geom name="ball" type="sphere" size=".03" pos="0 0 -.08" density="3000"/>
           <geom name="rod" type="cylinder" size=".01 .06" pos="0 0 .06" density="900"/>
         </body>"""
+# Cutoffs that clip: each sensor's values are clamped to [-cutoff, cutoff] (MuJoCo's compiler refuses
+# one on a quaternion).
+CUTOFFS = ('<jointpos joint="shoulder" cutoff=".2"/><jointvel joint="elbow" cutoff=".5"/>'
+           '<framepos objtype="site" objname="wrist" cutoff=".3"/><framelinvel objtype="body" objname="fore" cutoff=".4"/>'
+           '<gyro site="upper_site" cutoff=".6"/><accelerometer site="wrist" cutoff="3"/><force site="wrist" cutoff=".7"/>'
+           '<torque site="upper_site" cutoff=".15"/><subtreecom body="upper" cutoff=".25"/>'
+           '<subtreelinvel body="fore" cutoff=".35"/>')
 MOTOR = '<motor name="m" joint="shoulder" gear="-2.5" ctrllimited="true" ctrlrange="-.7 1.1"/>'
 
 # id -> (xml, changes: each a pair (old, new) made on MuJoCo's side only).
@@ -140,6 +148,14 @@ FEATURES = {
         [('quat=".7 .2 .5 -.3"', 'quat=".7 .2 .5 -.2"'), ('euler="1 -.5 .2"', 'euler="1 -.5 .3"'),
          ('pos=".01 .02 0" euler=".5 0 .2"', 'pos=".01 .02 0" euler=".5 0 .3"'),
          ('diaginertia=".002 .001 .0015"', 'diaginertia=".002 .001 .002"'), ('euler=".3 .1 -.6"', 'euler=".3 .1 -.5"')]),
+    "unnamed_bodies_and_joints": (model(arm().replace('name="upper" ', "").replace('name="elbow" ', "")),
+                                  [('axis="1 .2 -.4"', 'axis="1 .2 -.3"')]),
+    "defaults_and_childclass": (
+        model(arm(upper='childclass="limb"'), default='<default class="limb"><joint damping=".6" armature=".03" '
+              'stiffness="4" springref=".2"/><geom density="700"/></default>'),
+        [('damping=".6"', 'damping=".7"'), ('density="700"', 'density="800"'), ('springref=".2"', 'springref=".3"')]),
+    "sensor_cutoff": (model(arm(), sensors=CUTOFFS), [(f'cutoff="{c}"', f'cutoff="{c}1"') for c in
+                                                      (".2", ".5", ".3", ".4", ".6", "3", ".7", ".15", ".25", ".35")]),
     "gravity": (model(arm()), [('gravity="0.4 -0.3 -9.6"', 'gravity="0.4 -0.2 -9.6"')]),
     "motor_gear_ctrlrange": (model(arm(), MOTOR), [('gear="-2.5"', 'gear="-2.4"'), ('ctrlrange="-.7 1.1"', 'ctrlrange="-.7 1.2"')]),
     "motor_forcerange": (model(arm(), '<motor joint="elbow" gear="3" forcelimited="true" forcerange="-.8 .8"/>'),
@@ -154,7 +170,8 @@ FEATURES = {
     "velocity_servo_kv_gear": (
         model(arm(), '<velocity joint="shoulder" kv="3" gear="-1.6"/><general joint="elbow" gainprm="2.5" biastype="affine" '
                      'biasprm="0 0 -2.5" gear=".6" forcelimited="true" forcerange="-2 2"/>'),
-        [('kv="3"', 'kv="3.5"'), ('gear="-1.6"', 'gear="-1.5"'), ('biasprm="0 0 -2.5"', 'biasprm="0 0 -2.4"')]),
+        [('kv="3"', 'kv="3.5"'), ('gear="-1.6"', 'gear="-1.5"'), ('biasprm="0 0 -2.5"', 'biasprm="0 0 -2.4"'),
+         ('forcerange="-2 2"', 'forcerange="-1.5 1.5"')]),
     "flag_gravity_disabled": (model(arm(), flags='<flag gravity="disable"/>'), [('gravity="disable"', 'gravity="enable"')]),
     "flag_passive_disabled": (model(arm(shoulder='type="hinge" stiffness="5" springref=".3" damping="2"'), flags='<flag passive="disable"/>'),
                               [('passive="disable"', 'passive="enable"')]),
