@@ -60,7 +60,8 @@ def with_sensors(xml: str, extra: str = "") -> str:
     for s in range(m.nsite):
         site = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_SITE, s)
         if site:
-            kinds = ["velocimeter", "gyro", "accelerometer"] + (["force", "torque"] if m.body_jntnum[m.site_bodyid[s]] else [])
+            kinds = ["velocimeter", "gyro", "accelerometer"]
+            kinds += ["force", "torque"] if m.body_jntnum[m.site_bodyid[s]] else []
             out += [f'<{k} objtype="site" objname="{site}"/>' for k in frame] + [f'<{k} site="{site}"/>' for k in kinds]
     for b in range(m.nbody):
         body = mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_BODY, b)
@@ -159,12 +160,12 @@ class Twin:
         plane = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_PLANE][0]
         n, p0 = d.geom_xmat[plane].reshape(3, 3)[:, 2], d.geom_xpos[plane]
         own = self.own
-        touching = [g for g in range(m.ngeom) if own.body_weldid[own.geom_bodyid[g]] != 0
-                    and (own.geom_contype[g] & own.geom_conaffinity[plane] or own.geom_contype[plane] & own.geom_conaffinity[g])]
-        lowest = min(self._support(g, n) - p0 @ n for g in touching)
+        touching = [g for g in range(m.ngeom) if own.body_weldid[own.geom_bodyid[g]] != 0 and (
+            own.geom_contype[g] & own.geom_conaffinity[plane] or own.geom_contype[plane] & own.geom_conaffinity[g])]
+        lowest = min(self.support(g, n) - p0 @ n for g in touching)
         qpos[m.jnt_qposadr[free]:m.jnt_qposadr[free] + 3] += (clearance - lowest) * n
 
-    def _support(self, g, n):
+    def support(self, g, n):
         """The smallest n . x over the points x of geom g (at d's kinematics)."""
         m, d = self.m, self.d
         c, R, s = d.geom_xpos[g], d.geom_xmat[g].reshape(3, 3), m.geom_size[g]
@@ -339,6 +340,28 @@ def check_noticed(feature, change, twin, tolerance, states, seed=11, skip=(), **
     worst, _ = worst_errors(twin, np.random.default_rng(seed), states, **state_options)
     worst = {k: v for k, v in worst.items() if k not in skip}
     assert max(worst.values()) > 100 * tolerance, f"{feature}: {change} changes nothing compared: {worst}"
+
+
+def change(spec):
+    """A change of one attribute as (old, new): spec itself when a pair; for a string, the string with
+    "disable" turned to "enable", else with its last number raised by a quarter (0 to 0.05)."""
+    if not isinstance(spec, str):
+        return tuple(spec)
+    if '"disable"' in spec:
+        return spec, spec.replace('"disable"', '"enable"')
+    last = list(re.finditer(r"-?\d*\.?\d+", spec))[-1]
+    value = float(last.group())
+    return spec, spec[:last.start()] + f"{value * 1.25 if value else 0.05:g}" + spec[last.end():]
+
+
+def change_id(value):
+    """A test id of a feature or of a change (old->new)."""
+    return value if isinstance(value, str) else "->".join(value)
+
+
+def changes_of(features):
+    """(feature, (old, new)) for each change each feature names: {feature: (xml, specs)}."""
+    return [(f, change(c)) for f, (_, specs) in features.items() for c in specs]
 
 
 def mutate(xml: str, old: str, new: str) -> str:

@@ -2,13 +2,19 @@
 MuJoCo (its Newton solver to convergence): a free body with a geom of each shape, dropped within a
 few millimetres of a floor at random poses, and hinges and slides beyond their ranges, comparing
 udot with qacc, every contact point (dist, position, normal, force in the contact frame) with
-MuJoCo's contacts and mj_contactForce, every sensor and mujocoBody (cfrc_ext included). Each feature
-names changes of its attributes; each, made on MuJoCo's side only, must make a comparison fail."""
+MuJoCo's contacts and mj_contactForce, softLimitForce with MuJoCo's limit rows, every sensor and
+mujocoBody. Each feature names changes of its attributes; each, made on MuJoCo's side only, must make
+a comparison fail. Then the compliant law's contact spheres and stops against MuJoCo's geoms and
+ranges, touch zones, one step at the file's timestep and integrator against mj_step, and (xfail,
+strict) what does not yet equal MuJoCo."""
+import re
+
 import numpy as np
 import pytest
 
 import test_mjcf_features as F
-from mujoco_twin import Twin, check_equal, check_noticed, mujoco, mutate, with_sensors, worst_errors
+from mujoco_twin import (Twin, change, change_id, changes_of, check_equal, check_noticed, mujoco, mutate, with_sensors,
+                         worst_errors)
 
 TOLERANCE = 1e-8  # of max(1, the largest value): the solves converge to 1e-11 of the forces' scale
 STATES = 12
@@ -61,50 +67,48 @@ LIMITED = """
         </body>
       </body>"""
 
-# id -> (xml, changes made on MuJoCo's side only).
+GHOST = '<geom name="ghost" type="box" size=".2 .2 .01" pos="0 0 -.12" contype="4" conaffinity="4"/>'
+RAMP = ('<body name="ramp" pos="0 .1 -.2" euler=".15 0 .3"><geom name="floor" type="plane" size="3 3 .1" '
+        'pos=".1 0 .05" euler="0 .1 0" friction=".7"/></body>')
+
+# id -> (xml, the attributes to change on MuJoCo's side only: mujoco_twin.change's specs).
 FEATURES = {
-    "sphere_friction_max": (scene(SPHERE, 'friction="1.2"', 'friction=".5"'), [('friction="1.2"', 'friction="1.1"')]),
-    "capsule_ends": (scene(CAPSULE, 'friction=".8"'), [('size=".05 .15"', 'size=".05 .16"')]),
-    "box_corners": (scene(BOX, 'friction=".6"', 'friction=".9"'), [('friction=".9"', 'friction="1"')]),
-    "cylinder_rim": (scene(CYLINDER), [('size=".08 .1"', 'size=".08 .11"')]),
-    "condim_1_frictionless": (scene(BOX, 'condim="1"', 'condim="1" friction="1.2"'), [('condim="1" friction', 'condim="3" friction')]),
+    "sphere_friction_max": (scene(SPHERE, 'friction="1.2"', 'friction=".5"'), ['friction="1.2"']),
+    "capsule_ends": (scene(CAPSULE, 'friction=".8"'), ['size=".05 .15"']),
+    "box_corners": (scene(BOX, 'friction=".6"', 'friction=".9"'), ['friction=".9"']),
+    "cylinder_rim": (scene(CYLINDER), ['size=".08 .1"']),
+    "condim_1_frictionless": (scene(BOX, 'condim="1"', 'condim="1" friction="1.2"'),
+                              [('condim="1" friction', 'condim="3" friction')]),
     "solref_solimp_mixed_by_solmix": (
         scene(CAPSULE, 'solref=".015 .7" solimp=".8 .9 .002 .3 3" solmix="3"', 'solref=".03 1.2" solmix=".5"'),
-        [('solref=".015 .7"', 'solref=".015 .8"'), ('solimp=".8 .9 .002 .3 3"', 'solimp=".8 .9 .003 .3 3"'),
-         ('solmix="3"', 'solmix="2"')]),
-    "solref_direct_stiffness_damping": (scene(SPHERE, 'solref="-4000 -40"', 'solref="-6000 -30"'),  # the smaller of each
-                                        [('solref="-4000 -40"', 'solref="-4000 -45"'), ('solref="-6000 -30"', 'solref="-5000 -30"')]),
-    "margin_summed": (scene(BOX, 'margin=".004"', 'margin=".002"'), [('margin=".004"', 'margin=".003"')]),
+        ['solref=".015 .7"', ('solimp=".8 .9 .002 .3 3"', 'solimp=".8 .9 .003 .3 3"'), 'solmix="3"']),
+    "solref_direct_stiffness_damping": (  # the smaller of each
+        scene(SPHERE, 'solref="-4000 -40"', 'solref="-6000 -30"'),
+        [('solref="-4000 -40"', 'solref="-4000 -45"'), ('solref="-6000 -30"', 'solref="-5000 -30"')]),
+    "margin_summed": (scene(BOX, 'margin=".004"', 'margin=".002"'), ['margin=".004"']),
     "priority_picks_the_geoms_parameters": (
         scene(CYLINDER, 'priority="1" friction=".4" solref=".01 .9"', 'friction="1.3" condim="1"'),
-        [('friction=".4"', 'friction=".3"'), ('priority="1"', 'priority="0"')]),
-    "contype_conaffinity": (
-        scene(SPHERE, 'contype="2" conaffinity="2"', 'contype="3" conaffinity="1"',
-              children='<geom name="ghost" type="box" size=".2 .2 .01" pos="0 0 -.12" contype="4" conaffinity="4"/>'),
-        [('contype="4" conaffinity="4"', 'contype="4" conaffinity="1"'), ('contype="3"', 'contype="1"')]),
-    "tilted_floor_pos_quat": (scene(BOX, floor='pos=".2 -.1 -.3" quat=".95 .2 -.1 .05"'),
-                              [('quat=".95 .2 -.1 .05"', 'quat=".95 .2 -.1 .1"')]),
-    "plane_on_a_static_body": (
-        scene(CAPSULE, world='<body name="ramp" pos="0 .1 -.2" euler=".15 0 .3"><geom name="floor" type="plane" '
-                             'size="3 3 .1" pos=".1 0 .05" euler="0 .1 0" friction=".7"/></body>'),
-        [('euler=".15 0 .3"', 'euler=".15 0 .35"'), ('euler="0 .1 0"', 'euler="0 .15 0"')]),
-    "welded_children_touch_the_floor": (scene(BOX, children=WELDED),
-                                        [('quat=".8 .3 -.4 .2"', 'quat=".8 .3 -.4 .3"'), ('friction="1.4"', 'friction="1.5"')]),
-    "impratio": (scene(BOX, 'friction="1.1"', option='impratio="3"'), [('impratio="3"', 'impratio="2"')]),
-    "timestep_bounds_the_time_constant": (scene(SPHERE, 'solref=".005 1"', timestep=".01"),
-                                          [('timestep=".01"', 'timestep=".008"')]),
+        ['friction=".4"', ('priority="1"', 'priority="0"')]),
+    "contype_conaffinity": (scene(SPHERE, 'contype="2" conaffinity="2"', 'contype="3" conaffinity="1"', children=GHOST),
+                            [('contype="4" conaffinity="4"', 'contype="4" conaffinity="1"'),
+                             ('contype="3"', 'contype="1"')]),
+    "tilted_floor_pos_quat": (scene(BOX, floor='pos=".2 -.1 -.3" quat=".95 .2 -.1 .05"'), ['quat=".95 .2 -.1 .05"']),
+    "plane_on_a_static_body": (scene(CAPSULE, world=RAMP), ['euler=".15 0 .3"', ('euler="0 .1 0"', 'euler="0 .15 0"')]),
+    "welded_children_touch_the_floor": (scene(BOX, children=WELDED), ['quat=".8 .3 -.4 .2"', 'friction="1.4"']),
+    "impratio": (scene(BOX, 'friction="1.1"', option='impratio="3"'), ['impratio="3"']),
+    "timestep_bounds_the_time_constant": (scene(SPHERE, 'solref=".005 1"', timestep=".01"), ['timestep=".01"']),
     "joint_limits_range_margin_solref_solimp": (
         scene(SPHERE, children=LIMITED),
-        [('range="-.4 .6"', 'range="-.4 .65"'), ('margin=".02"', 'margin=".03"'), ('solreflimit=".03 .8"', 'solreflimit=".03 .9"'),
-         ('solimplimit=".8 .95 .2 .4 3"', 'solimplimit=".6 .95 .2 .4 3"'), ('range="-.05 .08"', 'range="-.06 .08"')]),
-    "flag_contact_disabled": (scene(BOX, children=LIMITED, flags='<flag contact="disable"/>'),
-                              [('contact="disable"', 'contact="enable"')]),
-    "flag_limit_disabled": (scene(BOX, children=LIMITED, flags='<flag limit="disable"/>'), [('limit="disable"', 'limit="enable"')]),
-    "flag_frictionloss_disabled": (scene(BOX, children=LIMITED.replace('margin=".02"', 'margin=".02" frictionloss=".3"'),
-                                         flags='<flag frictionloss="disable"/>'),
-                                   [('frictionloss="disable"', 'frictionloss="enable"')]),
+        ['range="-.4 .6"', 'margin=".02"', 'solreflimit=".03 .8"', 'range="-.05 .08"',
+         ('solimplimit=".8 .95 .2 .4 3"', 'solimplimit=".6 .95 .2 .4 3"')]),
+    "flag_contact_disabled": (scene(BOX, children=LIMITED, flags='<flag contact="disable"/>'), ['contact="disable"']),
+    "flag_limit_disabled": (scene(BOX, children=LIMITED, flags='<flag limit="disable"/>'), ['limit="disable"']),
+    "flag_frictionloss_disabled": (
+        scene(BOX, children=LIMITED.replace('margin=".02"', 'margin=".02" frictionloss=".3"'),
+              flags='<flag frictionloss="disable"/>'),
+        ['frictionloss="disable"']),
     "flag_constraint_disabled": (scene(BOX, children=LIMITED, flags='<flag constraint="disable"/>'),
-                                 [('constraint="disable"', 'constraint="enable"')]),
+                                 ['constraint="disable"']),
 }
 
 
@@ -117,8 +121,7 @@ def test_mjcf_contact_feature_equals_mujoco(feature, tmp_path):
         assert constrained >= STATES // 2, f"{feature}: constraints in only {constrained} states"
 
 
-@pytest.mark.parametrize("feature,change", [(f, c) for f, (_, changes) in FEATURES.items() for c in changes],
-                         ids=lambda x: x if isinstance(x, str) else f"{x[0]}->{x[1]}")
+@pytest.mark.parametrize("feature,change", changes_of(FEATURES), ids=change_id)
 def test_mjcf_contact_feature_change_on_mujocos_side_is_noticed(feature, change, tmp_path):
     xml = FEATURES[feature][0]
     twin = Twin(tmp_path, xml, law="mujoco", mujoco_xml=mutate(xml, *change))
@@ -139,7 +142,7 @@ def expected_spheres(m, d, g):
         return [c + e * s[1] * R[:, 2] for e in (-1, 1)], s[0]
     if kind == mujoco.mjtGeom.mjGEOM_BOX:
         r = 0.1 * s.min()
-        return [c + R @ (np.array(sign) * (s - r)) for sign in np.ndindex(2, 2, 2) for sign in [2 * np.array(sign) - 1]], r
+        return [c + R @ ((2 * np.array(corner) - 1) * (s - r)) for corner in np.ndindex(2, 2, 2)], r
     r = 0.1 * min(s[0], s[1])  # cylinder
     return [c + R @ np.array([(s[0] - r) * np.cos(a), (s[0] - r) * np.sin(a), e * (s[1] - r)])
             for e in (-1, 1) for a in np.arange(8) * np.pi / 4], r
@@ -199,7 +202,8 @@ COMPLIANT = ["sphere_friction_max", "capsule_ends", "box_corners", "cylinder_rim
              "tilted_floor_pos_quat", "plane_on_a_static_body", "welded_children_touch_the_floor"]
 COMPLIANT_NOT_YET = {
     "condim_1_frictionless": "the compliant law's friction ignores condim 1 (MuJoCo: frictionless)",
-    "priority_picks_the_geoms_parameters": "the compliant law's friction ignores priority (MuJoCo: the higher priority's)",
+    "priority_picks_the_geoms_parameters":
+        "the compliant law's friction ignores priority (MuJoCo: the higher priority's)",
 }
 
 
@@ -212,10 +216,9 @@ def test_compliant_contact_spheres_sit_on_mujocos_geoms(feature, tmp_path):
     assert errors and max(errors.values()) < 1e-12, errors
 
 
-@pytest.mark.parametrize("feature,change", [(f, c) for f in COMPLIANT for c in FEATURES[f][1]
-                                            if "size" in c[0] or "friction" in c[0] or "quat" in c[0] or "euler" in c[0]
-                                            or "contype" in c[0]],
-                         ids=lambda x: x if isinstance(x, str) else f"{x[0]}->{x[1]}")
+@pytest.mark.parametrize("feature,change", [(f, c) for f, c in changes_of(FEATURES) if f in COMPLIANT and
+                                            re.match("size|friction|quat|euler|contype", c[0])],
+                         ids=change_id)
 def test_compliant_contact_spheres_notice_a_change_on_mujocos_side(feature, change, tmp_path):
     xml = FEATURES[feature][0]
     twin = Twin(tmp_path, xml, mujoco_xml=mutate(xml, *change))
@@ -225,10 +228,10 @@ def test_compliant_contact_spheres_notice_a_change_on_mujocos_side(feature, chan
 
 # --- the compliant law's joint stops: at MuJoCo's ranges, none with limit="disable" ---
 
-@pytest.mark.parametrize("feature,change", [("joint_limits_range_margin_solref_solimp", None),
-                                            ("flag_limit_disabled", None),
-                                            ("joint_limits_range_margin_solref_solimp", ('range="-.4 .6"', 'range="-.4 .65"')),
-                                            ("flag_limit_disabled", ('limit="disable"', 'limit="enable"'))])
+STOPS = {"joint_limits_range_margin_solref_solimp": 'range="-.4 .6"', "flag_limit_disabled": 'limit="disable"'}
+
+
+@pytest.mark.parametrize("feature,change", [(f, c) for f, spec in STOPS.items() for c in (None, change(spec))])
 def test_compliant_stops_sit_at_mujocos_ranges(feature, change, tmp_path):
     """Each limited hinge or slide has a stop at its range (MuJoCo's compiled jnt_range), and no
     speed has one with the limit flag off; a change on MuJoCo's side alone must be noticed."""
@@ -239,7 +242,8 @@ def test_compliant_stops_sit_at_mujocos_ranges(feature, change, tmp_path):
             for n in params if n.startswith("stop.") and n.endswith(".lower")}
     ours = {k: v for k, v in ours.items() if np.all(np.isfinite(v))}
     theirs = {} if m.opt.disableflags & mujoco.mjtDisableBit.mjDSBL_LIMIT else {
-        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j): tuple(m.jnt_range[j]) for j in np.flatnonzero(m.jnt_limited)}
+        mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_JOINT, j): tuple(m.jnt_range[j])
+        for j in np.flatnonzero(m.jnt_limited)}
     assert (ours == theirs) != bool(change), (ours, theirs)
 
 
@@ -284,8 +288,9 @@ TOUCH = scene('type="capsule" fromto="-.2 0 0 .2 0 0" size=".04"',
 
 
 @pytest.mark.xfail(strict=True, reason="under the mujoco law touch reads no contact (physics/sensors.h sums the "
-                   "compliant law's ground contacts only); and Lockstep counts a contact whose point lies in the zone "
-                   "where MuJoCo counts one whose normal ray from the point meets the zone (engine_sensor.c)")
+                   "compliant law's ground contacts only); and Lockstep counts a contact whose point lies in the zone, "
+                   "MuJoCo also one whose ray from the point along the normal, away from the sensor's body, meets "
+                   "the zone (engine_sensor.c)")
 @pytest.mark.parametrize("zone", ZONES)
 def test_soft_law_touch_zone_equals_mujocos(zone, tmp_path):
     twin = Twin(tmp_path, TOUCH, law="mujoco")
@@ -307,7 +312,8 @@ BALL_ZONES = {"around": 'pos=".02 0 -.03" size=".12"', "below": 'pos=".005 0 -.1
 
 @pytest.mark.parametrize("zone", ["around", pytest.param("below", marks=pytest.mark.xfail(
     strict=True, reason="Lockstep's touch counts a contact whose point lies in the zone (physics/sensors.h "
-    "insideZone); MuJoCo's also one whose normal ray from the point meets the zone (engine_sensor.c, mju_rayGeom)"))])
+    "insideZone); MuJoCo's also one whose ray from the point along the normal, away from the sensor's body, meets "
+    "the zone (engine_sensor.c, mju_rayGeom)"))])
 def test_touch_counts_the_contacts_mujoco_counts(zone, tmp_path):
     twin = Twin(tmp_path, scene(SPHERE, children=f'<site name="zone" type="sphere" {BALL_ZONES[zone]}/>',
                                 sensors='<touch name="touch" site="zone"/>'))
@@ -323,9 +329,10 @@ def test_touch_counts_the_contacts_mujoco_counts(zone, tmp_path):
 # --- timestep and integrator: one step of the XML's integrator at its timestep equals mj_step ---
 
 PLANAR_BOX = """<mujoco><option integrator="RK4" timestep="0.003" gravity=".2 0 -9.81"/><worldbody>
-  <geom name="floor" type="plane" size="5 5 .1" friction=".8"/>
+  <geom name="floor" type="plane" size="5 5 .1" friction="1.3"/>
   <body name="b" pos="0 0 .1"><joint name="x" type="slide" axis="1 0 0"/><joint name="z" type="slide" axis="0 0 1"/>
-    <joint name="pitch" type="hinge" axis="0 1 0"/><geom name="box" type="box" size=".1 .15 .05" euler=".3 .2 .1"/></body>
+    <joint name="pitch" type="hinge" axis="0 1 0"/>
+    <geom name="box" type="box" size=".1 .15 .05" euler=".3 .2 .1"/></body>
 </worldbody></mujoco>"""
 # MuJoCo 4.0's RK4 advances quaternions (ball and free joints) otherwise than MuJoCo 2.2.2's, which
 # Lockstep follows (tests/frontend/test_soft_constraints.cpp, 3e-15): the difference falls as dt^5
@@ -344,7 +351,7 @@ def planar_box_on_the_floor(twin, rng):
     qpos, qvel, ctrl = twin.random_state(rng)
     twin.d.qpos[:] = qpos
     mujoco.mj_kinematics(twin.m, twin.d)
-    qpos[1] -= twin._support(1, np.array([0, 0, 1.0])) - rng.uniform(-0.004, 0.001)
+    qpos[1] -= twin.support(1, np.array([0, 0, 1.0])) - rng.uniform(-0.004, 0.001)
     return qpos, qvel, ctrl
 
 
