@@ -179,7 +179,31 @@ def pytest_file(node: str) -> str:
 # ---- processes -----------------------------------------------------------------------------------
 
 class Interrupted(Exception):
-    pass
+    """Ctrl-C or SIGTERM: raised at once, or, while a mutated file is being restored, right after."""
+
+
+_signals = {"deferred": False, "pending": False}
+
+
+def _on_signal(*_):
+    if _signals["deferred"]:
+        _signals["pending"] = True
+        return
+    raise Interrupted()
+
+
+class restoring:
+    """A block that Ctrl-C and SIGTERM do not cut short (the interrupt is raised after it)."""
+
+    def __enter__(self):
+        _signals["deferred"] = True
+
+    def __exit__(self, *exc):
+        _signals["deferred"] = False
+        if _signals["pending"] and exc[0] is None:
+            _signals["pending"] = False
+            raise Interrupted()
+        return False
 
 
 def run(cmd: list[str], log, *, cwd: Path, env: dict | None = None, timeout: float | None = None) -> tuple[int, str, bool]:
@@ -377,8 +401,13 @@ class Runner:
             return ERROR, f"no ctest test matches {rx}"
         return ERROR, f"ctest exited {rc} without naming a failed test"
 
+    def present(self, nodes: list[str]) -> list[str]:
+        """The pytest catchers whose files are in the checkout (a test file of a branch not merged
+        yet may be named: it is left out until it is there)."""
+        return [n for n in nodes if (self.work / pytest_file(n)).is_file()]
+
     def run_pytest(self, nodes: list[str], ext_so: Path | None, cli: str, log) -> tuple[str, str]:
-        present = [n for n in nodes if (self.work / pytest_file(n)).is_file()]
+        present = self.present(nodes)
         if not present:
             return ERROR, "none of its pytest files is in this checkout"
         top = self.overlay(ext_so)
@@ -445,7 +474,7 @@ class Runner:
         with open(self.logs / "baseline.log", "w") as log:
             print(f"baseline: the catchers without a mutant (log: {self.logs / 'baseline.log'})")
             regexes = sorted({rx for m in cpp for rx in m.ctest})
-            cpp_nodes = sorted({n for m in cpp for n in m.pytest})
+            cpp_nodes = sorted({n for m in cpp for n in self.present(m.pytest)})
             programs = set().union(set(), *targets.values()) | ({"lockstep_cli"} if cpp_nodes else set())
             if programs:
                 if not self.configure(self.build, [], log) or not self.build_targets(self.build, sorted(programs), log):
@@ -462,7 +491,7 @@ class Runner:
                 result, by = self.run_pytest(cpp_nodes, self.ext_so(), str(self.build / "lockstep"), log)
                 if result != SURVIVED:
                     raise SystemExit(f"baseline: without a mutant the pytest catchers fail: {by} (see {log.name})")
-            py_nodes = sorted({n for m in py for n in m.pytest})
+            py_nodes = sorted({n for m in py for n in self.present(m.pytest)})
             if py_nodes:
                 result, by = self.run_pytest(py_nodes, None, self.cli(), log)
                 if result != SURVIVED:
@@ -482,10 +511,11 @@ class Runner:
                 path.write_text(text.replace(m.find, m.replace, 1))
                 result, by = self._build_and_test(m, targets, path, log)
             finally:
-                path.write_text(text)
-                git(self.work, "checkout", "--quiet", "--", m.file)
-                if path.read_text() != text:
-                    raise SystemExit(f"{m.file} could not be restored in {self.work}")
+                with restoring():
+                    path.write_text(text)
+                    git(self.work, "checkout", "--quiet", "--", m.file)
+                    if path.read_text() != text:
+                        raise SystemExit(f"{m.file} could not be restored in {self.work}")
         return Outcome(m, result, by, time.time() - start)
 
     def _build_and_test(self, m: Mutant, targets: set[str], path: Path, log) -> tuple[str, str]:
@@ -497,14 +527,15 @@ class Runner:
                 return NO_COMPILE, r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "syntax error"
             return self.run_pytest(m.pytest, None, self.cli(), log)
         # The test programs of its ctest catchers, and the command line its pytest catchers run.
-        programs = set(targets) | ({"lockstep_cli"} if m.pytest else set())
+        nodes = self.present(m.pytest)
+        programs = set(targets) | ({"lockstep_cli"} if nodes else set())
         if not self.configure(self.build, [], log):
             return ERROR, "cmake could not configure the build directory"
         if not self.build_targets(self.build, sorted(programs), log):
             return NO_COMPILE, "did not build: " + ", ".join(sorted(programs))
         if m.ctest:
             result, by = self.run_ctest(m.ctest, log)
-            if result != SURVIVED or not m.pytest:
+            if result != SURVIVED or not nodes:
                 return result, by
         if not self.configure(self.ext_build, self.ext_configure_args(), log):
             return ERROR, "cmake could not configure the Python module's build directory"
@@ -513,7 +544,7 @@ class Runner:
         so = self.ext_so()
         if so is None:
             return ERROR, f"no _ext*.so under {self.ext_build}"
-        return self.run_pytest(m.pytest, so, str(self.build / "lockstep"), log)
+        return self.run_pytest(nodes, so, str(self.build / "lockstep"), log)
 
     def write_report(self, final: bool) -> None:
         counted = [o for o in self.outcomes if o.result in (CAUGHT, SURVIVED)]
@@ -550,7 +581,7 @@ class Runner:
         if problems:
             raise SystemExit("refused:\n  " + "\n  ".join(problems))
         targets = self.plan()
-        if any(m.pytest for m in self.mutants):
+        if any(self.present(m.pytest) for m in self.mutants):
             with open(self.logs / "overlay.log", "w") as log:
                 self.check_overlay_imports(log)
         final = False
@@ -565,7 +596,7 @@ class Runner:
                 print(f"{o.result}{by} ({o.seconds:.0f} s)", flush=True)
                 self.write_report(False)
             final = True
-        except (KeyboardInterrupt, Interrupted):
+        except (KeyboardInterrupt, Interrupted):  # KeyboardInterrupt: a SIGINT before the handler was set
             print("\ninterrupted: the mutated file is restored; the report is partial")
         finally:
             self.write_report(final)
@@ -619,10 +650,6 @@ def check(mutants: list[Mutant], repo: Path, rev: str) -> int:
     return 1 if problems else 0
 
 
-def _terminated(*_):
-    raise Interrupted()
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
@@ -668,7 +695,8 @@ def main() -> int:
         return 0
     if args.check:
         return check(chosen, repo, args.rev)
-    signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGTERM, _on_signal)
+    signal.signal(signal.SIGINT, _on_signal)
     return Runner(args, repo, chosen).main()
 
 
