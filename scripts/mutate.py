@@ -105,6 +105,8 @@ def load_mutants(path: Path) -> list[Mutant]:
                 re.compile(rx)
             except re.error as e:
                 problems.append(f"{m.id}: ctest regex {rx!r}: {e}")
+            if rx.count("(") - rx.count("\\(") > 9:
+                problems.append(f"{m.id}: ctest regex {rx!r} has more than 9 groups (CMake's limit)")
         mutants.append(m)
     if problems:
         raise SystemExit(f"{path}:\n  " + "\n  ".join(problems))
@@ -170,6 +172,20 @@ def programs_of(m: Mutant, index: dict[str, str]) -> tuple[set[str], list[str]]:
             unmatched.append(rx)
         targets |= hit
     return targets, unmatched
+
+
+def ctest_chunks(regexes: list[str]) -> list[list[str]]:
+    """The regexes in groups that ctest's -R takes as one alternation: CMake's regular expressions
+    hold at most 9 parenthesized groups, and are kept short here."""
+    chunks, groups, size = [[]], 0, 0
+    for rx in regexes:
+        g = rx.count("(") - rx.count("\\(")
+        if chunks[-1] and (groups + g > 9 or size + len(rx) > 2000):
+            chunks.append([])
+            groups, size = 0, 0
+        chunks[-1].append(rx)
+        groups, size = groups + g, size + len(rx) + 1
+    return [c for c in chunks if c]
 
 
 def pytest_file(node: str) -> str:
@@ -380,8 +396,15 @@ class Runner:
 
     # -- running catchers --
     def run_ctest(self, regexes: list[str], log) -> tuple[str, str]:
-        """(result, failing test) of the ctest catchers."""
-        rx = regexes[0] if len(regexes) == 1 else "|".join(f"({r})" for r in regexes)
+        """(result, failing test) of the ctest catchers, in as few ctest runs as CMake's regular
+        expressions allow (at most 9 groups and a few kilobytes each)."""
+        for chunk in ctest_chunks(regexes):
+            result, by = self._run_ctest("|".join(chunk), log)
+            if result != SURVIVED:
+                return result, by
+        return SURVIVED, ""
+
+    def _run_ctest(self, rx: str, log) -> tuple[str, str]:
         cmd = ["ctest", "--test-dir", str(self.build), "-R", rx, "--no-tests=error", "--output-on-failure",
                "--timeout", str(self.args.timeout), "--parallel", str(self.args.jobs)]
         if not self.args.all_tests:
