@@ -46,9 +46,9 @@ void Batch<T>::linearizeEvaluation(const std::vector<std::string>& params, World
 template <class T>
 void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
                            const std::vector<std::string>& params, WorldRange worlds) {
-  if (sizes_.nSoftRows > 0)
-    throw std::invalid_argument("linearize: the model has soft constraints (MuJoCo's contact and limit law), whose "
-                                "derivatives Lockstep does not give yet");
+  if (sizes_.mujocoStepping)
+    throw std::invalid_argument("linearize: the model is under MuJoCo's contact and limit law (soft constraints, "
+                                "MuJoCo's RK4), whose derivatives Lockstep does not give yet");
   if (worlds.count < 0) worlds.count = nWorlds_ - worlds.first;
   if (worlds.first < 0 || worlds.first > nWorlds_ || worlds.count > nWorlds_ - worlds.first)
     throw std::out_of_range("linearize: worlds [" + std::to_string(worlds.first) + ", " +

@@ -73,6 +73,7 @@ Sizes sizesOf(const Model& m) {
     s.nSoftRows += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim);
   }
   s.nSoftRows += 2 * static_cast<std::int32_t>(m.softLimits().size());
+  s.mujocoStepping = m.mujocoStepping() || s.nSoftRows > 0 ? 1 : 0;
   for (const MujocoJoint& j : m.mujocoJoints()) {
     const int type = j.desc.type;
     s.nMujocoQpos += type == kMujocoFree ? 7 : type == kMujocoBall ? 4 : 1;

@@ -60,6 +60,7 @@ class Converter {
     out_.mujocoNq = m_->nq;
     out_.mujocoNv = m_->nv;
     builder_.setGravity(disabled(mjDSBL_GRAVITY) ? Vec3d::zero() : vec3(m_->opt.gravity));
+    builder_.setMujocoStepping(options_.law == MjcfOptions::ContactLaw::Mujoco);
     placeBodies();
     addActuators();
     for (const BodyDesc& d : bodies_) builder_.addBody(d);

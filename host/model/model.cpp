@@ -241,6 +241,11 @@ ModelBuilder& ModelBuilder::setGravity(const Vec3d& g) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::setMujocoStepping(bool on) {
+  mujocoStepping_ = on;
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::addBody(const BodyDesc& body) {
   bodies_.push_back(body);
   return *this;
@@ -249,6 +254,7 @@ ModelBuilder& ModelBuilder::addBody(const BodyDesc& body) {
 ModelBuilder ModelBuilder::fromModel(const Model& m) {
   ModelBuilder mb;
   mb.setGravity(m.gravity());
+  mb.setMujocoStepping(m.mujocoStepping());
   for (const Body& b : m.bodies()) {
     BodyDesc d;
     d.name = b.name;
@@ -314,6 +320,7 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
   auto model = std::make_shared<Model>();
   Model& m = *model;
   m.gravity_ = gravity_;
+  m.mujocoStepping_ = mujocoStepping_;
   std::map<std::string, int> newIndex;
   std::map<std::string, int> jointNames;
   for (int i : order) {

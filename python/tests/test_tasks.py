@@ -377,11 +377,8 @@ def test_skrl_drives_each_task(name):
     env.close()
 
 
-# Ant-v5 differs by about 1e-4 and Humanoid-v5 by more from PyPI's MuJoCo 4.0 after one env step,
-# where the C++ tests find Debian's MuJoCo 2.2.2 equal to 1e-15 on the same robots (Ant's
-# accelerations equal 4.0's to 2e-15; one RK4 step differs by 7e-7): not yet explained, so not
-# asserted here (docs/mjcf.md).
-@pytest.mark.parametrize("name", ["Hopper-v5", "Walker2d-v5", "InvertedDoublePendulum-v5"])
+# Humanoid-v5 is left out: MuJoCo collides its limbs with each other, Lockstep does not yet (issue 36).
+@pytest.mark.parametrize("name", ["Ant-v5", "Hopper-v5", "Walker2d-v5", "InvertedDoublePendulum-v5"])
 def test_mujoco_law_steps_as_gymnasiums_mujoco(name):
     """contact_law="mujoco": the task steps at the XML's timestep with its integrator and MuJoCo's
     soft constraints, so one env step (frame_skip steps) from a state along Gymnasium's own rollout,

@@ -111,7 +111,7 @@ template <class F>
 decltype(auto) dispatchModelFeatures(const Sizes& sizes, F&& f) {
   // (A model has not both: ModelBuilder::build refuses it, and no kernel is compiled for it.)
   if (sizes.nc > 0) return f(ModelFeatures<kFeatureSphereContacts>{});
-  if (sizes.nSoftRows > 0) return f(ModelFeatures<kFeatureSoftConstraints>{});
+  if (sizes.mujocoStepping) return f(ModelFeatures<kFeatureSoftConstraints>{});
   return f(ModelFeatures<0>{});
 }
 

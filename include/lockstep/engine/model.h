@@ -382,6 +382,9 @@ class Model {
   // Index of the body with this name, -1 for "ground", throws ModelError when there is none.
   int bodyIndex(const std::string& name) const;
   const Vec3d& gravity() const { return gravity_; }
+  // Whether the model steps as MuJoCo's RK4 (integrator.h), as an MJCF file under MuJoCo's law does,
+  // whether it has soft-constraint rows or not.
+  bool mujocoStepping() const { return mujocoStepping_; }
   const std::vector<double>& damping() const { return damping_; }          // [nu]
   const std::vector<double>& effortLimit() const { return effortLimit_; }  // [nu], +inf if unbounded
   const std::vector<double>& armature() const { return armature_; }        // [nu]
@@ -424,6 +427,7 @@ class Model {
   friend class ModelBuilder;
   std::vector<Body> bodies_;
   Vec3d gravity_ = Vec3d::zero();
+  bool mujocoStepping_ = false;
   std::vector<double> damping_, effortLimit_, armature_, jointStiffness_, springReference_, defaultQ_, defaultU_;
   std::vector<std::string> qNames_, uNames_, zNames_;
 #define LOCKSTEP_X(Kind, list, count, ...) std::vector<Kind> list##_;
@@ -437,6 +441,7 @@ class Model {
 class ModelBuilder {
  public:
   ModelBuilder& setGravity(const Vec3d& g);
+  ModelBuilder& setMujocoStepping(bool on);  // Model::mujocoStepping
   // Adds a body on a mobilizer to its parent; bodies may be added in any order.
   ModelBuilder& addBody(const BodyDesc& body);
   // Adds an element of any kind (LinearBushingDesc, SpringDamperDesc, GroundContactDesc,
@@ -461,6 +466,7 @@ class ModelBuilder {
 
  private:
   Vec3d gravity_ = Vec3d::zero();
+  bool mujocoStepping_ = false;
   std::vector<BodyDesc> bodies_;
 #define LOCKSTEP_X(Kind, list, count, ...) std::vector<Kind##Desc> list##_;
   LOCKSTEP_ELEMENT_KINDS(LOCKSTEP_X)

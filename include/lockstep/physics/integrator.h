@@ -66,6 +66,10 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
   for (int i = 0; i < ny; ++i) y0[i] = stateRef(w, s, i);
 
   StatusOf<T> status = StatusOf<T>(kStatusOk);
+  // RK4's tableau: the stages' steps from y0 and the weights of their derivatives (times dt / 6).
+  const T half = T(0.5) * dt;
+  const T stageStep[3] = {half, half, dt};
+  const T weight[4] = {T(1), T(2), T(2), T(1)};
   if (integrator == Integrator::SemiImplicitEuler) {
     // u and z advance with the derivative at the start; q then advances with the new u.
     status = computeStateDerivative<T, kFeatures>(model, w, ws);
@@ -74,16 +78,16 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
       computeQdot(model, Strided<const T>(w.q), Strided<const T>(w.u), ydot);
       for (int i = 0; i < s.nq; ++i) w.q[i] = y0[i] + dt * ydot[i];
     }
-  } else if ((kFeatures & kFeatureSoftConstraints) != 0 && s.nSoftRows > 0) {
-    // A model under MuJoCo's law steps as MuJoCo's RK4 (mj_RungeKutta): the same tableau in MuJoCo's
+  } else if ((kFeatures & kFeatureSoftConstraints) != 0 && s.mujocoStepping) {
+    // A model under MuJoCo's law steps as MuJoCo 4's RK4 (mj_RungeKutta): the same tableau in MuJoCo's
     // coordinates. A Ball's or Free's angular velocity and acceleration are combined in M (as
     // MuJoCo's qvel and qacc hold them: mobilizerSpeedsInM), and every stage's positions, and the
-    // end's, are advanced along the manifold from q0 by the stage's combination of speeds
-    // (mobilizerIntegrateQ), not by qdot. acc's first nu entries sum the speeds, its u part the
-    // accelerations, both in M.
-    const T half = T(0.5) * dt;
-    const T stageStep[3] = {half, half, dt};
-    const T weight[4] = {T(1), T(2), T(2), T(1)};
+    // end's, are advanced along the manifold from q0 (mobilizerIntegrateQ), not by qdot: by the
+    // stage's combination of the rates of the coordinates, which on a rotation are the speeds at the
+    // stage mapped through dexp^-1 of the stage's rotation theta from q0 (Munthe-Kaas's RK4 on the
+    // rotation group, mobilizerStageRates; MuJoCo 3 and earlier combined the speeds themselves, a
+    // difference of order h^3 |w|^2 per step). acc's first nu entries sum the rates, its u part the
+    // accelerations, both in M; ws.rkTheta holds each body's theta between stages.
     // Body b's speeds from u0 plus h times the accelerations `rates` (in M), expressed at its new q.
     auto advanceSpeeds = [&](const BodyTopology& topo, const T* rates, T h) {
       T u0[kMaxMobilizerU], uM[kMaxMobilizerU], uF[kMaxMobilizerU];
@@ -101,6 +105,11 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
         T speeds[kMaxMobilizerU], rates[kMaxMobilizerU];
         mobilizerSpeedsInM<T>(topo.mobilizer, w.q + topo.qOffset, w.u + topo.uOffset, speeds);
         mobilizerSpeedsInM<T>(topo.mobilizer, w.q + topo.qOffset, ydot + (s.nq + topo.uOffset), rates);
+        const Strided<T> theta = ws.rkTheta(b);
+        if (k > 0) {  // speeds becomes the rates of the coordinates at the stage
+          const T thetaB[3] = {theta[0], theta[1], theta[2]};
+          mobilizerStageRates<T>(topo.mobilizer, thetaB, speeds);
+        }
         for (int i = 0; i < topo.nu; ++i) {
           const int iq = topo.uOffset + i, iu = s.nq + topo.uOffset + i;
           acc[iq] = (k == 0 ? T(0) : T(acc[iq])) + weight[k] * speeds[i];
@@ -109,6 +118,7 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
         if (k < 3) {
           Strided<T> qb = w.q + topo.qOffset;
           mobilizerIntegrateQ<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, speeds, stageStep[k], qb);
+          for (int i = 0; i < 3 && i < topo.nu; ++i) theta[i] = stageStep[k] * speeds[i];
           advanceSpeeds(topo, rates, stageStep[k]);
         }
       }
@@ -134,9 +144,6 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
     }
   } else {
     // Classical RK4: y1 = y0 + dt/6 (k1 + 2 k2 + 2 k3 + k4).
-    const T half = T(0.5) * dt;
-    const T stageStep[3] = {half, half, dt};
-    const T weight[4] = {T(1), T(2), T(2), T(1)};
     for (int k = 0; k < 4; ++k) {
       status = firstFailure(status, computeStateDerivative<T, kFeatures>(model, w, ws));
       if (allLanes(failed(status))) break;

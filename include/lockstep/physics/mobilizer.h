@@ -253,6 +253,19 @@ LOCKSTEP_HD void mobilizerIntegrateQ(MobilizerType t, const Q0& q0, const U& u, 
     for (int i = 0; i < 3; ++i) q[4 + i] = q0[4 + i] + h * u[3 + i];
 }
 
+// A Runge-Kutta stage's speeds on the rotation group (Munthe-Kaas's method, as MuJoCo 4's RK4): the
+// stage's rotation from q0 is exp(theta), and a Ball's or Free's angular velocity w (in M) there moves
+// theta at dexp^-1_theta(w), taken to second order: w + theta x w / 2 + theta x (theta x w) / 12. The
+// others' speeds, and a Free's translation, are the rates of their coordinates as they are.
+template <class T>
+LOCKSTEP_HD void mobilizerStageRates(MobilizerType t, const T theta[3], T speeds[kMaxMobilizerU]) {
+  if (mobilizerQdotIsU(t)) return;
+  const Vec3<T> th = makeVec3(theta[0], theta[1], theta[2]), w = makeVec3(speeds[0], speeds[1], speeds[2]);
+  const Vec3<T> tw = cross(th, w);
+  const Vec3<T> rate = w + T(0.5) * tw + (T(1) / T(12)) * cross(th, tw);
+  for (int i = 0; i < 3; ++i) speeds[i] = rate[i];
+}
+
 // The mobilizer's speeds u with a Ball's or Free's angular velocity expressed in M instead of F
 // (w_M = R_FM' w_F), as MuJoCo's qvel holds it; the others' as they are.
 template <class T, class Q, class U>

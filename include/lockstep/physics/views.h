@@ -81,6 +81,8 @@ struct Sizes {
   // The soft constraints of MuJoCo's law (soft_constraints.h): the most contact points of all plane
   // contacts together, and the most constraint rows (contact points' pyramid edges, limits' sides).
   std::int32_t nSoftPoints = 0, nSoftRows = 0;
+  // 1: the model steps as MuJoCo's RK4 (integrator.h; Model::mujocoStepping, or soft rows).
+  std::int32_t mujocoStepping = 0;
 };
 
 // What the components of a per-world field are counted per: component c of a field is element
