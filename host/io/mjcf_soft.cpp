@@ -45,9 +45,11 @@ PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std:
       d.solref[k] = ref1[0] > 0 && ref2[0] > 0 ? mix * ref1[k] + (1 - mix) * ref2[k] : std::min(ref1[k], ref2[k]);
     for (int k = 0; k < 5; ++k) d.solimp[k] = mix * imp1[k] + (1 - mix) * imp2[k];
   }
-  // Summed, as MuJoCo 3 and later sum them (MuJoCo 2 took the larger of each).
+  // Summed, as MuJoCo 3 and later sum them (MuJoCo 2 took the larger of each). The geoms' gap is not
+  // subtracted: MuJoCo 4's contacts include everything within the summed margin (includemargin;
+  // MuJoCo 3 and earlier left out the last gap of it).
   d.margin = m->geom_margin[g1] + m->geom_margin[g2];
-  d.gap = m->geom_gap[g1] + m->geom_gap[g2];
+  d.gap = 0;
   d.impratio = m->opt.impratio;
   d.timestep = m->opt.timestep;
   // diagApprox's translation: both bodies' invweight0 (the world's is 0).

@@ -5,8 +5,7 @@ udot with qacc, every contact point (dist, position, normal, force in the contac
 MuJoCo's contacts and mj_contactForce, softLimitForce with MuJoCo's limit rows, every sensor and
 mujocoBody. Each feature names changes of its attributes; each, made on MuJoCo's side only, must make
 a comparison fail. Then the compliant law's contact spheres and stops against MuJoCo's geoms and
-ranges, touch zones, one step at the file's timestep and integrator against mj_step, and (xfail,
-strict) what does not yet equal MuJoCo."""
+ranges, touch zones, and one step at the file's timestep and integrator against mj_step."""
 import re
 
 import numpy as np
@@ -18,9 +17,6 @@ from mujoco_twin import (Twin, change, change_id, changes_of, check_equal, check
 
 TOLERANCE = 1e-8  # of max(1, the largest value): the solves converge to 1e-11 of the forces' scale
 STATES = 12
-# What Lockstep does not yet give under this law, each checked by an xfail test below: the
-# acceleration sensors and cfrc_ext leave out the soft constraints' forces, touch reads none.
-NOT_YET = ("acceleration sensors", "cfrc_ext", "touch")
 
 
 def scene(shape, geom="", floor="", option="", flags="", children="", world="", timestep=".004", sensors=""):
@@ -112,11 +108,17 @@ FEATURES = {
 }
 
 
+# Not compared: MuJoCo gives a static body that carries the plane (not the world body) the reaction
+# of its contacts in cfrc_ext; Lockstep's static bodies hold none (docs/mjcf.md).
+SKIP = {"plane_on_a_static_body": ("cfrc_ext",)}
+
+
 @pytest.mark.parametrize("feature", FEATURES)
 def test_mjcf_contact_feature_equals_mujoco(feature, tmp_path):
     twin = Twin(tmp_path, FEATURES[feature][0], law="mujoco")
     assert not twin.model.warnings, twin.model.warnings
-    _, constrained = check_equal(feature, twin, TOLERANCE, STATES, skip=NOT_YET, contact=True, beyond_range=0.2)
+    _, constrained = check_equal(feature, twin, TOLERANCE, STATES, skip=SKIP.get(feature, ()), contact=True,
+                                 beyond_range=0.2)
     if "disabled" not in feature:
         assert constrained >= STATES // 2, f"{feature}: constraints in only {constrained} states"
 
@@ -125,7 +127,7 @@ def test_mjcf_contact_feature_equals_mujoco(feature, tmp_path):
 def test_mjcf_contact_feature_change_on_mujocos_side_is_noticed(feature, change, tmp_path):
     xml = FEATURES[feature][0]
     twin = Twin(tmp_path, xml, law="mujoco", mujoco_xml=mutate(xml, *change))
-    check_noticed(feature, change, twin, TOLERANCE, STATES, skip=NOT_YET, contact=True, beyond_range=0.2)
+    check_noticed(feature, change, twin, TOLERANCE, STATES, contact=True, beyond_range=0.2)
 
 
 # --- the compliant law's contact spheres (docs/mjcf.md, "Contact with the ground") ---
@@ -247,30 +249,23 @@ def test_compliant_stops_sit_at_mujocos_ranges(feature, change, tmp_path):
     assert (ours == theirs) != bool(change), (ours, theirs)
 
 
-# --- what Lockstep does not yet give under MuJoCo's law ---
+# --- MuJoCo's law: the acceleration sensors, cfrc_ext, gap and touch zones ---
 
-@pytest.mark.xfail(strict=True, reason="under the mujoco law the accelerometer, force and torque sensors use the "
-                   "articulated sweep's accelerations, not the soft-constraint solve's (physics/forward.h: 'A_GB is "
-                   "the sweep's, not corrected')")
 def test_soft_law_acceleration_sensors_equal_mujocos(tmp_path):
     twin = Twin(tmp_path, FEATURES["joint_limits_range_margin_solref_solimp"][0], law="mujoco")
     worst, _ = worst_errors(twin, np.random.default_rng(11), STATES, contact=True, beyond_range=0.2)
     assert worst["acceleration sensors"] <= TOLERANCE, worst
 
 
-@pytest.mark.xfail(strict=True, reason="under the mujoco law mujocoBody's cfrc_ext holds no contact force "
-                   "(physics/mujoco_bodies.h reads bodyContact, the compliant law's ground forces)")
 def test_soft_law_cfrc_ext_equals_mujocos(tmp_path):
     twin = Twin(tmp_path, FEATURES["welded_children_touch_the_floor"][0], law="mujoco")
     worst, _ = worst_errors(twin, np.random.default_rng(11), STATES, contact=True)
     assert worst["cfrc_ext"] <= TOLERANCE, worst
 
 
-@pytest.mark.xfail(strict=True, reason="PyPI's MuJoCo 4.0 ignores gap (a contact's includemargin is the summed "
-                   "margin); Lockstep's soft law subtracts it, as MuJoCo 2 and 3 did (host/io/mjcf_soft.cpp)")
 def test_soft_law_gap_is_mujocos(tmp_path):
     twin = Twin(tmp_path, scene(BOX, 'margin=".004" gap=".002"', 'margin=".002"'), law="mujoco")
-    check_equal("gap", twin, TOLERANCE, STATES, skip=NOT_YET, contact=True)
+    check_equal("gap", twin, TOLERANCE, STATES, contact=True)
 
 
 # A long capsule carrying touch sites of every zone shape around its ends, rotated and offset: the
@@ -287,10 +282,6 @@ TOUCH = scene('type="capsule" fromto="-.2 0 0 .2 0 0" size=".04"',
               sensors="".join(f'<touch name="touch_{k}" site="zone_{k}"/>' for k in ZONES))
 
 
-@pytest.mark.xfail(strict=True, reason="under the mujoco law touch reads no contact (physics/sensors.h sums the "
-                   "compliant law's ground contacts only); and Lockstep counts a contact whose point lies in the zone, "
-                   "MuJoCo also one whose ray from the point along the normal, away from the sensor's body, meets "
-                   "the zone (engine_sensor.c)")
 @pytest.mark.parametrize("zone", ZONES)
 def test_soft_law_touch_zone_equals_mujocos(zone, tmp_path):
     twin = Twin(tmp_path, TOUCH, law="mujoco")
@@ -310,10 +301,7 @@ def test_soft_law_touch_zone_equals_mujocos(zone, tmp_path):
 BALL_ZONES = {"around": 'pos=".02 0 -.03" size=".12"', "below": 'pos=".005 0 -.13" size=".02"'}
 
 
-@pytest.mark.parametrize("zone", ["around", pytest.param("below", marks=pytest.mark.xfail(
-    strict=True, reason="Lockstep's touch counts a contact whose point lies in the zone (physics/sensors.h "
-    "insideZone); MuJoCo's also one whose ray from the point along the normal, away from the sensor's body, meets "
-    "the zone (engine_sensor.c, mju_rayGeom)"))])
+@pytest.mark.parametrize("zone", BALL_ZONES)
 def test_touch_counts_the_contacts_mujoco_counts(zone, tmp_path):
     twin = Twin(tmp_path, scene(SPHERE, children=f'<site name="zone" type="sphere" {BALL_ZONES[zone]}/>',
                                 sensors='<touch name="touch" site="zone"/>'))
@@ -334,13 +322,6 @@ PLANAR_BOX = """<mujoco><option integrator="RK4" timestep="0.003" gravity=".2 0 
     <joint name="pitch" type="hinge" axis="0 1 0"/>
     <geom name="box" type="box" size=".1 .15 .05" euler=".3 .2 .1"/></body>
 </worldbody></mujoco>"""
-# MuJoCo 4.0's RK4 advances quaternions (ball and free joints) otherwise than MuJoCo 2.2.2's, which
-# Lockstep follows (tests/frontend/test_soft_constraints.cpp, 3e-15): the difference falls as dt^5
-# (2.8e-9, 8.9e-11, 2.8e-12 at 4, 2 and 1 ms for the ball below) and grows with stiff contacts.
-RK4_QUATERNIONS = pytest.mark.xfail(strict=True, reason="one RK4 step with a ball or free joint differs from MuJoCo "
-                                    "4.0's mj_step at O(dt^5) (4 ms: ball 2.8e-9; a free box on the floor 3.8e-6); "
-                                    "hinges and slides agree to 2e-15")
-
 
 def on_the_floor(twin, rng):
     return twin.random_state(rng, contact=True)
@@ -365,8 +346,7 @@ STEPS = {
 }
 
 
-@pytest.mark.parametrize("case", [pytest.param(c, marks=RK4_QUATERNIONS) if c in ("rk4_ball", "rk4_free_with_contacts")
-                                  else c for c in STEPS])
+@pytest.mark.parametrize("case", STEPS)
 def test_one_step_at_the_files_timestep_equals_mj_step(case, tmp_path):
     xml, state = STEPS[case]
     twin = Twin(tmp_path, xml, law="mujoco")

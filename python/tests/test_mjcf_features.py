@@ -180,22 +180,16 @@ FEATURES = {
     "flag_equality_disabled": (model(arm(), flags='<flag equality="disable"/>').replace(
         "</actuator>", '</actuator><equality><joint joint1="shoulder" joint2="elbow"/></equality>'),
         ['equality="disable"']),
-}
-
-# Features that do not yet equal MuJoCo: id -> (xml, why).
-NOT_YET = {
     "static_body_mass_in_the_worlds_subtree": (
         model(arm(), world=STATIC.replace('<site name="mount_site"', '<inertial pos=".1 0 0" mass="3" '
                                           'diaginertia=".1 .1 .1"/><site name="mount_site"')),
-        "the world body's subtreecom and subtreelinvel sensors leave out the mass of bodies welded to the world "
-        "(physics/sensors.h sums Lockstep's moving bodies; mujocoBody's subtree_com has it)"),
+        ['mass="3"']),
 }
 
 
-@pytest.mark.parametrize("feature", list(FEATURES) + [pytest.param(f, marks=pytest.mark.xfail(strict=True, reason=why))
-                                                      for f, (_, why) in NOT_YET.items()])
+@pytest.mark.parametrize("feature", FEATURES)
 def test_mjcf_feature_equals_mujoco(feature, tmp_path):
-    twin = Twin(tmp_path, (FEATURES.get(feature) or NOT_YET[feature])[0])
+    twin = Twin(tmp_path, FEATURES[feature][0])
     assert not twin.model.warnings, twin.model.warnings
     check_equal(feature, twin, TOLERANCES.get(feature, TOLERANCE), STATES)
 

@@ -2,7 +2,7 @@
 // stages (one header each):
 //   kinematics (X_GB, V_GB, H, c) -> forces (Fb, tauTotal, zdot) -> articulated-body sweep (udot,
 //   A_GB) -> constraints (multipliers; udot and A_GB corrected) -> soft constraints (udot the
-//   constrained qacc; A_GB is the sweep's, not corrected)
+//   constrained qacc, A_GB its body accelerations)
 // and the mobilizers' qdot = N(q) u. The integrator (computeStateDerivative) and the evaluation of
 // outputs (evaluateOutputs, world.h) both run this one pipeline.
 #pragma once
@@ -39,8 +39,10 @@ LOCKSTEP_HD ForceSummary<T> forwardDynamics(const ModelView<T>& model, const Wor
       f.status = firstFailure(f.status, solveConstraints<T>(model, w.params, ws, udot, lambda));
   }
   if constexpr ((kFeatures & kFeatureSoftConstraints) != 0) {
-    if (model.sizes.nSoftRows > 0 && !allLanes(failed(f.status)))
+    if (model.sizes.nSoftRows > 0 && !allLanes(failed(f.status))) {
       f.status = firstFailure(f.status, solveSoftConstraints<T>(model, w, ws, udot));
+      bodyAccelerationsFromUdot<T>(model, ws, Strided<const T>(udot), ws.A_GB());  // of the constrained qacc
+    }
   }
   return f;
 }

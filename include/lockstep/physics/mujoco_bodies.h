@@ -59,8 +59,8 @@ LOCKSTEP_HD void computeMujocoState(const ModelView<T>& model, const WorldView<T
   }
 }
 
-// MuJoCo's per-body quantities, after computeKinematics and the observation of the ground contacts'
-// body forces (bodyContact).
+// MuJoCo's per-body quantities, after computeKinematics and the contacts' body forces (bodyContact:
+// the observation's ground contacts, or under MuJoCo's law the last solve's).
 template <class T>
 LOCKSTEP_HD void computeMujocoBodies(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   using namespace mujoco_body;
@@ -121,7 +121,7 @@ LOCKSTEP_HD void computeMujocoBodies(const ModelView<T>& model, const WorldView<
     storeVec3(out + kCvel, V.ang);
     storeVec3(out + kCvel + 3, V.lin + cross(V.ang, c - p));
     SpatialVec<T> F = SpatialVec<T>::zero();
-    if (topo.contacts && topo.body >= 0 && model.sizes.nGround > 0) {
+    if (topo.contacts && topo.body >= 0 && (model.sizes.nGround > 0 || model.sizes.nPlaneContacts > 0)) {
       const SpatialVec<T> Fb = loadSpatialVec<T>(Strided<const T>(bodyContactAt(w, topo.body)));  // about Bo
       F = {Fb.ang + cross(p - c, Fb.lin), Fb.lin};
     }

@@ -6,8 +6,11 @@
 //   framelinvel, frameangvel      the velocity of S's origin and S's angular velocity, in Ground (3, 3)
 //   velocimeter, gyro             the same, in S (3, 3)
 //   accelerometer                 the acceleration of S's origin minus gravity, in S (3)
-//   touch                         the normal ground contact forces on S's body whose contact point
-//                                 lies in S's zone (a sphere, capsule, ellipsoid, cylinder or box) (1)
+//   touch                         the normal contact forces on S's body whose ray, from the contact
+//                                 point along the normal away from the body, meets S's zone (a sphere,
+//                                 capsule, ellipsoid, cylinder or box; always where the point lies in
+//                                 it), as MuJoCo's: the ground contacts, or under MuJoCo's law the soft
+//                                 contact points of the last solve (1)
 //   force, torque                 what the parent exerts on the subtree of S's body: the force and its
 //                                 moment about S's origin, in S (3, 3)
 //   subtreecom, subtreelinvel     the centre of mass of the subtree of S's body and its velocity, in
@@ -15,17 +18,20 @@
 // S is fixed on a body (Ground for -1) at X_BS (the per-world parameter sensorFrame, which also
 // holds a touch zone's size). A sensor's cutoff (the per-world parameter sensorCutoff) > 0 clamps
 // its values as MuJoCo's apply_cutoff does, by MuJoCo's data type: a real value to [-cutoff,
-// cutoff], touch (a positive value) to at most cutoff, a quaternion (framequat) not at all. The positions and velocities are computed with every observation, the
-// accelerations (accelerometer, force, torque) with every evaluation, from its udot: after a step
-// they are those of the last evaluate(), as the Batch documents.
+// cutoff], touch (a positive value) to at most cutoff, a quaternion (framequat) not at all. The
+// positions and velocities are computed with every observation, the accelerations (accelerometer,
+// force, torque; touch under MuJoCo's law, whose forces come from the solve) with every evaluation,
+// from its udot and forces: after a step they are those of the last evaluate(), as the Batch
+// documents.
 #pragma once
 
 #include "lockstep/physics/forces.h"
 
 namespace lockstep {
 
-LOCKSTEP_HD_INLINE bool sensorNeedsAccelerations(std::int32_t type) {
-  return type == kSensorAccelerometer || type == kSensorForce || type == kSensorTorque;
+LOCKSTEP_HD_INLINE bool sensorNeedsAccelerations(std::int32_t type, const Sizes& s) {
+  return type == kSensorAccelerometer || type == kSensorForce || type == kSensorTorque ||
+         (type == kSensorTouch && s.nPlaneContacts > 0);
 }
 
 // Whether body c is in the subtree of body s (Ground's subtree holds every body).
@@ -36,20 +42,87 @@ LOCKSTEP_HD_INLINE bool inSubtree(const ModelView<T>& model, int c, int s) {
   return a == s;
 }
 
-// Whether the point p (in the zone's frame) lies in a zone of the given half-sizes, as MuJoCo's
-// touch sensor asks; lane by lane.
+// The parameters t of a ray p + t d that lie in a convex set: the interval [lo, hi], empty where
+// lo > hi; +-kFar stands for no bound.
 template <class T>
-LOCKSTEP_HD_INLINE MaskOf<T> insideZone(std::int32_t zone, const Vec3<T>& s, const Vec3<T>& p) {
+struct RaySpan {
+  T lo, hi;
+};
+constexpr double kFar = 1e30;
+template <class T>
+LOCKSTEP_HD_INLINE RaySpan<T> bothSpans(const RaySpan<T>& a, const RaySpan<T>& b) {
+  return {selectT(a.lo < b.lo, b.lo, a.lo), selectT(a.hi < b.hi, a.hi, b.hi)};
+}
+// Where |p + t d| <= h for one coordinate (a box's slab, a cylinder's height).
+template <class T>
+LOCKSTEP_HD_INLINE RaySpan<T> slabSpan(const T& p, const T& d, const T& h) {
+  const MaskOf<T> moving = d != T(0), inside = absT(p) <= h;
+  const T inverse = T(1) / selectT(moving, d, T(1));
+  const T a = (-h - p) * inverse, b = (h - p) * inverse;
+  return {selectT(moving, selectT(a < b, a, b), selectT(inside, T(-kFar), T(kFar))),
+          selectT(moving, selectT(a < b, b, a), selectT(inside, T(kFar), T(-kFar)))};
+}
+// Where a t^2 + 2 b t + c <= 0 with a >= 0 (a ball, an ellipsoid, a cylinder's round side).
+template <class T>
+LOCKSTEP_HD_INLINE RaySpan<T> quadricSpan(const T& a, const T& b, const T& c) {
+  const MaskOf<T> moving = a > T(0), inside = c <= T(0);
+  const T discriminant = b * b - a * c;
+  const MaskOf<T> meets = discriminant >= T(0);
+  const T root = sqrtT(selectT(meets, discriminant, T(0))), inverse = T(1) / selectT(moving, a, T(1));
+  return {selectT(moving, selectT(meets, (-b - root) * inverse, T(kFar)), selectT(inside, T(-kFar), T(kFar))),
+          selectT(moving, selectT(meets, (-b + root) * inverse, T(-kFar)), selectT(inside, T(kFar), T(-kFar)))};
+}
+
+// Whether a span holds some t >= 0: the ray meets the set ahead of its start (or starts in it).
+template <class T>
+LOCKSTEP_HD_INLINE MaskOf<T> spanAhead(const RaySpan<T>& span) {
+  return (span.lo <= span.hi) & (span.hi >= T(0));
+}
+// Where the ray is within r of the point c (a sphere).
+template <class T>
+LOCKSTEP_HD_INLINE RaySpan<T> ballSpan(const Vec3<T>& p, const Vec3<T>& d, const Vec3<T>& c, const T& r) {
+  const Vec3<T> q = p - c;
+  return quadricSpan(dot(d, d), dot(q, d), dot(q, q) - r * r);
+}
+// Where the ray is in the cylinder of radius r and half-length h about z.
+template <class T>
+LOCKSTEP_HD_INLINE RaySpan<T> cylinderSpan(const Vec3<T>& p, const Vec3<T>& d, const T& r, const T& h) {
+  return bothSpans(quadricSpan(d[0] * d[0] + d[1] * d[1], p[0] * d[0] + p[1] * d[1], p[0] * p[0] + p[1] * p[1] - r * r),
+                   slabSpan(p[2], d[2], h));
+}
+
+// Whether the ray p + t d, t >= 0 (in the zone's frame) meets a zone of the given sizes (a sphere's
+// radius; a capsule's or cylinder's radius and half-length along z; an ellipsoid's radii; a box's
+// half-sizes), as MuJoCo's touch sensor asks of each contact (mju_rayGeom); always where p lies in
+// the zone. Lane by lane.
+template <class T>
+LOCKSTEP_HD_INLINE MaskOf<T> rayMeetsZone(std::int32_t zone, const Vec3<T>& s, const Vec3<T>& p, const Vec3<T>& d) {
   switch (zone) {
-    case kZoneSphere: return dot(p, p) <= s[0] * s[0];
+    case kZoneSphere: return spanAhead(ballSpan(p, d, Vec3<T>::zero(), s[0]));
     case kZoneCapsule: {
-      const T z = selectT(p[2] > s[1], s[1], selectT(p[2] < -s[1], -s[1], p[2]));
-      return p[0] * p[0] + p[1] * p[1] + (p[2] - z) * (p[2] - z) <= s[0] * s[0];
+      const Vec3<T> end = makeVec3(T(0), T(0), s[1]);
+      return spanAhead(cylinderSpan(p, d, s[0], s[1])) | spanAhead(ballSpan(p, d, end, s[0])) |
+             spanAhead(ballSpan(p, d, -end, s[0]));
     }
-    case kZoneEllipsoid: return square(p[0] / s[0]) + square(p[1] / s[1]) + square(p[2] / s[2]) <= T(1);
-    case kZoneCylinder: return (p[0] * p[0] + p[1] * p[1] <= s[0] * s[0]) & (absT(p[2]) <= s[1]);
-    default: return (absT(p[0]) <= s[0]) & (absT(p[1]) <= s[1]) & (absT(p[2]) <= s[2]);
+    case kZoneEllipsoid: {
+      const Vec3<T> q = makeVec3(p[0] / s[0], p[1] / s[1], p[2] / s[2]);
+      const Vec3<T> e = makeVec3(d[0] / s[0], d[1] / s[1], d[2] / s[2]);
+      return spanAhead(quadricSpan(dot(e, e), dot(q, e), dot(q, q) - T(1)));
+    }
+    case kZoneCylinder: return spanAhead(cylinderSpan(p, d, s[0], s[1]));
+    default:
+      return spanAhead(bothSpans(bothSpans(slabSpan(p[0], d[0], s[0]), slabSpan(p[1], d[1], s[1])),
+                                 slabSpan(p[2], d[2], s[2])));
   }
+}
+
+// What one contact adds to a touch sensor S (zone `zone` of sizes `size`, at X_GS): its normal force,
+// where the ray from its point along `away` (the normal, away from S's body) meets the zone.
+template <class T>
+LOCKSTEP_HD_INLINE T touchOfContact(std::int32_t zone, const Vec3<T>& size, const Transform<T>& X_GS,
+                                    const Vec3<T>& point, const Vec3<T>& away, const T& normalForce) {
+  const MaskOf<T> meets = rayMeetsZone<T>(zone, size, X_GS.R.invTimes(point - X_GS.p), X_GS.R.invTimes(away));
+  return selectT(meets & (normalForce > T(0)), normalForce, T(0));
 }
 
 // MuJoCo's cutoff c of one sensor's values `out` (see above); c <= 0: none. Lane by lane.
@@ -112,13 +185,22 @@ LOCKSTEP_HD void computeSensor(const ModelView<T>& model, const WorldView<T>& w,
       break;
     }
     case kSensorTouch: {
+      // A contact's normal force counts where its ray, from the point along the normal away from S's
+      // body (into the ground), meets S's zone.
       const Vec3<T> size = loadVec3<T>(frame + 12);
       T sum = T(0);
       for (int g = 0; g < s.nGround; ++g) {
         if (model.ground[g].bodyA != b) continue;
         const GroundContactQuantities<T> c = evaluateGroundContactOfWorld(model, w.params, ws, g);
-        const MaskOf<T> inside = insideZone<T>(topo.zone, size, R.invTimes(c.p_GP - X_GS.p));
-        sum += selectT(inside & (c.normalForce > T(0)), c.normalForce, T(0));
+        sum += touchOfContact(topo.zone, size, X_GS, c.p_GP, -groundContactParamsOf(w.params, g).normal, c.normalForce);
+      }
+      for (int i = 0; i < s.nPlaneContacts; ++i) {  // MuJoCo's law: the solve's points
+        const PlaneContactTopology contact = model.planeContact[i];
+        if (contact.body != b) continue;
+        for (int k = 0; k < contact.points; ++k) {
+          const Strided<const T> point = softContactAt(w, contact.point + k);  // active dist pos normal force
+          sum += touchOfContact(topo.zone, size, X_GS, loadVec3<T>(point + 2), -loadVec3<T>(point + 5), T(point[8]));
+        }
       }
       out[0] = sum;
       break;
@@ -135,6 +217,16 @@ LOCKSTEP_HD void computeSensor(const ModelView<T>& model, const WorldView<T>& w,
                                                           : Vc.lin + cross(Vc.ang, I.c));
         mass += I.m;
       }
+      if (b < 0) {  // Ground's subtree also holds an MJCF file's static bodies: mass that does not move
+        for (int i = 0; i < s.nMujocoBodies; ++i) {
+          const MujocoBodyTopology still = model.mujocoBodyTree[i];
+          if (still.body >= 0) continue;
+          const Strided<const T> m = mujocoBodyMassAt(w.params, i);  // m, centre of mass in L, inertia
+          if (topo.type == kSensorSubtreeCom)
+            sum = sum + T(m[0]) * (loadTransform<T>(mujocoBodyFrameAt(w.params, i)) * loadVec3<T>(m + 1));
+          mass += m[0];
+        }
+      }
       storeVec3(out, selectT(mass > T(0), T(1) / selectT(mass > T(0), mass, T(1)), T(0)) * sum);
       break;
     }
@@ -150,7 +242,8 @@ LOCKSTEP_HD void computeSensor(const ModelView<T>& model, const WorldView<T>& w,
         const SymMat33<T> J = I.centralInertia();
         const Vec3<T> f = I.m * (Ac.lin + cross(alpha, I.c) + cross(wc, cross(wc, I.c)));
         const Vec3<T> n = J * alpha + cross(wc, J * wc) + cross(p_GC - X_GS.p, f);
-        const SpatialVec<T> Fe = loadSpatialVec<T>(ws.Fb(c));  // at Bo
+        SpatialVec<T> Fe = loadSpatialVec<T>(ws.Fb(c));  // at Bo
+        if (s.nPlaneContacts > 0) Fe += loadSpatialVec<T>(Strided<const T>(bodyContactAt(w, c)));  // the solve's
         const Vec3<T> fe = Fe.lin, ne = Fe.ang + cross(bodyOrigin(ws, c) - X_GS.p, fe);
         force = force + f - fe;
         moment = moment + n - ne;
@@ -170,7 +263,7 @@ LOCKSTEP_HD void computeSensors(const ModelView<T>& model, const WorldView<T>& w
   for (int i = 0; i < s.nSensors; ++i) {
     const SensorTopology topo = model.sensor[i];
     if (topo.type == kSensorUnsupported ||
-        sensorNeedsAccelerations(topo.type) != (stage == SensorStage::Accelerations))
+        sensorNeedsAccelerations(topo.type, s) != (stage == SensorStage::Accelerations))
       continue;
     const Strided<T> out = w.sensors + topo.offset;
     computeSensor(model, w, ws, i, topo, out);

@@ -299,23 +299,17 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
       // condim 3: rows n + mu t1, n - mu t1, n + mu t2, n - mu t2 (MuJoCo's order), with one R:
       // R0 from the first edge's diagApprox (tran (1 + mu^2)), then Rpy = 2 mu^2 / impratio R0.
       const Vec3<T> edges[4] = {n + friction * t1, n - friction * t1, n + friction * t2, n - friction * t2};
-      T aref0, R0, d0;
+      T R0 = T(1);
       for (int e = 0; e < 4; ++e) {
         const Strided<T> row = J + std::int64_t(r0 + e) * s.nu;
         softPointJacobian(model, ws, topo.body, q.pos, edges[e], row);
         T aref, R, d;
         softRowLaw(law, q.dist, velocityOf(row), T(tran + friction * friction * tran), &aref, &R, &d);
-        if (e == 0) {
-          aref0 = aref;
-          R0 = R;
-          d0 = d;
-        }
+        if (e == 0) R0 = R;
         rows[4 * (r0 + e)] = q.dist - law.margin;
         rows[4 * (r0 + e) + 1] = aref;
         rows[4 * (r0 + e) + 3] = exists;
       }
-      (void)aref0;
-      (void)d0;
       const T impr = selectT(impratio < T(kSoftMinValue), T(kSoftMinValue), impratio);
       const T Rpy = T(2) * friction * friction * (R0 / impr);
       for (int e = 0; e < 4; ++e) rows[4 * (r0 + e) + 2] = T(1) / Rpy;
