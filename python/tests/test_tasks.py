@@ -307,6 +307,36 @@ def test_position_targets_hold_a_joint():
     np.testing.assert_allclose(env.state.qpos()[:, :2], target, atol=0.02)
 
 
+def test_position_targets_are_limited_to_the_motors_strength():
+    """action="target": each joint's PD torque is limited to what its motor can give, |gear| times
+    the largest |ctrl| (MuJoCo's compiled actuator), and a far target meets that limit."""
+    ref = mujoco_env("Reacher-v5").model
+    env = tasks.make("Reacher-v5", num_envs=1, action="target", kp=1e6, kd=0.0)
+    env.reset(seed=0)
+    names = env.model.speed_names
+    limits = []
+    for i, u in enumerate(env._act_u):
+        limit = abs(ref.actuator_gear[i, 0]) * np.abs(ref.actuator_ctrlrange[i]).max()
+        assert env.batch.params[f"effort_limit.{names[u]}"][0] == pytest.approx(limit, rel=1e-12)
+        limits.append(limit)
+    env.step(np.array([[3.0, -3.0]], dtype=np.float32))
+    effort = np.asarray(env.batch.field("actuator"))[0, 2 * env._act_u]  # effort, power per speed
+    np.testing.assert_allclose(np.abs(effort), limits, rtol=1e-12)
+
+
+def test_compliant_reset_state_holds_every_joint_inside_its_range():
+    """Under the compliant law a task starts every limited hinge inside its range (Ant's qpos0 puts
+    the ankles outside theirs, where a stop would start compressed): no stop pushes at the reset."""
+    ref = mujoco_env("Ant-v5").model
+    env = tasks.make("Ant-v5", num_envs=2, reset_noise_scale=0.0)
+    env.reset(seed=0)
+    qpos = env.state.qpos()
+    for j in np.flatnonzero(ref.jnt_limited):
+        lo, hi = ref.jnt_range[j]
+        assert np.all((lo <= qpos[:, ref.jnt_qposadr[j]]) & (qpos[:, ref.jnt_qposadr[j]] <= hi)), ref.joint(j).name
+    assert np.all(np.asarray(env.batch.field("stopForce")) == 0)
+
+
 def computing_in_torch(env):
     """The task computing with torch tensors on the CPU, as it does on CUDA (array="torch" on the CPU
     computes with NumPy and returns tensors that share the arrays' memory)."""
