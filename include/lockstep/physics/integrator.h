@@ -1,6 +1,7 @@
 // Stage 4, integration: fixed-step semi-implicit Euler and classical RK4 over the state
 // y = [q; u; z] of one world, with quaternions normalized after every step (a model under MuJoCo's
-// law: MuJoCo's RK4, positions advanced along the manifold). (The world-level
+// law: MuJoCo's Euler, implicit in the joints' damping, and MuJoCo 4's RK4, positions advanced along
+// the manifold). (The world-level
 // operations built on it, advance, reset, evaluate and observe, are in world.h.) A world whose step
 // fails (non-finite state, singular joint inertia, ...) is put back to its state at the start of
 // that step, flagged in its status, and not advanced again until it is reset.
@@ -53,6 +54,36 @@ LOCKSTEP_HD_INLINE void normalizeQuaternions(const ModelView<T>& model, const Wo
   }
 }
 
+// MuJoCo's Euler (mj_Euler) integrates the joints' damping implicitly: where any speed has damping,
+// the accelerations udot (ydot's u part, after computeStateDerivative at the step's start) become
+// the solution of (M + dt B) udot' = M udot, B = diag(damping) (MuJoCo's eulerdamp: qfrc_smooth and
+// qfrc_constraint hold -B u already). The lanes whose M + dt B is not positive definite are returned.
+// Not inlined: inlined, it took advanceKernel<double, 2>'s frame from 4,352 to 6,080 bytes for every
+// model under MuJoCo's law (bench/kernel_budgets.txt); called, only Euler models with damping pay.
+template <class T>
+LOCKSTEP_HD_NOINLINE MaskOf<T> mujocoImplicitDamping(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                                            T dt, Strided<T> udot) {
+  const int nu = model.sizes.nu;
+  bool damped = false;
+  for (int i = 0; i < nu && !damped; ++i) damped = anyLane(T(w.params.damping[i]) > T(0));
+  if (!damped) return T(0) > T(1);
+  const Strided<T> M = ws.softM(), H = ws.softH(), f = ws.softVec();
+  computeMassMatrix<T>(model, w.params, ws, M, ws.softIc());
+  for (int i = 0; i < nu; ++i) {
+    T x = T(0);
+    for (int j = 0; j < nu; ++j) {
+      x += M[i * nu + j] * udot[j];
+      H[i * nu + j] = M[i * nu + j];
+    }
+    f[i] = x;
+    H[i * nu + i] = T(H[i * nu + i]) + dt * T(w.params.damping[i]);
+  }
+  const MaskOf<T> failedLanes = softCholesky<T>(H, nu);
+  softNegativeSolve<T>(Strided<const T>(H), nu, f);  // f = -(M + dt B)^-1 M udot
+  for (int i = 0; i < nu; ++i) udot[i] = selectT(failedLanes, T(udot[i]), -T(f[i]));
+  return failedLanes;
+}
+
 // One step of size dt. Returns StatusFlag bits; on failure the state is as it was before the step.
 // On a pack of worlds each lane fails or advances on its own.
 template <class T, int kFeatures = kAllFeatures>
@@ -70,7 +101,39 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
   const T half = T(0.5) * dt;
   const T stageStep[3] = {half, half, dt};
   const T weight[4] = {T(1), T(2), T(2), T(1)};
-  if (integrator == Integrator::SemiImplicitEuler) {
+  // Under MuJoCo's stepping: body b's speeds from u0 plus h times the accelerations `rates` (in M, as
+  // MuJoCo's qvel and qacc hold a Ball's or Free's angular ones), expressed at its new q.
+  auto advanceSpeeds = [&](const BodyTopology& topo, const T* rates, T h) {
+    T u0[kMaxMobilizerU], uM[kMaxMobilizerU], uF[kMaxMobilizerU];
+    for (int i = 0; i < topo.nu; ++i) u0[i] = y0[s.nq + topo.uOffset + i];
+    mobilizerSpeedsInM<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, u0, uM);
+    for (int i = 0; i < topo.nu; ++i) uM[i] = uM[i] + h * rates[i];
+    mobilizerSpeedsInF<T>(topo.mobilizer, Strided<const T>(w.q) + topo.qOffset, uM, uF);
+    for (int i = 0; i < topo.nu; ++i) w.u[topo.uOffset + i] = uF[i];
+  };
+  const bool mujocoStepping = (kFeatures & kFeatureSoftConstraints) != 0 && s.mujocoStepping;
+  if (mujocoStepping && integrator == Integrator::SemiImplicitEuler) {
+    // MuJoCo's Euler (mj_Euler, mj_advance): the speeds advance (in M) by the accelerations at the
+    // start, implicit in the joints' damping (mujocoImplicitDamping); the positions then advance along
+    // the manifold by the new speeds (mobilizerIntegrateQ), and z by its derivative.
+    status = computeStateDerivative<T, kFeatures>(model, w, ws);
+    if (!allLanes(failed(status))) {
+      const Strided<T> udot = ydot + s.nq;
+      status |= flagIf(mujocoImplicitDamping<T>(model, w, ws, dt, udot) & !failed(status), kStatusSingularMassMatrix);
+      for (int b = 0; b < s.nb; ++b) {
+        const BodyTopology topo = model.body[b];
+        T u0[kMaxMobilizerU], speeds[kMaxMobilizerU], rates[kMaxMobilizerU];
+        for (int i = 0; i < topo.nu; ++i) u0[i] = y0[s.nq + topo.uOffset + i];
+        mobilizerSpeedsInM<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, u0, speeds);
+        mobilizerSpeedsInM<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, udot + topo.uOffset, rates);
+        for (int i = 0; i < topo.nu; ++i) speeds[i] = speeds[i] + dt * rates[i];
+        Strided<T> qb = w.q + topo.qOffset;
+        mobilizerIntegrateQ<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, speeds, dt, qb);
+        advanceSpeeds(topo, rates, dt);
+      }
+      for (int i = s.nq + s.nu; i < ny; ++i) stateRef(w, s, i) = y0[i] + dt * ydot[i];
+    }
+  } else if (integrator == Integrator::SemiImplicitEuler) {
     // u and z advance with the derivative at the start; q then advances with the new u.
     status = computeStateDerivative<T, kFeatures>(model, w, ws);
     if (!allLanes(failed(status))) {
@@ -78,7 +141,7 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
       computeQdot(model, Strided<const T>(w.q), Strided<const T>(w.u), ydot);
       for (int i = 0; i < s.nq; ++i) w.q[i] = y0[i] + dt * ydot[i];
     }
-  } else if ((kFeatures & kFeatureSoftConstraints) != 0 && s.mujocoStepping) {
+  } else if (mujocoStepping) {
     // A model under MuJoCo's law steps as MuJoCo 4's RK4 (mj_RungeKutta): the same tableau in MuJoCo's
     // coordinates. A Ball's or Free's angular velocity and acceleration are combined in M (as
     // MuJoCo's qvel and qacc hold them: mobilizerSpeedsInM), and every stage's positions, and the
@@ -88,15 +151,6 @@ LOCKSTEP_HD StatusOf<T> stepWorld(const ModelView<T>& model, const WorldView<T>&
     // rotation group, mobilizerStageRates; MuJoCo 3 and earlier combined the speeds themselves, a
     // difference of order h^3 |w|^2 per step). acc's first nu entries sum the rates, its u part the
     // accelerations, both in M; ws.rkTheta holds each body's theta between stages.
-    // Body b's speeds from u0 plus h times the accelerations `rates` (in M), expressed at its new q.
-    auto advanceSpeeds = [&](const BodyTopology& topo, const T* rates, T h) {
-      T u0[kMaxMobilizerU], uM[kMaxMobilizerU], uF[kMaxMobilizerU];
-      for (int i = 0; i < topo.nu; ++i) u0[i] = y0[s.nq + topo.uOffset + i];
-      mobilizerSpeedsInM<T>(topo.mobilizer, Strided<const T>(y0) + topo.qOffset, u0, uM);
-      for (int i = 0; i < topo.nu; ++i) uM[i] = uM[i] + h * rates[i];
-      mobilizerSpeedsInF<T>(topo.mobilizer, Strided<const T>(w.q) + topo.qOffset, uM, uF);
-      for (int i = 0; i < topo.nu; ++i) w.u[topo.uOffset + i] = uF[i];
-    };
     for (int k = 0; k < 4; ++k) {
       status = firstFailure(status, computeStateDerivative<T, kFeatures>(model, w, ws));
       if (allLanes(failed(status))) break;

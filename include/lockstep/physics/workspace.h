@@ -49,10 +49,10 @@ namespace lockstep {
   X(softJ, 1, std::int64_t(s.nSoftRows) * s.nu, "their Jacobians, row after row (nSoftRows x nu)")     \
   X(softJar, 1, s.nSoftRows, "J qacc - aref of each row")                                              \
   X(softJd, 1, s.nSoftRows, "J times the Newton step")                                                 \
-  X(softM, 1, s.nSoftRows > 0 ? std::int64_t(s.nu) * s.nu : 0, "the mass matrix M (crba.h)")           \
-  X(softH, 1, s.nSoftRows > 0 ? std::int64_t(s.nu) * s.nu : 0, "the Newton Hessian, then its Cholesky factor") \
-  X(softIc, 10, s.nSoftRows > 0 ? s.nb : 0, "composite inertias (crba.h)")                             \
-  X(softVec, 1, s.nSoftRows > 0 ? 6 * s.nu : 0, "qacc0, qacc, gradient, step, M step, M (qacc - qacc0)") \
+  X(softM, 1, s.mujocoStepping ? std::int64_t(s.nu) * s.nu : 0, "the mass matrix M (crba.h)")           \
+  X(softH, 1, s.mujocoStepping ? std::int64_t(s.nu) * s.nu : 0, "the Newton Hessian, then its Cholesky factor") \
+  X(softIc, 10, s.mujocoStepping ? s.nb : 0, "composite inertias (crba.h)")                             \
+  X(softVec, 1, s.mujocoStepping ? 6 * s.nu : 0, "qacc0, qacc, gradient, step, M step, M (qacc - qacc0)") \
   X(rkTheta, 3, s.mujocoStepping ? s.nb : 0, "a body's stage rotation from q0 (MuJoCo's RK4 on rotations)")
 
 // Offsets of the workspace arrays, in scalars from the start of a world's scratch. Computed once
