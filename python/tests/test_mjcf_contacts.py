@@ -297,13 +297,17 @@ def test_soft_law_touch_zone_equals_mujocos(zone, tmp_path):
 
 # A ball (radius 0.1) upright on the floor under the compliant law, MuJoCo's contacts on: whether a
 # touch sensor counts the ball's contact. The zone "around" holds the contact point; "below", a small
-# sphere under the ball, holds only the ray from the contact point along the normal, away from the ball.
-BALL_ZONES = {"around": 'pos=".02 0 -.03" size=".12"', "below": 'pos=".005 0 -.13" size=".02"'}
+# sphere under the ball, and "below_a_capsules_end" hold only the ray from the contact point along the
+# normal, away from the ball.
+BALL_ZONES = {"around": 'type="sphere" pos=".02 0 -.03" size=".12"',
+              "below": 'type="sphere" pos=".005 0 -.13" size=".02"',
+              # A capsule along x under the ball, which the ray meets in its -x end cap alone.
+              "below_a_capsules_end": 'type="capsule" pos=".065 0 -.15" euler="0 1.5707963 0" size=".03 .05"'}
 
 
 @pytest.mark.parametrize("zone", BALL_ZONES)
 def test_touch_counts_the_contacts_mujoco_counts(zone, tmp_path):
-    twin = Twin(tmp_path, scene(SPHERE, children=f'<site name="zone" type="sphere" {BALL_ZONES[zone]}/>',
+    twin = Twin(tmp_path, scene(SPHERE, children=f'<site name="zone" {BALL_ZONES[zone]}/>',
                                 sensors='<touch name="touch" site="zone"/>'))
     twin.m.opt.disableflags = 0  # MuJoCo's own contacts decide what its sensor counts
     adr, rng = twin.m.sensor("touch").adr[0], np.random.default_rng(2)
