@@ -54,22 +54,26 @@ def main():
     p.add_argument("--contact-law", default="compliant", choices=["compliant", "mujoco"],
                    help="Lockstep's contact law: compliant (RK4 substeps) or mujoco (the XML's timestep)")
     p.add_argument("--no-async", action="store_true", help="skip Gymnasium's async mode")
+    p.add_argument("--xml-file", help="the task's model file for both engines (the tasks' xml_file keyword), "
+                   "for example a humanoid without self-collisions")
     a = p.parse_args()
-    print(f"CPU: {cpu_model()}; Lockstep dtype {a.dtype}, contact law {a.contact_law}")
+    model = {"xml_file": a.xml_file} if a.xml_file else {}
+    print(f"CPU: {cpu_model()}; Lockstep dtype {a.dtype}, contact law {a.contact_law}"
+          + (f", model {a.xml_file}" if a.xml_file else ""))
     print(f"{'task':12s} {'envs':>5s} {'lockstep':>10s} {'sync':>10s} {'async':>10s} {'vs faster':>9s}")
     for task in a.tasks:
         for n in a.envs:
-            env = gym.make_vec(f"lockstep/{task}", num_envs=n, dtype=a.dtype, contact_law=a.contact_law)
+            env = gym.make_vec(f"lockstep/{task}", num_envs=n, dtype=a.dtype, contact_law=a.contact_law, **model)
             ours = rate(env, a.seconds)
             env.close()
-            env = gym.make_vec(task, num_envs=n, vectorization_mode="sync")
+            env = gym.make_vec(task, num_envs=n, vectorization_mode="sync", **model)
             sync = rate(env, a.seconds)
             env.close()
             asyn = float("nan")
             gc.collect()
             if n <= a.max_async and not a.no_async:
                 try:
-                    env = gym.make_vec(task, num_envs=n, vectorization_mode="async")
+                    env = gym.make_vec(task, num_envs=n, vectorization_mode="async", **model)
                 except OSError as e:  # one process per environment: fork can run out of memory
                     print(f"{task} {n}: Gymnasium's async mode could not start its processes ({e})")
                 else:

@@ -3,6 +3,8 @@ the same settings, Gymnasium's MuJoCo Hopper-v5 (SB3's DummyVecEnv of gymnasium.
 
     .venv/bin/python examples/ppo_hopper.py --steps 300000 --envs 16        # both
     .venv/bin/python examples/ppo_hopper.py --steps 300000 --only lockstep
+    .venv/bin/python examples/ppo_hopper.py --contact-law mujoco            # Lockstep under MuJoCo's law
+    .venv/bin/python examples/ppo_hopper.py --task Walker2d-v5              # another task, the same way
 
 Prints, per engine, the mean return of the last 100 finished episodes at every 10% of the steps,
 then the final figures and the wall time. bench/README.md ("PPO on Hopper") records a run.
@@ -56,14 +58,18 @@ def main():
     p.add_argument("--envs", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--only", choices=["lockstep", "mujoco"])
+    p.add_argument("--task", default="Hopper-v5", help="a Gymnasium MuJoCo v5 task Lockstep has (lockstep.tasks)")
+    p.add_argument("--contact-law", default=None, choices=["compliant", "mujoco"],
+                   help="Lockstep's contact law (default: the task's default)")
     a = p.parse_args()
+    law = {"contact_law": a.contact_law} if a.contact_law else {}
     results = []
     if a.only in (None, "lockstep"):
-        env = VecMonitor(VecEnv(gym.make_vec("lockstep/Hopper-v5", num_envs=a.envs)))
+        env = VecMonitor(VecEnv(gym.make_vec(f"lockstep/{a.task}", num_envs=a.envs, **law)))
         env.seed(a.seed)
         results.append(train("lockstep", env, a.steps, a.seed))
     if a.only in (None, "mujoco"):
-        env = VecMonitor(make_vec_env("Hopper-v5", n_envs=a.envs, seed=a.seed))
+        env = VecMonitor(make_vec_env(a.task, n_envs=a.envs, seed=a.seed))
         results.append(train("mujoco", env, a.steps, a.seed))
     for r in results:
         print(f"{r['engine']}: mean return {r['final_mean_return']:.1f} after {r['steps']} steps, "

@@ -72,6 +72,10 @@ Sizes sizesOf(const Model& m) {
     s.nSoftPoints += softPointSlots(e.desc.shape);
     s.nSoftRows += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim);
   }
+  for (const PairContact& e : m.pairContacts()) {
+    s.nSoftPoints += softPairSlots(e.desc.shape1, e.desc.shape2);
+    s.nSoftRows += softPairSlots(e.desc.shape1, e.desc.shape2) * softRowsPerPoint(e.desc.condim);
+  }
   s.nSoftRows += 2 * static_cast<std::int32_t>(m.softLimits().size());
   s.mujocoStepping = m.mujocoStepping() || s.nSoftRows > 0 ? 1 : 0;
   for (const MujocoJoint& j : m.mujocoJoints()) {
@@ -116,6 +120,9 @@ std::vector<std::string> elementNames(const Model& m, Per per) {
     case Per::SoftPoint:
       for (const PlaneContact& e : m.planeContacts())
         for (int k = 0; k < softPointSlots(e.desc.shape); ++k) out.push_back(e.desc.name + "." + std::to_string(k));
+      for (const PairContact& e : m.pairContacts())
+        for (int k = 0; k < softPairSlots(e.desc.shape1, e.desc.shape2); ++k)
+          out.push_back(e.desc.name + "." + std::to_string(k));
       return out;
     case Per::SensorValue: return m.sensorDataNames();
     case Per::MujocoQpos:

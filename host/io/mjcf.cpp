@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -66,6 +67,7 @@ class Converter {
     for (const BodyDesc& d : bodies_) builder_.addBody(d);
     addStops();
     addGroundContacts();
+    addPairContacts();
     addSitesAndSensors();
     // MuJoCo's bodies on Lockstep's (the MuJoCo joints were added with the bodies).
     for (int b = 0; b < m_->nbody; ++b)
@@ -107,8 +109,9 @@ class Converter {
   }
 
   // The flags Lockstep honours (gravity, contact, limit, equality, frictionloss, passive, actuation,
-  // clampctrl, constraint) change what is built; those of MuJoCo's solver and collision detection
-  // (warmstart, filterparent, refsafe, energy, fwdinv, multiccd) have nothing to act on; the others
+  // clampctrl, constraint, and filterparent under MuJoCo's law) change what is built; those of
+  // MuJoCo's solver and collision detection (warmstart, refsafe, energy, fwdinv, multiccd) have
+  // nothing to act on; the others
   // are named in the warning of what is ignored.
   void readFlags() {
     if (disabled(mjDSBL_SENSOR) && m_->nsensor > 0)
@@ -349,7 +352,8 @@ class Converter {
       const int type = m_->geom_type[g];
       if (type == mjGEOM_PLANE && onGround) planes.push_back(g);
       else if (type == mjGEOM_PLANE) ignored_["planes on moving bodies"].push_back(geomName(g));
-      else if (onGround && (m_->geom_contype[g] || m_->geom_conaffinity[g]))
+      else if (onGround && (m_->geom_contype[g] || m_->geom_conaffinity[g]) &&
+               options_.law != MjcfOptions::ContactLaw::Mujoco)  // under MuJoCo's law: pair contacts
         ignored_["static geoms other than planes"].push_back(geomName(g));
     }
     for (int g = 0; g < m_->ngeom; ++g) {
@@ -372,6 +376,62 @@ class Converter {
         addShape(g, plane, planes.size() > 1, p);
       }
     }
+  }
+
+  // MuJoCo's contacts between geoms on different bodies (mj_collision), under MuJoCo's law: every
+  // explicit <pair>, and every other pair of geoms whose contype and conaffinity match either way,
+  // except geoms welded into one body, a body's and its parent's (where neither is the world and
+  // filterparent is on), <exclude>d body pairs, and the geoms of an explicit pair. Planes are the
+  // ground contacts'; spheres and capsules pair here, other kinds are named in a warning.
+  void addPairContacts() {
+    if (disabled(mjDSBL_CONTACT) || options_.law != MjcfOptions::ContactLaw::Mujoco) return;
+    auto weld = [&](int g) { return m_->body_weldid[m_->geom_bodyid[g]]; };
+    auto weldParent = [&](int g) { return m_->body_weldid[m_->body_parentid[weld(g)]]; };
+    std::set<std::pair<int, int>> excluded, explicitGeoms;  // body pairs, geom pairs (smaller first)
+    for (int e = 0; e < m_->nexclude; ++e) {  // MuJoCo 2's signature: (body1 + 1) << 16 + body2 + 1
+      const int b1 = (m_->exclude_signature[e] >> 16) - 1, b2 = (m_->exclude_signature[e] & 0xFFFF) - 1;
+      excluded.insert({std::min(b1, b2), std::max(b1, b2)});
+    }
+    for (int p = 0; p < m_->npair; ++p)
+      explicitGeoms.insert({std::min(m_->pair_geom1[p], m_->pair_geom2[p]), std::max(m_->pair_geom1[p], m_->pair_geom2[p])});
+    std::map<std::string, int> unpaired;  // "box-capsule" -> how many pairs
+    auto add = [&](int g1, int g2, int pair) {
+      if (m_->geom_type[g1] > m_->geom_type[g2]) std::swap(g1, g2);  // MuJoCo's order: by type
+      const int t1 = m_->geom_type[g1], t2 = m_->geom_type[g2];
+      if (t1 == mjGEOM_PLANE) return;  // the ground contacts'
+      if ((t1 != mjGEOM_SPHERE && t1 != mjGEOM_CAPSULE) || (t2 != mjGEOM_SPHERE && t2 != mjGEOM_CAPSULE)) {
+        ++unpaired[std::string(geomTypeName(t1)) + "-" + geomTypeName(t2)];
+        return;
+      }
+      const Placement &p1 = placement_[m_->geom_bodyid[g1]], &p2 = placement_[m_->geom_bodyid[g2]];
+      if (p1.body == p2.body) return;  // one rigid body: the pair's forces cancel
+      const Transformd X_BG1 = p1.X_BL * poseOf(m_->geom_pos + 3 * g1, m_->geom_quat + 4 * g1);
+      const Transformd X_BG2 = p2.X_BL * poseOf(m_->geom_pos + 3 * g2, m_->geom_quat + 4 * g2);
+      const std::string name = geomName(g1) + "/" + geomName(g2);
+      builder_.add(pair >= 0 ? mjcfExplicitPair(m_, pair, g1, g2, name, p1.body, p2.body, X_BG1, X_BG2)
+                             : mjcfPairContact(m_, g1, g2, name, p1.body, p2.body, X_BG1, X_BG2));
+    };
+    for (int p = 0; p < m_->npair; ++p) {
+      add(m_->pair_geom1[p], m_->pair_geom2[p], p);
+      if (m_->pair_dim[p] > 1 && m_->pair_friction[5 * p + 1] != m_->pair_friction[5 * p])
+        ignored_["explicit pairs' second tangential friction (Lockstep's pyramid takes the first for both tangents)"]
+            .push_back(geomName(m_->pair_geom1[p]) + "/" + geomName(m_->pair_geom2[p]));
+    }
+    for (int g1 = 0; g1 < m_->ngeom; ++g1) {
+      for (int g2 = g1 + 1; g2 < m_->ngeom; ++g2) {
+        if (!(m_->geom_contype[g1] & m_->geom_conaffinity[g2]) && !(m_->geom_contype[g2] & m_->geom_conaffinity[g1])) continue;
+        if (weld(g1) == weld(g2)) continue;
+        if (!disabled(mjDSBL_FILTERPARENT) && weld(g1) != 0 && weld(g2) != 0 &&
+            (weld(g1) == weldParent(g2) || weld(g2) == weldParent(g1)))
+          continue;
+        const int b1 = m_->geom_bodyid[g1], b2 = m_->geom_bodyid[g2];
+        if (excluded.count({std::min(b1, b2), std::max(b1, b2)}) || explicitGeoms.count({g1, g2})) continue;
+        add(g1, g2, -1);
+      }
+    }
+    for (const auto& [kinds, count] : unpaired)
+      ignored_["contacts between moving geoms of kinds Lockstep does not pair yet (only spheres and capsules)"].push_back(
+          kinds + " (" + std::to_string(count) + (count == 1 ? " pair)" : " pairs)"));
   }
 
   // The spheres that stand for geom g against one plane.

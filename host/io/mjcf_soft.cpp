@@ -5,25 +5,13 @@
 
 namespace lockstep {
 
-PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std::string& name, const std::string& body,
-                                  const Transformd& X_BG, const Transformd& X_GP) {
-  PlaneContactDesc d;
-  d.name = name;
-  d.body = body;
-  switch (m->geom_type[g]) {
-    case mjGEOM_SPHERE: d.shape = kShapeSphere; break;
-    case mjGEOM_CAPSULE: d.shape = kShapeCapsule; break;
-    case mjGEOM_BOX: d.shape = kShapeBox; break;
-    case mjGEOM_CYLINDER: d.shape = kShapeCylinder; break;
-    default: d.shape = kShapeEllipsoid;  // refused by the element's build rule, naming it
-  }
-  d.X_BG = X_BG;
-  d.size = {{m->geom_size[3 * g], m->geom_size[3 * g + 1], m->geom_size[3 * g + 2]}};
-  d.planeNormal = X_GP.R * Vec3d{{0, 0, 1}};
-  d.planePoint = X_GP.p;
-  // mj_contactParam: the higher priority's, else condim and friction the larger, solref and solimp
-  // mixed by solmix (solref's direct format: the smaller).
-  const int g1 = plane, g2 = g;
+namespace {
+
+// mj_contactParam's parameters of the contact between geoms g1 and g2 into d (a PlaneContactDesc or
+// a PairContactDesc): the higher priority's, else condim and friction the larger, solref and solimp
+// mixed by solmix (solref's direct format: the smaller).
+template <class Desc>
+void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
   const int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
   const mjtNum *ref1 = m->geom_solref + mjNREF * g1, *ref2 = m->geom_solref + mjNREF * g2;
   const mjtNum *imp1 = m->geom_solimp + mjNIMP * g1, *imp2 = m->geom_solimp + mjNIMP * g2;
@@ -54,6 +42,55 @@ PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std:
   d.timestep = m->opt.timestep;
   // diagApprox's translation: both bodies' invweight0 (the world's is 0).
   d.invweight = m->body_invweight0[2 * m->geom_bodyid[g1]] + m->body_invweight0[2 * m->geom_bodyid[g2]];
+}
+
+}  // namespace
+
+PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std::string& name, const std::string& body,
+                                  const Transformd& X_BG, const Transformd& X_GP) {
+  PlaneContactDesc d;
+  d.name = name;
+  d.body = body;
+  switch (m->geom_type[g]) {
+    case mjGEOM_SPHERE: d.shape = kShapeSphere; break;
+    case mjGEOM_CAPSULE: d.shape = kShapeCapsule; break;
+    case mjGEOM_BOX: d.shape = kShapeBox; break;
+    case mjGEOM_CYLINDER: d.shape = kShapeCylinder; break;
+    default: d.shape = kShapeEllipsoid;  // refused by the element's build rule, naming it
+  }
+  d.X_BG = X_BG;
+  d.size = {{m->geom_size[3 * g], m->geom_size[3 * g + 1], m->geom_size[3 * g + 2]}};
+  d.planeNormal = X_GP.R * Vec3d{{0, 0, 1}};
+  d.planePoint = X_GP.p;
+  mixContactLaw(m, plane, g, d);
+  return d;
+}
+
+PairContactDesc mjcfPairContact(const mjModel* m, int g1, int g2, const std::string& name, const std::string& body1,
+                                const std::string& body2, const Transformd& X_BG1, const Transformd& X_BG2) {
+  PairContactDesc d;
+  d.name = name;
+  d.body1 = body1;
+  d.body2 = body2;
+  d.shape1 = m->geom_type[g1] == mjGEOM_SPHERE ? kShapeSphere : kShapeCapsule;
+  d.shape2 = m->geom_type[g2] == mjGEOM_SPHERE ? kShapeSphere : kShapeCapsule;
+  d.X_BG1 = X_BG1;
+  d.X_BG2 = X_BG2;
+  d.size1 = {{m->geom_size[3 * g1], m->geom_size[3 * g1 + 1], m->geom_size[3 * g1 + 2]}};
+  d.size2 = {{m->geom_size[3 * g2], m->geom_size[3 * g2 + 1], m->geom_size[3 * g2 + 2]}};
+  mixContactLaw(m, g1, g2, d);
+  return d;
+}
+
+PairContactDesc mjcfExplicitPair(const mjModel* m, int p, int g1, int g2, const std::string& name, const std::string& body1,
+                                 const std::string& body2, const Transformd& X_BG1, const Transformd& X_BG2) {
+  PairContactDesc d = mjcfPairContact(m, g1, g2, name, body1, body2, X_BG1, X_BG2);
+  // The pair's own condim, friction, solref, solimp and margin (MuJoCo's <pair> attributes).
+  d.condim = m->pair_dim[p];
+  d.friction = m->pair_friction[5 * p];
+  for (int k = 0; k < 2; ++k) d.solref[k] = m->pair_solref[mjNREF * p + k];
+  for (int k = 0; k < 5; ++k) d.solimp[k] = m->pair_solimp[mjNIMP * p + k];
+  d.margin = m->pair_margin[p];
   return d;
 }
 

@@ -96,9 +96,11 @@ std::string describeElement(const Model& m, const GroundContact& c) {
                p.bd, p.bv);
 }
 
-InfoSection infoSection(const Model&, const std::vector<GroundContact>&) {
+InfoSection infoSection(const Model& m, const std::vector<GroundContact>&) {
+  // (Under MuJoCo's law a model's contacts are plane and pair contacts: no empty heading here.)
   return {"ground contacts",
-          " (spheres on bodies against half-spaces on Ground; contacts between moving bodies are not modelled)"};
+          " (spheres on bodies against half-spaces on Ground; contacts between moving bodies are not modelled)",
+          /*showEmpty=*/m.planeContacts().empty() && m.pairContacts().empty()};
 }
 
 std::vector<double> parameterBlock(const GroundContact& e, ParamId id) {

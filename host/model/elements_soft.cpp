@@ -1,5 +1,6 @@
 // The elements of MuJoCo's soft-constraint law: PlaneContact (a primitive geom on a body against a
-// plane fixed in Ground) and SoftLimit (a hinge's or slide's range). Their rules as model elements:
+// plane fixed in Ground), PairContact (two primitive geoms on different bodies) and SoftLimit (a
+// hinge's or slide's range). Their rules as model elements:
 // build, topology, parameters and description (model.h, "what each element kind defines"). Their
 // physics: physics/soft_constraints.h.
 #include <cmath>
@@ -27,6 +28,57 @@ void validateSoftLaw(const std::array<double, 2>& solref, const std::array<doubl
   validateNonNegative(invweight, where, "invweight");
 }
 
+// A geom's MuJoCo size: positive where its shape reads it (a sphere 1, a capsule and a cylinder 2, a
+// box 3), finite.
+void validateShapeSize(int shape, const Vec3d& size, const std::string& where, const char* field) {
+  const int sizes = shape == kShapeSphere ? 1 : shape == kShapeBox ? 3 : 2;
+  for (int k = 0; k < sizes; ++k) {
+    validateFinite(size[k], where, field);
+    if (!(size[k] > 0)) throw ModelError(where + ": " + field + ": must be > 0 (a " + kShapeNames[shape] + " takes " +
+                                         std::to_string(sizes) + ")");
+  }
+}
+
+// The contact law's values shared by plane and pair contacts (friction .. invweight), as given.
+template <class Desc>
+void validateContactLaw(const Desc& d, const std::string& where) {
+  if (d.condim != 1 && d.condim != 3) throw ModelError(where + ": condim: 1 or 3 (torsional and rolling friction: not yet)");
+  validateNonNegative(d.friction, where, "friction");
+  validateNonNegative(d.margin, where, "margin");
+  validateNonNegative(d.gap, where, "gap");
+  validateFinite(d.impratio, where, "impratio");
+  if (!(d.impratio > 0)) throw ModelError(where + ": impratio: must be > 0");
+  validateSoftLaw(d.solref, d.solimp, d.timestep, d.invweight, where);
+}
+template <class Desc>
+std::vector<double> contactLawBlock(const Desc& d) {
+  std::vector<double> v = {d.friction, d.solref[0], d.solref[1]};
+  v.insert(v.end(), d.solimp.begin(), d.solimp.end());
+  v.insert(v.end(), {d.margin, d.gap, d.impratio, d.timestep, d.invweight});
+  return v;
+}
+void validateContactLawBlock(const std::vector<double>& v, const std::string& where) {
+  validateNonNegative(v[0], where, "friction");
+  validateSoftLaw({v[1], v[2]}, {v[3], v[4], v[5], v[6], v[7]}, v[11], v[12], where);
+  validateNonNegative(v[8], where, "margin");
+  validateNonNegative(v[9], where, "gap");
+  if (!(v[10] > 0) || !std::isfinite(v[10])) throw ModelError(where + ": impratio: must be > 0");
+}
+
+// The points and rows of the plane and pair contacts before those of a kind's element: the plane
+// contacts come first, then the pair contacts, then the limits.
+void softSlotsSoFar(const Model& m, int* point, int* row) {
+  *point = *row = 0;
+  for (const PlaneContact& e : m.planeContacts()) {
+    *point += softPointSlots(e.desc.shape);
+    *row += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim);
+  }
+  for (const PairContact& e : m.pairContacts()) {
+    *point += softPairSlots(e.desc.shape1, e.desc.shape2);
+    *row += softPairSlots(e.desc.shape1, e.desc.shape2) * softRowsPerPoint(e.desc.condim);
+  }
+}
+
 }  // namespace
 
 // ---- PlaneContact ----
@@ -39,27 +91,13 @@ PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
   if (body < 0) throw ModelError(where + ": body: must be a body, not ground");
   if (d.shape == kShapeEllipsoid || d.shape < kShapeSphere || d.shape > kShapeBox)
     throw ModelError(where + ": shape: a sphere, capsule, box or cylinder (ellipsoids against planes: not yet)");
-  const int sizes = d.shape == kShapeSphere ? 1 : d.shape == kShapeBox ? 3 : 2;
-  for (int k = 0; k < sizes; ++k) {
-    validateFinite(d.size[k], where, "size");
-    if (!(d.size[k] > 0)) throw ModelError(where + ": size: must be > 0 (a " + kShapeNames[d.shape] + " takes " +
-                                           std::to_string(sizes) + ")");
-  }
+  validateShapeSize(d.shape, d.size, where, "size");
   validateTransform(d.X_BG, where, "X_BG");
   validateGroundPlane(d.planeNormal, d.planePoint, where);
   d.planeNormal = unitVector(d.planeNormal);
-  if (d.condim != 1 && d.condim != 3) throw ModelError(where + ": condim: 1 or 3 (torsional and rolling friction: not yet)");
-  validateNonNegative(d.friction, where, "friction");
-  validateNonNegative(d.margin, where, "margin");
-  validateNonNegative(d.gap, where, "gap");
-  validateFinite(d.impratio, where, "impratio");
-  if (!(d.impratio > 0)) throw ModelError(where + ": impratio: must be > 0");
-  validateSoftLaw(d.solref, d.solimp, d.timestep, d.invweight, where);
-  int point = 0, row = 0;
-  for (const PlaneContact& e : build.model.planeContacts()) {
-    point += softPointSlots(e.desc.shape);
-    row += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim);
-  }
+  validateContactLaw(d, where);
+  int point, row;
+  softSlotsSoFar(build.model, &point, &row);
   return {d, body, point, row};
 }
 
@@ -77,11 +115,7 @@ std::vector<double> parameterBlock(const PlaneContact& e, ParamId id) {
       appendVec3(v, d.planeNormal);
       appendVec3(v, d.planePoint);
       break;
-    case ParamId::planeContactLaw:
-      v = {d.friction, d.solref[0], d.solref[1]};
-      v.insert(v.end(), d.solimp.begin(), d.solimp.end());
-      v.insert(v.end(), {d.margin, d.gap, d.impratio, d.timestep, d.invweight});
-      break;
+    case ParamId::planeContactLaw: v = contactLawBlock(d); break;
     default: break;
   }
   return v;
@@ -97,13 +131,7 @@ void validateParameterBlock(const std::vector<PlaneContact>&, ParamId id, const 
       if (std::abs(v[15] * v[15] + v[16] * v[16] + v[17] * v[17] - 1) > 1e-9)
         throw ModelError(where + ": normal: must be a unit vector");
       break;
-    case ParamId::planeContactLaw:
-      validateNonNegative(v[0], where, "friction");
-      validateSoftLaw({v[1], v[2]}, {v[3], v[4], v[5], v[6], v[7]}, v[11], v[12], where);
-      validateNonNegative(v[8], where, "margin");
-      validateNonNegative(v[9], where, "gap");
-      if (!(v[10] > 0) || !std::isfinite(v[10])) throw ModelError(where + ": impratio: must be > 0");
-      break;
+    case ParamId::planeContactLaw: validateContactLawBlock(v, where); break;
     default: break;
   }
 }
@@ -123,6 +151,77 @@ InfoSection infoSection(const Model&, const std::vector<PlaneContact>&) {
           /*showEmpty=*/false};
 }
 
+// ---- PairContact ----
+
+PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
+  PairContactDesc d = desc;
+  d.name = elementName(d.name, "pair_contact", build.index);
+  const std::string where = build.where("pair contact", d.name);
+  const int body1 = build.body(d.body1, where, "body1"), body2 = build.body(d.body2, where, "body2");
+  if (body1 == body2) throw ModelError(where + ": body2: must differ from body1 (a body's own geoms do not touch)");
+  for (PlaneContactShape shape : {d.shape1, d.shape2})
+    if (shape != kShapeSphere && shape != kShapeCapsule)
+      throw ModelError(where + ": shape: a sphere or capsule on each side (boxes, cylinders and ellipsoids in pairs: not yet)");
+  if (d.shape1 > d.shape2) throw ModelError(where + ": shape1: must not come after shape2 (MuJoCo's order: sphere, capsule)");
+  validateShapeSize(d.shape1, d.size1, where, "size1");
+  validateShapeSize(d.shape2, d.size2, where, "size2");
+  validateTransform(d.X_BG1, where, "X_BG1");
+  validateTransform(d.X_BG2, where, "X_BG2");
+  validateContactLaw(d, where);
+  PairContact e{d, body1, body2, 0, 0};
+  softSlotsSoFar(build.model, &e.point, &e.row);
+  return e;
+}
+
+PairContactTopology elementTopology(const Model&, const PairContact& e) {
+  return {e.body1, e.body2, e.desc.shape1, e.desc.shape2, e.desc.condim,
+          softPairSlots(e.desc.shape1, e.desc.shape2), e.point, e.row};
+}
+
+std::vector<double> parameterBlock(const PairContact& e, ParamId id) {
+  std::vector<double> v;
+  const PairContactDesc& d = e.desc;
+  switch (id) {
+    case ParamId::pairContactGeom:
+      appendTransform(v, d.X_BG1);
+      appendVec3(v, d.size1);
+      appendTransform(v, d.X_BG2);
+      appendVec3(v, d.size2);
+      break;
+    case ParamId::pairContactLaw: v = contactLawBlock(d); break;
+    default: break;
+  }
+  return v;
+}
+
+void validateParameterBlock(const std::vector<PairContact>&, ParamId id, const std::vector<double>& v,
+                            const std::string& where) {
+  switch (id) {
+    case ParamId::pairContactGeom:
+      validateTransform(transformAt(v, 0), where, "X_BG1");
+      validateTransform(transformAt(v, 15), where, "X_BG2");
+      for (int k : {12, 13, 14, 27, 28, 29}) validateNonNegative(v[k], where, k < 15 ? "size1" : "size2");
+      break;
+    case ParamId::pairContactLaw: validateContactLawBlock(v, where); break;
+    default: break;
+  }
+}
+
+std::string describeElement(const Model& m, const PairContact& e) {
+  const PairContactDesc& d = e.desc;
+  return textf("pair contact '%s': %s of size %s on %s at %s against %s of size %s on %s at %s; condim %d, "
+               "friction %g, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
+               d.name.c_str(), kShapeNames[d.shape1], formatVec(d.size1).c_str(), bodyName(m, e.body1).c_str(),
+               formatVec(d.X_BG1.p).c_str(), kShapeNames[d.shape2], formatVec(d.size2).c_str(),
+               bodyName(m, e.body2).c_str(), formatVec(d.X_BG2.p).c_str(), d.condim, d.friction, d.solref[0],
+               d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4], d.margin, d.gap);
+}
+
+InfoSection infoSection(const Model&, const std::vector<PairContact>&) {
+  return {"pair contacts", " (MuJoCo's soft-constraint law between two bodies' geoms: spheres and capsules)",
+          /*showEmpty=*/false};
+}
+
 // ---- SoftLimit ----
 
 SoftLimit buildElement(const SoftLimitDesc& d, ElementBuild& build) {
@@ -135,9 +234,8 @@ SoftLimit buildElement(const SoftLimitDesc& d, ElementBuild& build) {
   validateNonNegative(d.margin, where, "margin");
   validateSoftLaw(d.solref, d.solimp, d.timestep, d.invweight, where);
   if (e.desc.name.empty()) e.desc.name = d.coordinate;
-  int row = 0;
-  for (const PlaneContact& c : build.model.planeContacts())
-    row += softPointSlots(c.desc.shape) * softRowsPerPoint(c.desc.condim);
+  int point, row;
+  softSlotsSoFar(build.model, &point, &row);
   e.row = row + 2 * static_cast<int>(build.index);
   return e;
 }

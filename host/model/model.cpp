@@ -406,9 +406,9 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
     m.sensorDataSize_ += d.dimension;
   }
 
-  if (m.numConstraintEquations() > 0 && (!m.planeContacts_.empty() || !m.softLimits_.empty()))
-    throw ModelError("model: sphere contacts and MuJoCo's soft constraints (plane contacts, joint limits) in one model: "
-                     "not yet (use one or the other)");
+  if (m.numConstraintEquations() > 0 && (!m.planeContacts_.empty() || !m.pairContacts_.empty() || !m.softLimits_.empty()))
+    throw ModelError("model: sphere contacts and MuJoCo's soft constraints (plane and pair contacts, joint limits) in one "
+                     "model: not yet (use one or the other)");
   if (m.numConstraintEquations() > kMaxConstraintEquationsPerWorld)
     throw ModelError("model: sphere contacts: " + std::to_string(m.numConstraintEquations()) +
                      " constraint equations exceed the limit of " + std::to_string(kMaxConstraintEquationsPerWorld) +

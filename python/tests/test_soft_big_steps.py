@@ -105,3 +105,52 @@ def test_a_box_on_a_slope_slides_as_coulomb_friction_says(dt_ms, slope, friction
         assert acceleration == pytest.approx(coulomb, rel=0.04)
     else:
         assert abs(v_end[:3] @ downhill(slope)) < 1e-3
+
+
+@pytest.mark.parametrize("dt_ms", STEPS_MS)
+def test_a_sphere_hitting_another_keeps_the_momentum_and_never_gains_energy(dt_ms, tmp_path):
+    """Two free spheres without gravity, frictionless (condim 1), the lighter hitting the heavier off
+    centre at 2 m/s (a pair contact): the total momentum (to round-off) and the angular momentum
+    about the origin (to RK4's error) stay as they were (the contact's forces are equal and opposite, along the line of centres), no
+    sphere spins, the kinetic energy never grows and ends below its start (the law's damping), the
+    spheres part, and the rollout is MuJoCo 4.0's."""
+    masses = (1.0, 3.0)
+    twin = Twin(tmp_path, f"""<mujoco>
+  <option timestep="{dt_ms / 1000}" integrator="RK4" gravity="0 0 0"/>
+  <worldbody>
+    <body name="a"><joint type="free"/><geom type="sphere" size=".1" mass="{masses[0]}" condim="1"/></body>
+    <body name="b"><joint type="free"/><geom type="sphere" size=".15" mass="{masses[1]}" condim="1"/></body>
+  </worldbody></mujoco>""", law="mujoco")
+    qpos = np.array([-0.6, 0.08, 0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0], dtype=np.float64)
+    qvel = np.zeros(12)
+    qvel[0] = 2.0
+    twin.set_state(qpos, qvel, np.zeros(0))
+    m = np.array(masses)
+
+    def momenta(q, v):
+        x, lin, spin = q.reshape(2, 7)[:, :3], v.reshape(2, 6)[:, :3], v.reshape(2, 6)[:, 3:]
+        return (m[:, None] * lin).sum(0), (m[:, None] * np.cross(x, lin)).sum(0), 0.5 * (m * (lin ** 2).sum(1)).sum(), spin
+
+    p0, l0, e0, _ = momenta(qpos, qvel)
+    n, worst, touched, energies, drift = int(round(0.8 / twin.m.opt.timestep)), 0.0, 0, [], 0.0
+    for _ in range(n):
+        twin.batch.step(1)
+        mujoco.mj_step(twin.m, twin.d)
+        assert twin.batch.status[0] == 0, twin.batch.describe_status(0)
+        q, v = np.array(twin.batch.mujocoQpos[0]), np.array(twin.batch.mujocoQvel[0])
+        worst = max(worst, np.abs(q - twin.d.qpos).max(), np.abs(v - twin.d.qvel).max() / max(1.0, np.abs(v).max()))
+        p, l, e, spin = momenta(q, v)
+        # RK4 keeps a linear invariant (the momentum) to round-off, a quadratic one (the angular
+        # momentum) to its error.
+        assert np.abs(p - p0).max() < 1e-12 and np.abs(l - l0).max() < 1e-4 * np.abs(l0).max(), (p - p0, l - l0)
+        drift = max(drift, np.abs(l - l0).max() / np.abs(l0).max())
+        assert np.abs(spin).max() < 1e-12
+        assert e <= e0 * (1 + 1e-12)
+        touched += twin.d.ncon > 0
+        energies.append(e)
+    centres = q.reshape(2, 7)[:, :3]
+    assert touched > 0 and twin.d.ncon == 0 and np.linalg.norm(centres[1] - centres[0]) > 0.25  # hit, then parted
+    assert energies[-1] < 0.99 * e0
+    assert worst < 1e-8, f"{dt_ms} ms: Lockstep and MuJoCo 4.0 part by {worst:.1e}"
+    print(f"{dt_ms} ms: kinetic energy kept {energies[-1] / e0:.3f}; in contact for {touched} steps; angular "
+          f"momentum drift {drift:.1e} of its size; from MuJoCo's rollout {worst:.1e}")

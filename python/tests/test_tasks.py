@@ -407,8 +407,8 @@ def test_skrl_drives_each_task(name):
     env.close()
 
 
-# Humanoid-v5 is left out: MuJoCo collides its limbs with each other, Lockstep does not yet (issue 36).
-@pytest.mark.parametrize("name", ["Ant-v5", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "InvertedDoublePendulum-v5"])
+@pytest.mark.parametrize("name", ["Ant-v5", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "InvertedDoublePendulum-v5",
+                                  "Humanoid-v5"])
 def test_mujoco_law_steps_as_gymnasiums_mujoco(name):
     """contact_law="mujoco": the task steps at the XML's timestep with its integrator and MuJoCo's
     soft constraints, so one env step (frame_skip steps) from a state along Gymnasium's own rollout,

@@ -6,11 +6,14 @@
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <fstream>
 #include <iterator>
 #include <memory>
 #include <random>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "lockstep/engine/batch.h"
@@ -175,14 +178,112 @@ TEST(SoftLimit, AccelerationsEqualMujocosBeyondTheRange) {
   EXPECT_GT(engaged, 20);
 }
 
-// Gymnasium's robot `name` (models/mjcf/) written to a temporary file with the floor's margin 0:
-// MuJoCo 2.2.2 (the libmujoco here) takes the larger of two geoms' margins where MuJoCo 3 and later
-// (and Lockstep) add them; with one of them 0 the two agree.
+// Two free bodies with a sphere or capsule each, the second at random poses near the first: MuJoCo's
+// contacts (mj_collision in mj_forward: how many, and each one's dist, point and normal) against
+// Lockstep's pair contact points (softContact), 1,000 poses per pair of shapes, every fifth with the
+// two axes parallel or antiparallel (a capsule pair's two-point case). The first geom's margin of
+// 5 cm makes most poses touch (MuJoCo 2.2.2 takes the larger margin, Lockstep the sum: one is 0).
+using ShapePair = std::pair<const char*, const char*>;
+class SoftPair : public ::testing::TestWithParam<ShapePair> {};
+
+TEST_P(SoftPair, ContactsEqualMujocosAtRandomPoses) {
+  const auto [first, second] = GetParam();
+  const std::string path = writeModel(std::string("soft_pair_") + first + "_" + second + ".xml",
+                                      std::string(R"(<mujoco>
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="a"><freejoint/><geom name="g1" )") + first + R"( mass="1" margin="0.05"/></body>
+    <body name="b"><freejoint/><geom name="g2" )" + second + R"( mass="2"/></body>
+  </worldbody>
+</mujoco>)");
+  const MjcfImport mjcf = softImport(path);
+  ASSERT_EQ(mjcf.model->pairContacts().size(), 1u);
+  auto m = referenceModel(path);
+  ASSERT_TRUE(m);
+  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+  Batch<double> batch(mjcf.model, 1, Backend::Cpu);
+  std::mt19937_64 rng(21);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  auto randomQuaternion = [&](double* q) {
+    double n = 0;
+    for (int k = 0; k < 4; ++k) {
+      q[k] = unit(rng);
+      n += q[k] * q[k];
+    }
+    for (int k = 0; k < 4; ++k) q[k] /= std::sqrt(n);
+  };
+  const double reach = m->geom_rbound[0] + m->geom_rbound[1] + 0.05;
+  int touching = 0, pairs = 0;
+  double worst = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    mj_resetData(m.get(), d.get());
+    randomQuaternion(d->qpos + 3);
+    randomQuaternion(d->qpos + 10);
+    if (trial % 5 == 0) {  // the second body's axes along the first's, or turned half a turn about x
+      const double* q = d->qpos + 3;
+      const double half[4] = {-q[1], q[0], q[3], -q[2]};  // q * (0, 1, 0, 0)
+      for (int k = 0; k < 4; ++k) d->qpos[10 + k] = trial % 10 == 0 ? q[k] : half[k];
+    }
+    for (int k = 0; k < 3; ++k) d->qpos[7 + k] = reach * unit(rng) / std::sqrt(3.0);
+    mj_forward(m.get(), d.get());
+    batch.setQ(0, qFromMujoco(mjcf, d->qpos));
+    batch.setU(0, uFromMujoco(mjcf, d->qpos, d->qvel));
+    batch.evaluate();
+    ASSERT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
+    const FieldView f = batch.field("softContact", MemorySpace::Host);
+    const double* points = static_cast<const double*>(f.data);  // active dist pos normal force, per point
+    std::vector<const double*> active;
+    for (std::int64_t k = 0; k < f.components / 11; ++k)
+      if (points[11 * k] > 0.5) active.push_back(points + 11 * k);
+    ASSERT_EQ(static_cast<int>(active.size()), d->ncon) << first << " / " << second << " trial " << trial;
+    for (int c = 0; c < d->ncon; ++c) {
+      const mjContact& con = d->contact[c];
+      double error = std::abs(active[c][1] - con.dist);
+      for (int k = 0; k < 3; ++k)
+        error = std::max({error, std::abs(active[c][2 + k] - con.pos[k]), std::abs(active[c][5 + k] - con.frame[k])});
+      EXPECT_LT(error, 1e-9) << first << " / " << second << " trial " << trial << " contact " << c;
+      worst = std::max(worst, error);
+    }
+    touching += d->ncon > 0;
+    pairs += d->ncon > 1;
+  }
+  EXPECT_GT(touching, 300);
+  if (std::string(first).find("capsule") != std::string::npos && std::string(second).find("capsule") != std::string::npos) {
+    EXPECT_GT(pairs, 20) << "too few parallel capsules touching at two points";
+  }
+  std::printf("%s / %s: %d of 1000 poses touching (%d at two points): largest difference %.2e\n", first, second,
+              touching, pairs, worst);
+}
+
+// "SphereCapsule": the test's name of a pair of shapes.
+std::string shapePairName(const ::testing::TestParamInfo<ShapePair>& info) {
+  std::string name;
+  for (const std::string s : {info.param.first, info.param.second}) {
+    std::string kind = s.substr(6, s.find('"', 6) - 6);
+    kind[0] = static_cast<char>(std::toupper(kind[0]));
+    name += kind;
+  }
+  return name;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, SoftPair,
+    ::testing::Values(std::make_pair("type=\"sphere\" size=\"0.1\"", "type=\"sphere\" size=\"0.07\""),
+                      std::make_pair("type=\"sphere\" size=\"0.1\"", "type=\"capsule\" size=\"0.05 0.2\""),
+                      std::make_pair("type=\"capsule\" size=\"0.05 0.2\"", "type=\"sphere\" size=\"0.1\""),
+                      std::make_pair("type=\"capsule\" size=\"0.05 0.2\"", "type=\"capsule\" size=\"0.04 0.15\"")),
+    shapePairName);
+
+// Gymnasium's robot `name` (models/mjcf/) written to a temporary file with the floor's margin 0, and
+// the robots' own margins of 1 mm (hopper, humanoid) 0: MuJoCo 2.2.2 (the libmujoco here) takes the
+// larger of two geoms' margins where MuJoCo 3 and later (and Lockstep) add them; with one of them 0
+// the two agree.
 std::string robotWithBareFloor(const std::string& name, const std::string& prefix) {
   std::ifstream file(std::string(LOCKSTEP_SOURCE_DIR) + "/models/mjcf/" + name);
   std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   const std::size_t floor = text.find("name=\"floor\"");
   if (floor != std::string::npos) text.insert(floor, "margin=\"0\" ");
+  for (std::size_t at; (at = text.find("margin=\"0.001\"")) != std::string::npos;) text.replace(at, 14, "margin=\"0\"");
   return writeModel(prefix + name, text);
 }
 
@@ -194,8 +295,8 @@ bool floorContactsOnly(const mjModel* m, const mjData* d) {
 }
 
 // Gymnasium's seven robots under MuJoCo's law: states along MuJoCo's own rollout (its integrator,
-// random controls), where every contact is against the floor (Lockstep has no contacts between moving
-// bodies yet; self-contacts are skipped), compared at zero control with contacts and limits active.
+// random controls), compared at zero control with contacts (against the floor, and between the
+// robot's own bodies: Humanoid's and Hopper's) and limits active.
 class SoftRobot : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SoftRobot, AccelerationsEqualMujocosAlongItsRollout) {
@@ -209,7 +310,7 @@ TEST_P(SoftRobot, AccelerationsEqualMujocosAlongItsRollout) {
   std::uniform_real_distribution<double> unit(-1, 1);
   mj_resetData(m.get(), d.get());
   for (int i = 0; i < m->nq; ++i) d->qpos[i] += 0.1 * unit(rng) * (m->jnt_type[0] == mjJNT_FREE && i < 7 ? 0 : 1);
-  int compared = 0, withConstraints = 0;
+  int compared = 0, withConstraints = 0, selfContacts = 0;
   double worst = 0;
   for (int step = 1; step <= 600 && compared < 20; ++step) {
     for (int i = 0; i < m->nu; ++i) d->ctrl[i] = unit(rng);
@@ -217,7 +318,7 @@ TEST_P(SoftRobot, AccelerationsEqualMujocosAlongItsRollout) {
     if (step % 25) continue;
     for (int i = 0; i < m->nu; ++i) d->ctrl[i] = 0;
     mj_forward(m.get(), d.get());
-    if (!floorContactsOnly(m.get(), d.get())) continue;
+    selfContacts += !floorContactsOnly(m.get(), d.get());
     int constraints = 0;
     const double error = compareAtState(mjcf, batch, m.get(), d.get(), &constraints);
     EXPECT_LT(error, 1e-6) << GetParam() << " step " << step << " (" << constraints << " constraint rows)";
@@ -225,9 +326,9 @@ TEST_P(SoftRobot, AccelerationsEqualMujocosAlongItsRollout) {
     withConstraints += constraints > 0;
     ++compared;
   }
-  EXPECT_GE(compared, 10) << "too few states with floor contacts only";
-  std::printf("%s: %d states (%d with constraint rows): largest |qacc - MuJoCo's| / max(1, |qacc|) %.2e\n",
-              GetParam(), compared, withConstraints, worst);
+  EXPECT_EQ(compared, 20);
+  std::printf("%s: %d states (%d with constraint rows, %d with contacts between the robot's bodies): largest "
+              "|qacc - MuJoCo's| / max(1, |qacc|) %.2e\n", GetParam(), compared, withConstraints, selfContacts, worst);
 }
 
 // MuJoCo 4's RK4 (mj_RungeKutta) on this MuJoCo's forward dynamics (mj_forward): the classic
@@ -293,7 +394,6 @@ TEST_P(SoftRobot, OneStepEqualsMujocosStep) {
     mj_step(m.get(), d.get());
     if (step % 40) continue;
     mj_forward(m.get(), d.get());
-    if (!floorContactsOnly(m.get(), d.get())) continue;
     std::unique_ptr<mjData, MjDeleter> next(mj_makeData(m.get()));
     mj_copyData(next.get(), m.get(), d.get());
     for (int i = 0; i < m->nu; ++i) next->ctrl[i] = 0;
@@ -315,7 +415,7 @@ TEST_P(SoftRobot, OneStepEqualsMujocosStep) {
     worst = std::max(worst, error);
     ++compared;
   }
-  EXPECT_GE(compared, 5);
+  EXPECT_EQ(compared, 10);
   std::printf("%s: %d steps of %g s: largest difference from MuJoCo 4's %s %.2e\n", GetParam(), compared,
               m->opt.timestep, rk4 ? "RK4" : "Euler", worst);
 }

@@ -119,6 +119,26 @@ struct PlaneContactDesc {
   double timestep = 0.002;                   // MuJoCo's opt.timestep (refsafe: timeconst >= 2 timestep); > 0
   double invweight = 0;                      // MuJoCo's body_invweight0 (translation) of the geom's body; >= 0
 };
+// Two primitive geoms on different bodies under MuJoCo's law (one of them may be on Ground): MuJoCo's
+// contact between them (a sphere or capsule against a sphere or capsule), with the pair's mixed
+// parameters. The MJCF importer makes one for every pair MuJoCo's collision rules let touch.
+struct PairContactDesc {
+  std::string name;
+  std::string body1, body2;                   // the geoms' bodies: different, at most one of them Ground
+  PlaneContactShape shape1 = kShapeSphere;    // sphere or capsule, shape1 <= shape2 (MuJoCo's order)
+  PlaneContactShape shape2 = kShapeSphere;
+  Transformd X_BG1 = Transformd::identity();  // each geom's frame on its body (a capsule's axis: z)
+  Transformd X_BG2 = Transformd::identity();
+  Vec3d size1 = {{0.05, 0, 0}}, size2 = {{0.05, 0, 0}};  // MuJoCo's: radius; radius, half-length
+  int condim = 3;                             // 1 (frictionless) or 3 (a friction pyramid)
+  double friction = 1;                        // as PlaneContactDesc's
+  std::array<double, 2> solref{{0.02, 1}};
+  std::array<double, 5> solimp{{0.9, 0.95, 0.001, 0.5, 2}};
+  double margin = 0, gap = 0;
+  double impratio = 1;
+  double timestep = 0.002;
+  double invweight = 0;                       // both bodies' body_invweight0 (translation), summed; >= 0
+};
 struct SoftLimitDesc {
   std::string name;                          // defaults to the coordinate's
   std::string coordinate;                    // a hinge's or slide's (its qdot is its speed)
@@ -288,6 +308,11 @@ struct PlaneContact {
   PlaneContactDesc desc;
   int body;
   int point, row;  // its first contact point and constraint row among the world's
+};
+struct PairContact {
+  PairContactDesc desc;
+  int body1, body2;  // -1: Ground
+  int point, row;    // its first contact point and constraint row among the world's
 };
 struct SoftLimit {
   SoftLimitDesc desc;

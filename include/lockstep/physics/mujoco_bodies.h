@@ -121,7 +121,7 @@ LOCKSTEP_HD void computeMujocoBodies(const ModelView<T>& model, const WorldView<
     storeVec3(out + kCvel, V.ang);
     storeVec3(out + kCvel + 3, V.lin + cross(V.ang, c - p));
     SpatialVec<T> F = SpatialVec<T>::zero();
-    if (topo.contacts && topo.body >= 0 && (model.sizes.nGround > 0 || model.sizes.nPlaneContacts > 0)) {
+    if (topo.contacts && topo.body >= 0 && (model.sizes.nGround > 0 || hasSoftContacts(model.sizes))) {
       const SpatialVec<T> Fb = loadSpatialVec<T>(Strided<const T>(bodyContactAt(w, topo.body)));  // about Bo
       F = {Fb.ang + cross(p - c, Fb.lin), Fb.lin};
     }

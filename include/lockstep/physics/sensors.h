@@ -31,7 +31,7 @@ namespace lockstep {
 
 LOCKSTEP_HD_INLINE bool sensorNeedsAccelerations(std::int32_t type, const Sizes& s) {
   return type == kSensorAccelerometer || type == kSensorForce || type == kSensorTorque ||
-         (type == kSensorTouch && s.nPlaneContacts > 0);
+         (type == kSensorTouch && hasSoftContacts(s));
 }
 
 // Whether body c is in the subtree of body s (Ground's subtree holds every body).
@@ -202,6 +202,15 @@ LOCKSTEP_HD void computeSensor(const ModelView<T>& model, const WorldView<T>& w,
           sum += touchOfContact(topo.zone, size, X_GS, loadVec3<T>(point + 2), -loadVec3<T>(point + 5), T(point[8]));
         }
       }
+      for (int i = 0; i < s.nPairContacts; ++i) {  // the ray away from S's body: along the normal on body1
+        const PairContactTopology contact = model.pairContact[i];
+        if (contact.body1 != b && contact.body2 != b) continue;
+        const T away = contact.body1 == b ? T(1) : T(-1);
+        for (int k = 0; k < contact.points; ++k) {
+          const Strided<const T> point = softContactAt(w, contact.point + k);
+          sum += touchOfContact(topo.zone, size, X_GS, loadVec3<T>(point + 2), away * loadVec3<T>(point + 5), T(point[8]));
+        }
+      }
       out[0] = sum;
       break;
     }
@@ -243,7 +252,7 @@ LOCKSTEP_HD void computeSensor(const ModelView<T>& model, const WorldView<T>& w,
         const Vec3<T> f = I.m * (Ac.lin + cross(alpha, I.c) + cross(wc, cross(wc, I.c)));
         const Vec3<T> n = J * alpha + cross(wc, J * wc) + cross(p_GC - X_GS.p, f);
         SpatialVec<T> Fe = loadSpatialVec<T>(ws.Fb(c));  // at Bo
-        if (s.nPlaneContacts > 0) Fe += loadSpatialVec<T>(Strided<const T>(bodyContactAt(w, c)));  // the solve's
+        if (hasSoftContacts(s)) Fe += loadSpatialVec<T>(Strided<const T>(bodyContactAt(w, c)));  // the solve's
         const Vec3<T> fe = Fe.lin, ne = Fe.ang + cross(bodyOrigin(ws, c) - X_GS.p, fe);
         force = force + f - fe;
         moment = moment + n - ne;

@@ -1,5 +1,6 @@
-// Stage 4b, soft constraints: MuJoCo's constraint law for contacts against planes and for joint
-// limits (MuJoCo's documentation, "Computation"), solved per world in joint space:
+// Stage 4b, soft constraints: MuJoCo's constraint law for contacts against planes, contacts between
+// geoms on different bodies (pair contacts) and joint limits (MuJoCo's documentation, "Computation"),
+// solved per world in joint space:
 //   rows      each contact point within its margin gives a frictionless row (condim 1) or the four
 //             edges of a friction pyramid (condim 3: n +- mu t1, n +- mu t2); each joint limit within
 //             its margin gives a row per side. J is the rows' Jacobian, pos the point's (or side's)
@@ -20,7 +21,10 @@
 // deepest point, a capsule's two end spheres, a box's corners below the plane (at most four, the
 // first in corner order), a cylinder's rim points and triangle points, each at the middle of its
 // penetration, with the plane's normal and MuJoCo's contact frame (mju_makeFrame: the capsule's axis
-// as the first tangent's hint). Each world (each lane of a pack) iterates until its own gradient is
+// as the first tangent's hint). A pair's points are MuJoCo's too: a sphere pair's along the line of
+// centres, a capsule's from the nearest points of its segment (two for parallel capsules), the
+// normal from the first geom to the second, the row's Jacobian the second body's velocity of the
+// point minus the first's (MuJoCo's mj_jacDifPair). Each world (each lane of a pack) iterates until its own gradient is
 // small; a world that does not converge within the cap is flagged (kStatusSoftSolveFailed).
 #pragma once
 
@@ -108,6 +112,7 @@ struct SoftPoint {
   MaskOf<T> exists;  // within the margin (lane by lane)
   T dist;            // signed distance (negative: penetration)
   Vec3<T> pos;       // the middle of the penetration
+  Vec3<T> normal;    // unit, from the first geom (the plane) to the second
   Vec3<T> hint;      // the first tangent's hint (a capsule's axis), when hinted
   bool hinted;
 };
@@ -206,28 +211,144 @@ LOCKSTEP_HD void softPlanePoints(int shape, const Transform<T>& X_GG, const Vec3
   }
 }
 
-// The velocity Jacobian of a point P fixed on body b, dotted with `direction`: row[j] =
-// direction . (H_j's velocity of P) for every speed j of b and of its ancestors, 0 for the others.
+// The most points a pair of geoms makes (MuJoCo's capsule pair: 2; the others 1).
+LOCKSTEP_HD_INLINE int softPairSlots(int shape1, int shape2) {
+  return shape1 == kShapeCapsule && shape2 == kShapeCapsule ? 2 : 1;
+}
+
+// a where m, else b, lane by lane (a point that does not exist in a lane is b's there).
 template <class T>
-LOCKSTEP_HD_INLINE void softPointJacobian(const ModelView<T>& model, const Workspace<T>& ws, int b, const Vec3<T>& P,
-                                          const Vec3<T>& direction, Strided<T> row) {
-  const int nu = model.sizes.nu;
-  for (int j = 0; j < nu; ++j) row[j] = T(0);
+LOCKSTEP_HD_INLINE SoftPoint<T> selectPoint(MaskOf<T> m, const SoftPoint<T>& a, const SoftPoint<T>& b) {
+  SoftPoint<T> p;
+  p.exists = (m & a.exists) | ((!m) & b.exists);
+  p.dist = selectT(m, a.dist, b.dist);
+  p.pos = selectVec3(m, a.pos, b.pos);
+  p.normal = selectVec3(m, a.normal, b.normal);
+  p.hint = Vec3<T>::zero();
+  p.hinted = false;
+  return p;
+}
+
+// MuJoCo's mju_normalize3 of v of length len: (1, 0, 0) where len is below mjMINVAL.
+template <class T>
+LOCKSTEP_HD_INLINE Vec3<T> softNormalized(const Vec3<T>& v, T len) {
+  const MaskOf<T> tiny = len < T(kSoftMinValue);
+  const T inverse = T(1) / selectT(tiny, T(1), len);
+  return {{selectT(tiny, T(1), v[0] * inverse), selectT(tiny, T(0), v[1] * inverse), selectT(tiny, T(0), v[2] * inverse)}};
+}
+
+// MuJoCo's sphere pair (engine_collision_primitive.c), also the last step of its sphere-capsule and
+// capsule pairs: spheres at c1 and c2 (geoms' z axes z1, z2) within margin touch along the line of
+// centres, the normal from c1 to c2 (where the centres coincide, z1 x z2; where those are parallel
+// too, x), the point in the middle of the penetration.
+template <class T>
+LOCKSTEP_HD_INLINE SoftPoint<T> softSpherePair(const Vec3<T>& c1, const Vec3<T>& z1, T r1, const Vec3<T>& c2,
+                                               const Vec3<T>& z2, T r2, T margin) {
+  SoftPoint<T> p;
+  const Vec3<T> dif = c2 - c1;
+  const T cdist = norm(dif);
+  p.exists = !(cdist > margin + r1 + r2);
+  p.dist = cdist - r1 - r2;
+  const Vec3<T> z = cross(z1, z2);
+  p.normal = selectVec3(cdist < T(kSoftMinValue), softNormalized(z, norm(z)), softNormalized(dif, cdist));
+  p.pos = c1 + (r1 + p.dist / T(2)) * p.normal;
+  p.hint = Vec3<T>::zero();
+  p.hinted = false;
+  return p;
+}
+
+// MuJoCo's contacts of a pair of geoms (shape1 <= shape2: sphere-sphere, sphere-capsule,
+// capsule-capsule) at X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
+// A capsule pair whose axes are not parallel touches at the segments' nearest points; parallel ones
+// (|det| < mjMINVAL) at the first two of the four end-to-segment candidates that touch.
+template <class T>
+LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3<T>& size1, int shape2,
+                                const Transform<T>& X_G2, const Vec3<T>& size2, T margin, SoftPoint<T>* out) {
+  const Vec3<T> z1{{X_G1.R(0, 2), X_G1.R(1, 2), X_G1.R(2, 2)}}, z2{{X_G2.R(0, 2), X_G2.R(1, 2), X_G2.R(2, 2)}};
+  const Vec3<T>&c1 = X_G1.p, &c2 = X_G2.p;
+  const T r1 = size1[0], r2 = size2[0];
+  auto clamp = [](T x) { return selectT(x > T(1), T(1), selectT(x < T(-1), T(-1), x)); };
+  if (shape1 == kShapeSphere && shape2 == kShapeSphere) {
+    out[0] = softSpherePair(c1, z1, r1, c2, z2, r2, margin);
+    return;
+  }
+  if (shape1 == kShapeSphere) {  // the capsule's nearest point to the sphere's centre
+    const Vec3<T> axis = size2[1] * z2;
+    const T x = clamp(dot(axis, c1 - c2) / dot(axis, axis));
+    out[0] = softSpherePair(c1, z1, r1, c2 + x * axis, z2, r2, margin);
+    return;
+  }
+  const Vec3<T> a1 = size1[1] * z1, a2 = size2[1] * z2, dif = c1 - c2;
+  const T ma = dot(a1, a1), mb = -dot(a1, a2), mc = dot(a2, a2), u = -dot(a1, dif), v = dot(a2, dif);
+  const T det = ma * mc - mb * mb;
+  // Not parallel: the segments' nearest points (x1, x2 in [-1, 1] along a1, a2).
+  const MaskOf<T> general = !(absT(det) < T(kSoftMinValue));
+  const T safeDet = selectT(general, det, T(1));
+  T x1 = (mc * u - mb * v) / safeDet, x2 = (ma * v - mb * u) / safeDet;
+  const MaskOf<T> over1 = x1 > T(1), under1 = x1 < T(-1);
+  x2 = selectT(over1, (v - mb) / mc, selectT(under1, (v + mb) / mc, x2));
+  x1 = selectT(over1, T(1), selectT(under1, T(-1), x1));
+  const MaskOf<T> over2 = x2 > T(1), under2 = x2 < T(-1);
+  x1 = selectT(over2, clamp((u - mb) / ma), selectT(under2, clamp((u + mb) / ma), x1));
+  x2 = selectT(over2, T(1), selectT(under2, T(-1), x2));
+  out[0] = softSpherePair(c1 + x1 * a1, z1, r1, c2 + x2 * a2, z2, r2, margin);
+  out[1] = out[0];
+  out[1].exists = T(0) > T(1);
+  if (allLanes(general)) return;
+  // Parallel: each end of one against the other's segment (x1 = 1, x1 = -1, x2 = 1, x2 = -1), the first
+  // two that touch.
+  SoftPoint<T> first = out[0], second = out[1];
+  first.exists = second.exists;
+  T count = T(0);
+  for (int c = 0; c < 4; ++c) {
+    const T sign = (c & 1) ? T(-1) : T(1);
+    const Vec3<T> s1 = c < 2 ? c1 + sign * a1 : c1 + clamp((u - sign * mb) / ma) * a1;
+    const Vec3<T> s2 = c < 2 ? c2 + clamp((v - sign * mb) / mc) * a2 : c2 + sign * a2;
+    const SoftPoint<T> candidate = softSpherePair(s1, z1, r1, s2, z2, r2, margin);
+    first = selectPoint(candidate.exists & (count < T(0.5)), candidate, first);
+    second = selectPoint(candidate.exists & (count > T(0.5)) & (count < T(1.5)), candidate, second);
+    count += selectT(candidate.exists, T(1), T(0));
+  }
+  out[0] = selectPoint(general, out[0], first);
+  out[1] = second;
+  out[1].exists = second.exists & (!general);
+}
+
+// row += sign * (the velocity Jacobian of a point P fixed on body b, dotted with `direction`):
+// direction . (H_j's velocity of P) for every speed j of b and of its ancestors (none for Ground).
+template <class T>
+LOCKSTEP_HD_INLINE void softAddPointJacobian(const ModelView<T>& model, const Workspace<T>& ws, int b, const Vec3<T>& P,
+                                             const Vec3<T>& direction, T sign, Strided<T> row) {
   for (int a = b; a >= 0; a = model.body[a].parent) {
     const BodyTopology topo = model.body[a];
     const Vec3<T> r = P - bodyOrigin(ws, a);
     for (int k = 0; k < topo.nu; ++k) {
       const SpatialVec<T> H = loadSpatialVec<T>(ws.H(topo.uOffset + k));
-      row[topo.uOffset + k] = dot(direction, H.lin + cross(H.ang, r));
+      row[topo.uOffset + k] = T(row[topo.uOffset + k]) + sign * dot(direction, H.lin + cross(H.ang, r));
     }
   }
 }
 
+// The Jacobian row of a contact point P along `direction`: the velocity of P on body2 minus that on
+// body1 (body1 -1 for a plane contact: Ground), dotted with direction.
+template <class T>
+LOCKSTEP_HD_INLINE void softContactJacobian(const ModelView<T>& model, const Workspace<T>& ws, int body1, int body2,
+                                            const Vec3<T>& P, const Vec3<T>& direction, Strided<T> row) {
+  for (int j = 0; j < model.sizes.nu; ++j) row[j] = T(0);
+  softAddPointJacobian(model, ws, body2, P, direction, T(1), row);
+  softAddPointJacobian(model, ws, body1, P, direction, T(-1), row);
+}
+
 // The law of plane contact i and of soft limit i, from their per-world parameters.
+// (Plane and pair contacts' laws have one layout: friction solref[2] solimp[5] margin gap impratio
+// timestep invweight.)
+template <class T>
+LOCKSTEP_HD_INLINE SoftLaw<T> softContactLaw(Strided<const T> p) {
+  return {{p[1], p[2]}, {p[3], p[4], p[5], p[6], p[7]}, T(p[8]) - T(p[9]), p[11]};
+}
 template <class T>
 LOCKSTEP_HD_INLINE SoftLaw<T> planeContactLaw(const WorldParams<T>& params, int i) {
-  const Strided<const T> p = planeContactLawAt(params, i);  // friction solref[2] solimp[5] margin gap impratio timestep invweight
-  return {{p[1], p[2]}, {p[3], p[4], p[5], p[6], p[7]}, T(p[8]) - T(p[9]), p[11]};
+  return softContactLaw<T>(planeContactLawAt(params, i));
 }
 template <class T>
 LOCKSTEP_HD_INLINE SoftLaw<T> softLimitLaw(const WorldParams<T>& params, int i) {
@@ -246,73 +367,129 @@ LOCKSTEP_HD_INLINE void softRowLaw(const SoftLaw<T>& law, T pos, T velocity, T d
   *R = selectT(r < T(kSoftMinValue), T(kSoftMinValue), r);
 }
 
-// The rows of the world's plane contacts and soft limits at its q, u, after computeKinematics:
-// softJ, and per row (softRows) pos - margin, aref, D and whether it exists; the points' frames and
-// distances into the field softContact (their forces come with the solve).
+// The rows of one contact point q between body1 and body2 (body1 -1: Ground) from row r0 on: its
+// normal's (condim 1) or its pyramid's edges n + mu t1, n - mu t1, n + mu t2, n - mu t2 (condim 3,
+// MuJoCo's order), with one R: R0 from the first edge's diagApprox (tran (1 + mu^2)), then Rpy =
+// 2 mu^2 / impratio R0; and the point into its softContact entry (its force comes with the solve).
+template <class T>
+LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, int body1,
+                               int body2, int condim, const SoftPoint<T>& q, const SoftLaw<T>& law,
+                               Strided<const T> lawParams, int r0, Strided<T> out) {
+  const Sizes& s = model.sizes;
+  const Strided<T> rows = ws.softRows(), J = ws.softJ();
+  const T friction = lawParams[0], impratio = lawParams[10], tran = lawParams[12];
+  out[0] = selectT(q.exists, T(1), T(0));
+  out[1] = q.dist;
+  storeVec3(out + 2, q.pos);
+  storeVec3(out + 5, q.normal);
+  auto velocityOf = [&](Strided<const T> row) {
+    T v = T(0);
+    for (int j = 0; j < s.nu; ++j) v += row[j] * w.u[j];
+    return v;
+  };
+  const T exists = selectT(q.exists, T(1), T(0));
+  const Vec3<T>& n = q.normal;
+  if (softRowsPerPoint(condim) == 1) {
+    const Strided<T> row = J + std::int64_t(r0) * s.nu;
+    softContactJacobian(model, ws, body1, body2, q.pos, n, row);
+    T aref, R, d;
+    softRowLaw(law, q.dist, velocityOf(row), tran, &aref, &R, &d);
+    rows[4 * r0] = q.dist - law.margin;
+    rows[4 * r0 + 1] = aref;
+    rows[4 * r0 + 2] = T(1) / R;
+    rows[4 * r0 + 3] = exists;
+    return;
+  }
+  Vec3<T> t1, t2;
+  softContactTangents(n, q.hint, q.hinted, &t1, &t2);
+  const Vec3<T> edges[4] = {n + friction * t1, n - friction * t1, n + friction * t2, n - friction * t2};
+  T R0 = T(1);
+  for (int e = 0; e < 4; ++e) {
+    const Strided<T> row = J + std::int64_t(r0 + e) * s.nu;
+    softContactJacobian(model, ws, body1, body2, q.pos, edges[e], row);
+    T aref, R, d;
+    softRowLaw(law, q.dist, velocityOf(row), T(tran + friction * friction * tran), &aref, &R, &d);
+    if (e == 0) R0 = R;
+    rows[4 * (r0 + e)] = q.dist - law.margin;
+    rows[4 * (r0 + e) + 1] = aref;
+    rows[4 * (r0 + e) + 3] = exists;
+  }
+  const T impr = selectT(impratio < T(kSoftMinValue), T(kSoftMinValue), impratio);
+  const T Rpy = T(2) * friction * friction * (R0 / impr);
+  for (int e = 0; e < 4; ++e) rows[4 * (r0 + e) + 2] = T(1) / Rpy;
+}
+
+// A pair contact's geoms in Ground (MuJoCo's geom_xpos, geom_xmat).
+template <class T>
+LOCKSTEP_HD_INLINE void pairGeomPoses(const Workspace<T>& ws, const PairContactTopology& topo, Strided<const T> geom,
+                                      Transform<T>* X_G1, Transform<T>* X_G2) {
+  *X_G1 = bodyPose(ws, topo.body1) * loadTransform<T>(geom);
+  *X_G2 = bodyPose(ws, topo.body2) * loadTransform<T>(geom + 15);
+}
+
+// The rows of the world's plane contacts, pair contacts and soft limits at its q, u, after
+// computeKinematics: softJ, and per row (softRows) pos - margin, aref, D and whether it exists; the
+// points' frames and distances into the field softContact (their forces come with the solve). A
+// pair whose bounding spheres (MuJoCo's rbound) are apart by more than its margin in every lane
+// makes no rows, and its points read 0 (as the points of a pair that does not touch do in any lane).
 template <class T>
 LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
   const Sizes& s = model.sizes;
   const Strided<T> rows = ws.softRows(), J = ws.softJ();
   for (int r = 0; r < s.nSoftRows; ++r) rows[4 * r + 3] = T(0);
   Strided<const T> u = w.u;
-  auto velocityOf = [&](Strided<const T> row) {
-    T v = T(0);
-    for (int j = 0; j < s.nu; ++j) v += row[j] * u[j];
-    return v;
-  };
   for (int i = 0; i < s.nPlaneContacts; ++i) {
     const PlaneContactTopology topo = model.planeContact[i];
     const Strided<const T> geom = planeContactGeomAt(w.params, i), lawParams = planeContactLawAt(w.params, i);
     const SoftLaw<T> law = planeContactLaw(w.params, i);
-    const T friction = lawParams[0], impratio = lawParams[10], tran = lawParams[12];
     const Transform<T> X_GG = bodyPose(ws, topo.body) * loadTransform<T>(geom);
     const Vec3<T> n = loadVec3<T>(geom + 15), p = loadVec3<T>(geom + 18);
     // The collision finds the points within the margin; only those within margin - gap (MuJoCo's
     // includemargin) become rows.
     SoftPoint<T> points[8];
     softPlanePoints<T>(topo.shape, X_GG, loadVec3<T>(geom + 12), n, p, T(lawParams[8]), points);
-    for (int k = 0; k < topo.points; ++k) points[k].exists = points[k].exists & (points[k].dist < law.margin);
     const int perPoint = softRowsPerPoint(topo.condim);
     for (int k = 0; k < topo.points; ++k) {
-      const SoftPoint<T>& q = points[k];
-      const int r0 = topo.row + k * perPoint;
-      const Strided<T> out = softContactAt(w, topo.point + k);  // active dist pos normal force
-      out[0] = selectT(q.exists, T(1), T(0));
-      out[1] = q.dist;
-      storeVec3(out + 2, q.pos);
-      storeVec3(out + 5, n);
-      // The normal's and the tangents' Jacobian rows, then the pyramid's edges.
-      Vec3<T> t1, t2;
-      softContactTangents(n, q.hint, q.hinted, &t1, &t2);
-      const T exists = selectT(q.exists, T(1), T(0));
-      if (perPoint == 1) {
-        const Strided<T> row = J + std::int64_t(r0) * s.nu;
-        softPointJacobian(model, ws, topo.body, q.pos, n, row);
-        T aref, R, d;
-        softRowLaw(law, q.dist, velocityOf(row), tran, &aref, &R, &d);
-        rows[4 * r0] = q.dist - law.margin;
-        rows[4 * r0 + 1] = aref;
-        rows[4 * r0 + 2] = T(1) / R;
-        rows[4 * r0 + 3] = exists;
+      points[k].exists = points[k].exists & (points[k].dist < law.margin);
+      points[k].normal = n;
+      softPointRows(model, w, ws, -1, topo.body, topo.condim, points[k], law, lawParams, topo.row + k * perPoint,
+                    softContactAt(w, topo.point + k));
+    }
+  }
+  for (int i = 0; i < s.nPairContacts; ++i) {
+    const PairContactTopology topo = model.pairContact[i];
+    const Strided<const T> geom = pairContactGeomAt(w.params, i), lawParams = pairContactLawAt(w.params, i);
+    const SoftLaw<T> law = softContactLaw<T>(lawParams);
+    Transform<T> X_G1, X_G2;
+    pairGeomPoses(ws, topo, geom, &X_G1, &X_G2);
+    const Vec3<T> size1 = loadVec3<T>(geom + 12), size2 = loadVec3<T>(geom + 27);
+    const T margin = lawParams[8];
+    auto rbound = [](int shape, const Vec3<T>& size) { return shape == kShapeCapsule ? size[0] + size[1] : size[0]; };
+    const MaskOf<T> near = !(norm(X_G2.p - X_G1.p) > rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin);
+    SoftPoint<T> points[2];
+    bool touching = false;
+    if (anyLane(near)) {
+      softPairPoints<T>(topo.shape1, X_G1, size1, topo.shape2, X_G2, size2, margin, points);
+      for (int k = 0; k < topo.points; ++k) {
+        points[k].exists = points[k].exists & near & (points[k].dist < law.margin);
+        touching = touching || anyLane(points[k].exists);
+      }
+    }
+    const int perPoint = softRowsPerPoint(topo.condim);
+    for (int k = 0; k < topo.points; ++k) {
+      const Strided<T> out = softContactAt(w, topo.point + k);
+      if (!touching) {
+        for (int c = 0; c < 8; ++c) out[c] = T(0);
         continue;
       }
-      // condim 3: rows n + mu t1, n - mu t1, n + mu t2, n - mu t2 (MuJoCo's order), with one R:
-      // R0 from the first edge's diagApprox (tran (1 + mu^2)), then Rpy = 2 mu^2 / impratio R0.
-      const Vec3<T> edges[4] = {n + friction * t1, n - friction * t1, n + friction * t2, n - friction * t2};
-      T R0 = T(1);
-      for (int e = 0; e < 4; ++e) {
-        const Strided<T> row = J + std::int64_t(r0 + e) * s.nu;
-        softPointJacobian(model, ws, topo.body, q.pos, edges[e], row);
-        T aref, R, d;
-        softRowLaw(law, q.dist, velocityOf(row), T(tran + friction * friction * tran), &aref, &R, &d);
-        if (e == 0) R0 = R;
-        rows[4 * (r0 + e)] = q.dist - law.margin;
-        rows[4 * (r0 + e) + 1] = aref;
-        rows[4 * (r0 + e) + 3] = exists;
-      }
-      const T impr = selectT(impratio < T(kSoftMinValue), T(kSoftMinValue), impratio);
-      const T Rpy = T(2) * friction * friction * (R0 / impr);
-      for (int e = 0; e < 4; ++e) rows[4 * (r0 + e) + 2] = T(1) / Rpy;
+      SoftPoint<T>& q = points[k];
+      // Every value of a point that does not touch reads 0 in its lane, whatever its neighbours do.
+      q.dist = selectT(q.exists, q.dist, T(0));
+      q.pos = selectVec3(q.exists, q.pos, Vec3<T>::zero());
+      const Vec3<T> x{{T(1), T(0), T(0)}};
+      q.normal = selectVec3(q.exists, q.normal, x);
+      softPointRows(model, w, ws, topo.body1, topo.body2, topo.condim, q, law, lawParams, topo.row + k * perPoint, out);
+      out[5] = selectT(q.exists, T(out[5]), T(0));
     }
   }
   for (int i = 0; i < s.nSoftLimits; ++i) {
@@ -498,40 +675,55 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     jar[r] = selectT(active, -T(rows[4 * r + 2]) * T(jar[r]), T(0));  // jar now holds the row's force
   }
   // Each point's force in its contact frame, and each body's total (bodyContact: about Bo, in G,
-  // as the ground contacts give it).
-  if (s.nPlaneContacts > 0)
+  // as the ground contacts give it): a pair's force acts on its second geom's body, and its opposite
+  // on the first's.
+  if (hasSoftContacts(s))
     for (int b = 0; b < s.nb; ++b) storeSpatialVec(bodyContactAt(w, b), SpatialVec<T>::zero());
-  for (int i = 0; i < s.nPlaneContacts; ++i) {
-    const PlaneContactTopology topo = model.planeContact[i];
-    const T friction = planeContactLawAt(w.params, i)[0];
-    const int perPoint = softRowsPerPoint(topo.condim);
-    for (int k = 0; k < topo.points; ++k) {
-      const int r0 = topo.row + k * perPoint;
-      const Strided<T> point = softContactAt(w, topo.point + k);  // active dist pos normal force
-      const Strided<T> out = point + 8;                             // force: normal, t1, t2
-      if (perPoint == 1) {
-        out[0] = jar[r0];
-        out[1] = out[2] = T(0);
-      } else {
-        out[0] = T(jar[r0]) + T(jar[r0 + 1]) + T(jar[r0 + 2]) + T(jar[r0 + 3]);
-        out[1] = friction * (T(jar[r0]) - T(jar[r0 + 1]));
-        out[2] = friction * (T(jar[r0 + 2]) - T(jar[r0 + 3]));
-      }
-      const Vec3<T> n = loadVec3<T>(Strided<const T>(point) + 5), P = loadVec3<T>(Strided<const T>(point) + 2);
-      Vec3<T> t1, t2;
-      softContactTangents(n, Vec3<T>::zero(), false, &t1, &t2);
-      if (topo.shape == kShapeCapsule) {  // the frame of the rows: the capsule's axis as the hint
-        const Transform<T> X_GG = bodyPose(ws, topo.body) * loadTransform<T>(planeContactGeomAt(w.params, i));
-        softContactTangents(n, Vec3<T>{{X_GG.R(0, 2), X_GG.R(1, 2), X_GG.R(2, 2)}}, true, &t1, &t2);
-      }
-      const Vec3<T> f = T(out[0]) * n + T(out[1]) * t1 + T(out[2]) * t2;
-      const Strided<T> F = bodyContactAt(w, topo.body);
-      const Vec3<T> m = cross(P - bodyOrigin(ws, topo.body), f);
+  auto pointForce = [&](int body1, int body2, int condim, T friction, int r0, const Vec3<T>& hint, bool hinted,
+                        Strided<T> point) {  // point: active dist pos normal force
+    const Strided<T> out = point + 8;      // force: normal, t1, t2
+    if (softRowsPerPoint(condim) == 1) {
+      out[0] = jar[r0];
+      out[1] = out[2] = T(0);
+    } else {
+      out[0] = T(jar[r0]) + T(jar[r0 + 1]) + T(jar[r0 + 2]) + T(jar[r0 + 3]);
+      out[1] = friction * (T(jar[r0]) - T(jar[r0 + 1]));
+      out[2] = friction * (T(jar[r0 + 2]) - T(jar[r0 + 3]));
+    }
+    const Vec3<T> n = loadVec3<T>(Strided<const T>(point) + 5), P = loadVec3<T>(Strided<const T>(point) + 2);
+    Vec3<T> t1, t2;
+    softContactTangents(n, hint, hinted, &t1, &t2);
+    const Vec3<T> f = T(out[0]) * n + T(out[1]) * t1 + T(out[2]) * t2;
+    for (int side = 0; side < 2; ++side) {
+      const int b = side == 0 ? body2 : body1;
+      if (b < 0) continue;
+      const T sign = side == 0 ? T(1) : T(-1);
+      const Strided<T> F = bodyContactAt(w, b);
+      const Vec3<T> m = cross(P - bodyOrigin(ws, b), f);
       for (int c = 0; c < 3; ++c) {
-        F[c] = T(F[c]) + m[c];
-        F[3 + c] = T(F[3 + c]) + f[c];
+        F[c] = T(F[c]) + sign * m[c];
+        F[3 + c] = T(F[3 + c]) + sign * f[c];
       }
     }
+  };
+  for (int i = 0; i < s.nPlaneContacts; ++i) {
+    const PlaneContactTopology topo = model.planeContact[i];
+    Vec3<T> axis = Vec3<T>::zero();  // the frame of the rows: a capsule's axis as the hint
+    if (topo.shape == kShapeCapsule) {
+      const Transform<T> X_GG = bodyPose(ws, topo.body) * loadTransform<T>(planeContactGeomAt(w.params, i));
+      axis = {{X_GG.R(0, 2), X_GG.R(1, 2), X_GG.R(2, 2)}};
+    }
+    const int perPoint = softRowsPerPoint(topo.condim);
+    for (int k = 0; k < topo.points; ++k)
+      pointForce(-1, topo.body, topo.condim, planeContactLawAt(w.params, i)[0], topo.row + k * perPoint, axis,
+                 topo.shape == kShapeCapsule, softContactAt(w, topo.point + k));
+  }
+  for (int i = 0; i < s.nPairContacts; ++i) {
+    const PairContactTopology topo = model.pairContact[i];
+    const int perPoint = softRowsPerPoint(topo.condim);
+    for (int k = 0; k < topo.points; ++k)
+      pointForce(topo.body1, topo.body2, topo.condim, pairContactLawAt(w.params, i)[0], topo.row + k * perPoint,
+                 Vec3<T>::zero(), false, softContactAt(w, topo.point + k));
   }
   for (int i = 0; i < s.nSoftLimits; ++i) {
     const SoftLimitTopology topo = model.softLimit[i];

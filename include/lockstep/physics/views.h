@@ -42,6 +42,8 @@ constexpr int kMaxConstraintEquationsPerWorld = 64;
   M(X, Body, GroundContact, groundContacts, nGround, Ground, ground, ElementTopology, "ground contact", "ground")       \
   M(X, Body, PlaneContact, planeContacts, nPlaneContacts, PlaneContact, planeContact, PlaneContactTopology,           \
     "plane contact", "plane_contact")                                                                                 \
+  M(X, Body, PairContact, pairContacts, nPairContacts, PairContact, pairContact, PairContactTopology,                \
+    "pair contact", "pair_contact")                                                                                   \
   M(X, Body, SoftLimit, softLimits, nSoftLimits, SoftLimit, softLimit, SoftLimitTopology, "joint limit", "limit")     \
   M(X, Speed, JointStop, stops, nStops, -, -, -, "joint stop", "stop")                                                  \
   M(X, Speed, Actuator, actuators, nActuators, -, -, -, "actuator", "actuator")                                         \
@@ -79,11 +81,15 @@ struct Sizes {
   std::int32_t nSensorData = 0;  // values of the model's sensors
   std::int32_t nMujocoQpos = 0, nMujocoDof = 0;  // MuJoCo's nq and nv of an MJCF model (0 otherwise)
   // The soft constraints of MuJoCo's law (soft_constraints.h): the most contact points of all plane
-  // contacts together, and the most constraint rows (contact points' pyramid edges, limits' sides).
+  // and pair contacts together, and the most constraint rows (contact points' pyramid edges, limits'
+  // sides).
   std::int32_t nSoftPoints = 0, nSoftRows = 0;
   // 1: the model steps as MuJoCo's RK4 (integrator.h; Model::mujocoStepping, or soft rows).
   std::int32_t mujocoStepping = 0;
 };
+// Whether the model has contacts under MuJoCo's law (plane or pair contacts): the solve puts their
+// forces in the field bodyContact.
+LOCKSTEP_HD_INLINE bool hasSoftContacts(const Sizes& s) { return s.nPlaneContacts > 0 || s.nPairContacts > 0; }
 
 // What the components of a per-world field are counted per: component c of a field is element
 // c / width, part c % width, where width is the number of its component names (1 when none).
@@ -178,14 +184,16 @@ enum class Role : std::int8_t {
     "observation: ground contact penetration, slip speed |v_t|, normal and friction force magnitudes on the sphere, "  \
     "power the contact delivers to the body")                                                                          \
   X(T, bodyContact, Per::Body, Role::Observation, "body_contact", "mx my mz fx fy fz",                                  \
-    "observation: the ground contacts' total spatial force on each body, about Bo, in G (zero without contact)")        \
+    "observation: the contacts' (ground, plane and pair contacts') total spatial force on each body, about Bo, in G " \
+    "(zero without contact)")        \
   X(T, actuator, Per::Speed, Role::Observation, "actuator", "effort power",                                        \
     "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
   X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
   X(T, softContact, Per::SoftPoint, Role::Evaluation, "soft_contact",                                               \
     "active dist pos.x pos.y pos.z normal.x normal.y normal.z force.normal force.t1 force.t2",                         \
-    "each plane contact point of the last evaluation (after a step: its last stage): 1 where it is in contact, MuJoCo's " \
-    "dist, point and normal in Ground, and the force on the body in the contact frame (normal, two tangents)")        \
+    "each contact point of the plane and pair contacts, of the last evaluation (after a step: its last stage): 1 where " \
+    "it is in contact, MuJoCo's dist, point and normal in Ground (a pair's from its first geom to its second), and the " \
+    "force on the (second geom's) body in the contact frame (normal, two tangents)")                                   \
   X(T, softLimitForce, Per::SoftLimit, Role::Evaluation, "limit", "force",                                            \
     "each soft joint limit's generalized force on its speed, of the last evaluation")                                  \
   X(T, softSolver, Per::World, Role::Evaluation, "soft_solver", "iterations gradient",                                \
@@ -260,6 +268,16 @@ enum class Role : std::int8_t {
     "friction solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 margin gap impratio timestep invweight",    \
     "MuJoCo's contact parameters (friction, solref, solimp, margin, gap), opt.impratio and opt.timestep, and the "       \
     "body's invweight0 (translation)")                                                                                    \
+  X(T, pairContactGeom, Per::PairContact, Role::Parameter, "pair_contact",                                              \
+    "X_BG1.r00 X_BG1.r01 X_BG1.r02 X_BG1.r10 X_BG1.r11 X_BG1.r12 X_BG1.r20 X_BG1.r21 X_BG1.r22 X_BG1.x X_BG1.y X_BG1.z " \
+    "size1.0 size1.1 size1.2 "                                                                                           \
+    "X_BG2.r00 X_BG2.r01 X_BG2.r02 X_BG2.r10 X_BG2.r11 X_BG2.r12 X_BG2.r20 X_BG2.r21 X_BG2.r22 X_BG2.x X_BG2.y X_BG2.z " \
+    "size2.0 size2.1 size2.2",                                                                                           \
+    "each geom's frame on its body (on Ground: in Ground; R row-major, then p) and MuJoCo size")                          \
+  X(T, pairContactLaw, Per::PairContact, Role::Parameter, "pair_contact",                                               \
+    "friction solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 margin gap impratio timestep invweight",    \
+    "MuJoCo's contact parameters of the pair (friction, solref, solimp, margin, gap), opt.impratio and opt.timestep, "   \
+    "and the two bodies' invweight0 (translation) summed")                                                               \
   X(T, softLimitLaw, Per::SoftLimit, Role::Parameter, "limit",                                                           \
     "lower upper margin solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 timestep invweight",              \
     "MuJoCo's joint range, margin, solreflimit and solimplimit, opt.timestep, and the dof's invweight0")                   \
@@ -335,6 +353,18 @@ struct PlaneContactTopology {
   std::int32_t points;  // the most contact points it makes
   std::int32_t point;   // its first point among the world's (Per::SoftPoint)
   std::int32_t row;     // its first constraint row
+};
+// Two primitive geoms on different bodies (one of them may be Ground) under MuJoCo's soft-constraint
+// law: MuJoCo's narrow phase of the pair (a sphere or capsule against a sphere or capsule: a capsule
+// pair makes up to 2 points, the others 1), in MuJoCo's order (shape1 <= shape2), the normal from the
+// first geom to the second.
+struct PairContactTopology {
+  std::int32_t body1, body2;    // the geoms' bodies (-1: Ground)
+  std::int32_t shape1, shape2;  // PlaneContactShape
+  std::int32_t condim;          // 1 or 3
+  std::int32_t points;          // the most contact points it makes
+  std::int32_t point;           // its first point among the world's (Per::SoftPoint)
+  std::int32_t row;             // its first constraint row
 };
 // A hinge's or slide's range under MuJoCo's soft-constraint law: two rows (lower, upper).
 struct SoftLimitTopology {

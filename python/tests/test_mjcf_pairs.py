@@ -1,0 +1,180 @@
+"""Contacts between geoms on different bodies under MuJoCo's contact law (pair contacts) against
+PyPI's MuJoCo (its Newton solver to convergence): two free bodies with a sphere or capsule each, the
+second placed at random near the first, and MuJoCo's rules of which geoms touch (contype and
+conaffinity, a body and its parent, <exclude>, explicit <pair>s with their own parameters, static
+geoms, filterparent), comparing udot with qacc, every contact point (dist, position, normal, force in
+the contact frame) with MuJoCo's contacts and mj_contactForce, every sensor (touch included) and
+mujocoBody (cfrc_ext). Each feature names changes of its attributes; each, made on MuJoCo's side
+only, must make a comparison fail. Then Gymnasium's Humanoid-v5, whose limbs touch each other."""
+import numpy as np
+import pytest
+
+from mujoco_twin import Twin, change_id, changes_of, check_equal, check_noticed, mujoco, mutate, with_sensors
+
+TOLERANCE = 1e-8  # of max(1, the largest value), as test_mjcf_contacts.py's
+STATES = 12
+
+SPHERE, CAPSULE = 'type="sphere" size=".1"', 'type="capsule" size=".05 .15"'
+SMALL_CAPSULE = 'type="capsule" size=".04 .12"'
+
+
+def scene(first, second, geom1="", geom2="", option="", flags="", children="", world="", contact=""):
+    """Body "a" (free, geom g1: `first`) and body "b" (free, geom g2: `second`), each with a site;
+    `children` inside "a", `world` on the world body, a <contact> block; every sensor, and a touch
+    sensor on each site (a sphere zone around the body)."""
+    touch = '<touch name="touch_a" site="site_a"/><touch name="touch_b" site="site_b"/>'
+    return with_sensors(f"""<mujoco model="pairs">
+  <compiler angle="radian"/>
+  <option timestep=".004" gravity=".3 -.2 -9.81" {option}>{flags}</option>
+  <worldbody>
+    {world}
+    <body name="a" pos="0 0 1">
+      <joint name="a_free" type="free"/>
+      <geom name="g1" {first} mass="1.5" {geom1}/>
+      <site name="site_a" type="sphere" size=".3"/>
+      {children}
+    </body>
+    <body name="b" pos="0 0 2">
+      <joint name="b_free" type="free"/>
+      <geom name="g2" {second} mass=".8" euler=".3 .2 0" {geom2}/>
+      <site name="site_b" type="sphere" size=".3"/>
+    </body>
+  </worldbody>
+  {f"<contact>{contact}</contact>" if contact else ""}
+</mujoco>""", touch)
+
+
+# A child of "a" on a hinge whose capsule always overlaps a's geom (MuJoCo leaves a body and its parent
+# alone unless filterparent is disabled) and reaches out where "b" may touch it.
+CHILD = """
+      <body name="c" pos=".12 0 0">
+        <joint name="c_hinge" type="hinge" axis="0 1 0" limited="true" range="-.5 .5"/>
+        <geom name="g3" type="capsule" fromto="-.05 0 0 .2 0 0" size=".04" mass=".3"/>
+      </body>"""
+STATIC = '<geom name="post" type="capsule" fromto=".15 0 .6 .15 0 1.4" size=".06"/>'
+WORLD_SPHERE = '<geom name="ball" type="sphere" pos="-.12 0 1.1" size=".08"/>'
+
+# id -> (xml, the attributes to change on MuJoCo's side only: mujoco_twin.change's specs).
+FEATURES = {
+    "sphere_sphere": (scene(SPHERE, 'type="sphere" size=".07"', 'friction=".9"'), ['size=".07"']),
+    "sphere_capsule_friction_max": (scene(SPHERE, CAPSULE, 'friction="1.3"', 'friction=".5"'),
+                                    ['friction="1.3"', 'size=".05 .15"']),
+    "capsule_sphere_in_mujocos_order": (scene(CAPSULE, SPHERE), [('.05 .15', '.05 .18')]),
+    "capsule_capsule": (scene(CAPSULE, SMALL_CAPSULE, 'friction=".7"'), ['size=".04 .12"', 'euler=".3 .2 0"']),
+    "condim_1_frictionless": (scene(CAPSULE, SMALL_CAPSULE, 'condim="1"', 'condim="1" friction="1.2"'),
+                              [('condim="1" friction', 'condim="3" friction')]),
+    "solref_solimp_mixed_by_solmix_margins_summed": (
+        scene(CAPSULE, SPHERE, 'solref=".015 .7" solimp=".8 .9 .002 .3 3" solmix="3" margin=".01"',
+              'solref=".03 1.2" solmix=".5" margin=".005"'),
+        ['solref=".015 .7"', 'solmix="3"', 'margin=".01"', ('solimp=".8 .9 .002 .3 3"', 'solimp=".8 .85 .002 .3 3"')]),
+    "priority_picks_the_geoms_parameters": (
+        scene(SPHERE, CAPSULE, 'priority="1" friction=".4" solref=".01 .9"', 'friction="1.3" condim="1"'),
+        ['friction=".4"', ('priority="1"', 'priority="0"')]),
+    "impratio": (scene(SPHERE, CAPSULE, 'friction="1.1"', option='impratio="3"'), ['impratio="3"']),
+    "contype_conaffinity": (scene(SPHERE, CAPSULE, 'contype="2" conaffinity="2"', 'contype="1" conaffinity="1"',
+                                  children=CHILD.replace('size=".04"', 'size=".04" contype="4" conaffinity="4"')),
+                            [('contype="1" conaffinity="1"', 'contype="1" conaffinity="3"'),
+                             ('contype="4" conaffinity="4"', 'contype="4" conaffinity="1"')]),
+    "parent_and_child_do_not_touch": (scene(CAPSULE, SPHERE, children=CHILD),
+                                      [('></option>', '><flag filterparent="disable"/></option>')]),
+    "filterparent_disabled": (scene(CAPSULE, SPHERE, children=CHILD, flags='<flag filterparent="disable"/>'),
+                              ['filterparent="disable"']),
+    "exclude": (scene(CAPSULE, SPHERE, children=CHILD, contact='<exclude body1="a" body2="b"/>'),
+                [('<exclude body1="a" body2="b"/>', '<exclude body1="c" body2="b"/>')]),
+    "explicit_pair_with_its_own_parameters": (
+        scene(CAPSULE, CAPSULE, 'contype="0"', 'contype="0" conaffinity="0"',
+              contact='<pair geom1="g2" geom2="g1" condim="3" friction=".3 .3" solref=".01 .5" margin=".004"/>'),
+        ['friction=".3 .3"', 'solref=".01 .5"', 'margin=".004"']),
+    "static_geoms_on_the_world_body": (scene(SPHERE, CAPSULE, world=STATIC + WORLD_SPHERE),
+                                       ['size=".06"', ('pos="-.12 0 1.1"', 'pos="-.12 0 1.12"')]),
+}
+
+
+def pair_state(twin, rng, reach):
+    """A random state (speeds, joint angles, a's pose) with b's centre within `reach` of a's, in a
+    cube about it: most of them touch."""
+    qpos, qvel, ctrl = twin.random_state(rng, beyond_range=0.1)
+    m = twin.m
+    a = m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "a_free")]
+    b = m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "b_free")]
+    qpos[a:a + 3] = [0, 0, 1]
+    qpos[b:b + 3] = qpos[a:a + 3] + rng.uniform(-reach, reach, 3) / np.sqrt(3)
+    return qpos, qvel, ctrl
+
+
+def worst_pair_errors(twin, states, seed=11):
+    m = twin.m
+    reach = sum(m.geom_rbound[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g)] for g in ("g1", "g2"))
+    rng = np.random.default_rng(seed)
+    worst, touching = {}, 0
+    for _ in range(states):
+        twin.set_state(*pair_state(twin, rng, reach))
+        touching += any(m.geom_bodyid[c.geom1] != m.geom_bodyid[c.geom2] for c in twin.d.contact[:twin.d.ncon])
+        for k, v in twin.errors().items():
+            worst[k] = max(worst.get(k, 0.0), v)
+    return worst, touching
+
+
+@pytest.mark.parametrize("feature", FEATURES)
+def test_pair_contact_feature_equals_mujoco(feature, tmp_path):
+    twin = Twin(tmp_path, FEATURES[feature][0], law="mujoco")
+    assert not twin.model.warnings, twin.model.warnings
+    worst, touching = worst_pair_errors(twin, STATES)
+    print(feature, {k: f"{v:.1e}" for k, v in worst.items()}, f"touching in {touching}/{STATES}")
+    failing = {k: v for k, v in worst.items() if not v <= TOLERANCE}
+    assert not failing, f"{feature}: {failing}"
+    if feature not in ("contype_conaffinity", "exclude"):  # (these leave few pairs that touch, by design)
+        assert touching >= STATES // 3, f"{feature}: contacts in only {touching} states"
+
+
+@pytest.mark.parametrize("feature,change", changes_of(FEATURES), ids=change_id)
+def test_pair_contact_feature_change_on_mujocos_side_is_noticed(feature, change, tmp_path):
+    xml = FEATURES[feature][0]
+    twin = Twin(tmp_path, xml, law="mujoco", mujoco_xml=mutate(xml, *change))
+    worst, _ = worst_pair_errors(twin, STATES)
+    assert max(worst.values()) > 100 * TOLERANCE, f"{feature}: {change} changes nothing compared: {worst}"
+
+
+def test_pair_contacts_are_listed_and_other_kinds_are_named_in_a_warning(tmp_path):
+    """A pair that Lockstep does not collide yet (a capsule against a box) is named in a warning; the
+    pairs it has are elements of the model (lockstep info), named by their geoms."""
+    xml = scene('type="box" size=".1 .1 .1"', CAPSULE, children=CHILD)
+    twin = Twin(tmp_path, xml, law="mujoco")
+    assert any("capsule-box (1 pair)" in w for w in twin.model.warnings), twin.model.warnings
+    info = twin.model.info
+    assert "pair contacts 1" in info and "'g3/g2'" in info, info
+
+
+def test_humanoid_limbs_touch_each_other_as_in_mujoco(tmp_path):
+    """Gymnasium's humanoid.xml at 20 states along MuJoCo's own rollout (random controls, from qpos0
+    with noise), where it touches the floor and, in most, its limbs touch each other: qacc, every
+    contact point and force, cfrc_ext and the sensors equal MuJoCo's."""
+    import os
+    import gymnasium
+    xml = open(os.path.join(os.path.dirname(gymnasium.__file__), "envs", "mujoco", "assets", "humanoid.xml")).read()
+    twin = Twin(tmp_path, xml, law="mujoco")
+    m, d = twin.m, twin.d
+    rng = np.random.default_rng(3)
+    d.qpos[:] = m.qpos0
+    d.qpos[7:] += rng.uniform(-0.1, 0.1, m.nq - 7)
+    worst, self_touching, compared = {}, 0, 0
+    for step in range(1, 2000):
+        d.ctrl[:] = rng.uniform(-1, 1, m.nu)  # clamped to ctrlrange
+        mujoco.mj_step(m, d)
+        if step % 25:
+            continue
+        limbs = sum(m.geom_bodyid[c.geom[0]] != 0 and m.geom_bodyid[c.geom[1]] != 0 for c in d.contact[:d.ncon])
+        if d.ncon == 0:
+            continue
+        twin.set_state(d.qpos.copy(), d.qvel.copy(), d.ctrl.copy())
+        self_touching += limbs > 0
+        compared += 1
+        for k, v in twin.errors().items():
+            worst[k] = max(worst.get(k, 0.0), v)
+        if compared == 20:
+            break
+    print({k: f"{v:.1e}" for k, v in worst.items()}, f"limbs touching in {self_touching}/{compared}")
+    assert compared == 20
+    assert self_touching >= 5, f"limbs touch each other in only {self_touching} of the states"
+    failing = {k: v for k, v in worst.items() if not v <= 1e-6}
+    assert not failing, failing
