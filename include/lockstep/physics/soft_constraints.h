@@ -460,15 +460,18 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     const PairContactTopology topo = model.pairContact[i];
     const Strided<const T> geom = pairContactGeomAt(w.params, i), lawParams = pairContactLawAt(w.params, i);
     const SoftLaw<T> law = softContactLaw<T>(lawParams);
-    Transform<T> X_G1, X_G2;
-    pairGeomPoses(ws, topo, geom, &X_G1, &X_G2);
     const Vec3<T> size1 = loadVec3<T>(geom + 12), size2 = loadVec3<T>(geom + 27);
     const T margin = lawParams[8];
+    // The broad phase from the geoms' centres alone; their frames only for pairs within reach.
+    const Vec3<T> c1 = bodyPose(ws, topo.body1) * loadVec3<T>(geom + 9);
+    const Vec3<T> c2 = bodyPose(ws, topo.body2) * loadVec3<T>(geom + 24);
     auto rbound = [](int shape, const Vec3<T>& size) { return shape == kShapeCapsule ? size[0] + size[1] : size[0]; };
-    const MaskOf<T> near = !(norm(X_G2.p - X_G1.p) > rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin);
+    const MaskOf<T> near = !(norm(c2 - c1) > rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin);
     SoftPoint<T> points[2];
     bool touching = false;
     if (anyLane(near)) {
+      Transform<T> X_G1, X_G2;
+      pairGeomPoses(ws, topo, geom, &X_G1, &X_G2);
       softPairPoints<T>(topo.shape1, X_G1, size1, topo.shape2, X_G2, size2, margin, points);
       for (int k = 0; k < topo.points; ++k) {
         points[k].exists = points[k].exists & near & (points[k].dist < law.margin);
