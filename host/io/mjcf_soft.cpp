@@ -72,8 +72,16 @@ PairContactDesc mjcfPairContact(const mjModel* m, int g1, int g2, const std::str
   d.name = name;
   d.body1 = body1;
   d.body2 = body2;
-  d.shape1 = m->geom_type[g1] == mjGEOM_SPHERE ? kShapeSphere : kShapeCapsule;
-  d.shape2 = m->geom_type[g2] == mjGEOM_SPHERE ? kShapeSphere : kShapeCapsule;
+  auto shape = [&](int g) {
+    switch (m->geom_type[g]) {
+      case mjGEOM_SPHERE: return kShapeSphere;
+      case mjGEOM_CAPSULE: return kShapeCapsule;
+      case mjGEOM_BOX: return kShapeBox;
+      default: return kShapeEllipsoid;  // refused by the element's build rule, naming it
+    }
+  };
+  d.shape1 = shape(g1);
+  d.shape2 = shape(g2);
   d.X_BG1 = X_BG1;
   d.X_BG2 = X_BG2;
   d.size1 = {{m->geom_size[3 * g1], m->geom_size[3 * g1 + 1], m->geom_size[3 * g1 + 2]}};

@@ -60,6 +60,9 @@ FEATURES = {
     "sphere_capsule_friction_max": (scene(SPHERE, CAPSULE, 'friction="1.3"', 'friction=".5"'),
                                     ['friction="1.3"', 'size=".05 .15"']),
     "capsule_sphere_in_mujocos_order": (scene(CAPSULE, SPHERE), [('.05 .15', '.05 .18')]),
+    "sphere_box": (scene(SPHERE, 'type="box" size=".15 .1 .06"', 'friction=".9"'), ['size=".15 .1 .06"']),
+    "box_sphere_in_mujocos_order": (scene('type="box" size=".12 .08 .1"', 'type="sphere" size=".07"', 'condim="1"'),
+                                    ['size=".12 .08 .1"']),
     "capsule_capsule": (scene(CAPSULE, SMALL_CAPSULE, 'friction=".7"'), ['size=".04 .12"', 'euler=".3 .2 0"']),
     "condim_1_frictionless": (scene(CAPSULE, SMALL_CAPSULE, 'condim="1"', 'condim="1" friction="1.2"'),
                               [('condim="1" friction', 'condim="3" friction')]),
@@ -177,4 +180,27 @@ def test_humanoid_limbs_touch_each_other_as_in_mujoco(tmp_path):
     assert compared == 20
     assert self_touching >= 5, f"limbs touch each other in only {self_touching} of the states"
     failing = {k: v for k, v in worst.items() if not v <= 1e-6}
+    assert not failing, failing
+
+
+def test_a_sphere_whose_centre_is_inside_a_box_is_pushed_out_of_the_nearest_face_as_in_mujoco_4(tmp_path):
+    """MuJoCo 4's sphere-box with the sphere's centre inside the box: the nearest face's inward
+    normal, the depth that face's distance plus the radius (MuJoCo 2.2.2 took the radius alone),
+    at 12 random poses of the centre inside the box, against PyPI's MuJoCo 4.0."""
+    twin = Twin(tmp_path, scene(SPHERE, 'type="box" size=".15 .1 .06"'), law="mujoco")
+    m = twin.m
+    rng = np.random.default_rng(4)
+    worst = {}
+    for _ in range(12):
+        qpos, qvel, ctrl = twin.random_state(rng)
+        a = m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "a_free")]
+        b = m.jnt_qposadr[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_JOINT, "b_free")]
+        qpos[a:a + 3] = [0, 0, 1]
+        qpos[b:b + 3] = [0, 0, 1]  # the box's centre on the sphere's, then the box turned and moved a little
+        qpos[b:b + 3] += rng.uniform(-0.03, 0.03, 3)
+        twin.set_state(qpos, qvel, ctrl)
+        assert twin.d.ncon == 1 and twin.d.contact[0].dist < -m.geom_size[0][0], twin.d.contact[0].dist
+        for k, v in twin.errors().items():
+            worst[k] = max(worst.get(k, 0.0), v)
+    failing = {k: v for k, v in worst.items() if not v <= TOLERANCE}
     assert not failing, failing

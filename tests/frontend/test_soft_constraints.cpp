@@ -178,7 +178,7 @@ TEST(SoftLimit, AccelerationsEqualMujocosBeyondTheRange) {
   EXPECT_GT(engaged, 20);
 }
 
-// Two free bodies with a sphere or capsule each, the second at random poses near the first: MuJoCo's
+// Two free bodies with a sphere, capsule or box each, the second at random poses near the first: MuJoCo's
 // contacts (mj_collision in mj_forward: how many, and each one's dist, point and normal) against
 // Lockstep's pair contact points (softContact), 1,000 poses per pair of shapes, every fifth with the
 // two axes parallel or antiparallel (a capsule pair's two-point case). The first geom's margin of
@@ -213,7 +213,7 @@ TEST_P(SoftPair, ContactsEqualMujocosAtRandomPoses) {
     for (int k = 0; k < 4; ++k) q[k] /= std::sqrt(n);
   };
   const double reach = m->geom_rbound[0] + m->geom_rbound[1] + 0.05;
-  int touching = 0, pairs = 0;
+  int touching = 0, pairs = 0, inside = 0;
   double worst = 0;
   for (int trial = 0; trial < 1000; ++trial) {
     mj_resetData(m.get(), d.get());
@@ -235,6 +235,14 @@ TEST_P(SoftPair, ContactsEqualMujocosAtRandomPoses) {
     std::vector<const double*> active;
     for (std::int64_t k = 0; k < f.components / 11; ++k)
       if (points[11 * k] > 0.5) active.push_back(points + 11 * k);
+    // MuJoCo 2.2.2 gives a sphere whose centre is inside a box the depth of its radius alone; MuJoCo 4
+    // (and Lockstep, python/tests/test_mjcf_pairs.py) adds the nearest face's distance: not compared.
+    const bool box = m->geom_type[0] == mjGEOM_BOX || m->geom_type[1] == mjGEOM_BOX;
+    const double radius = m->geom_size[3 * (m->geom_type[0] == mjGEOM_SPHERE ? 0 : 1)];
+    if (box && d->ncon == 1 && d->contact[0].dist == -radius) {
+      ++inside;
+      continue;
+    }
     ASSERT_EQ(static_cast<int>(active.size()), d->ncon) << first << " / " << second << " trial " << trial;
     for (int c = 0; c < d->ncon; ++c) {
       const mjContact& con = d->contact[c];
@@ -251,8 +259,8 @@ TEST_P(SoftPair, ContactsEqualMujocosAtRandomPoses) {
   if (std::string(first).find("capsule") != std::string::npos && std::string(second).find("capsule") != std::string::npos) {
     EXPECT_GT(pairs, 20) << "too few parallel capsules touching at two points";
   }
-  std::printf("%s / %s: %d of 1000 poses touching (%d at two points): largest difference %.2e\n", first, second,
-              touching, pairs, worst);
+  std::printf("%s / %s: %d of 1000 poses touching (%d at two points, %d with the sphere's centre in the box, not "
+              "compared): largest difference %.2e\n", first, second, touching, pairs, inside, worst);
 }
 
 // "SphereCapsule": the test's name of a pair of shapes.
@@ -271,7 +279,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(std::make_pair("type=\"sphere\" size=\"0.1\"", "type=\"sphere\" size=\"0.07\""),
                       std::make_pair("type=\"sphere\" size=\"0.1\"", "type=\"capsule\" size=\"0.05 0.2\""),
                       std::make_pair("type=\"capsule\" size=\"0.05 0.2\"", "type=\"sphere\" size=\"0.1\""),
-                      std::make_pair("type=\"capsule\" size=\"0.05 0.2\"", "type=\"capsule\" size=\"0.04 0.15\"")),
+                      std::make_pair("type=\"capsule\" size=\"0.05 0.2\"", "type=\"capsule\" size=\"0.04 0.15\""),
+                      std::make_pair("type=\"sphere\" size=\"0.1\"", "type=\"box\" size=\"0.2 0.1 0.05\""),
+                      std::make_pair("type=\"box\" size=\"0.2 0.1 0.05\"", "type=\"sphere\" size=\"0.06\"")),
     shapePairName);
 
 // Gymnasium's robot `name` (models/mjcf/) written to a temporary file with the floor's margin 0, and

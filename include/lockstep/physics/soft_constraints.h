@@ -258,7 +258,7 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softSpherePair(const Vec3<T>& c1, const Vec3<T>&
 }
 
 // MuJoCo's contacts of a pair of geoms (shape1 <= shape2: sphere-sphere, sphere-capsule,
-// capsule-capsule) at X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
+// sphere-box, capsule-capsule) at X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
 // A capsule pair whose axes are not parallel touches at the segments' nearest points; parallel ones
 // (|det| < mjMINVAL) at the first two of the four end-to-segment candidates that touch.
 template <class T>
@@ -270,6 +270,38 @@ LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3
   auto clamp = [](T x) { return selectT(x > T(1), T(1), selectT(x < T(-1), T(-1), x)); };
   if (shape1 == kShapeSphere && shape2 == kShapeSphere) {
     out[0] = softSpherePair(c1, z1, r1, c2, z2, r2, margin);
+    return;
+  }
+  if (shape1 == kShapeSphere && shape2 == kShapeBox) {  // MuJoCo 4's sphere-box (engine_collision_box.c)
+    const Rotation<T>& R = X_G2.R;
+    const Vec3<T> centre = R.invTimes(c1 - c2);  // the sphere's centre in the box's frame
+    Vec3<T> clamped;
+    for (int k = 0; k < 3; ++k)
+      clamped[k] = selectT(centre[k] < -size2[k], -size2[k], selectT(centre[k] > size2[k], size2[k], centre[k]));
+    const Vec3<T> toBox = clamped - centre;
+    const T dist = norm(toBox);
+    const Vec3<T> n = softNormalized(toBox, dist);
+    // Outside: the normal from the centre to the nearest point of the box, the point between that
+    // and the sphere's deepest point. Inside (the centre in the box): the nearest face's inward
+    // normal, its distance the face's.
+    const MaskOf<T> inside = !(dist > T(kSoftMinValue));
+    T closest = T(2) * (size2[0] + size2[1] + size2[2]);
+    Vec3<T> face = Vec3<T>::zero();
+    for (int i = 0; i < 6; ++i) {
+      const T gap = absT((i % 2 ? T(1) : T(-1)) * size2[i / 2] - centre[i / 2]);
+      const MaskOf<T> nearer = closest > gap;
+      closest = selectT(nearer, gap, closest);
+      for (int k = 0; k < 3; ++k) face[k] = selectT(nearer, k == i / 2 ? (i % 2 ? T(-1) : T(1)) : T(0), face[k]);
+    }
+    const Vec3<T> outsidePos = T(0.5) * clamped + T(0.5) * (centre + r1 * n);
+    const Vec3<T> insidePos = centre + ((r1 - closest) / T(2)) * face;
+    SoftPoint<T>& p = out[0];
+    p.exists = !(dist - r1 > margin);
+    p.dist = selectT(inside, -closest, dist) - r1;
+    p.pos = R * selectVec3(inside, insidePos, outsidePos) + c2;
+    p.normal = R * selectVec3(inside, face, n);
+    p.hint = Vec3<T>::zero();
+    p.hinted = false;
     return;
   }
   if (shape1 == kShapeSphere) {  // the capsule's nearest point to the sphere's centre
@@ -465,7 +497,11 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     // The broad phase from the geoms' centres alone; their frames only for pairs within reach.
     const Vec3<T> c1 = bodyPose(ws, topo.body1) * loadVec3<T>(geom + 9);
     const Vec3<T> c2 = bodyPose(ws, topo.body2) * loadVec3<T>(geom + 24);
-    auto rbound = [](int shape, const Vec3<T>& size) { return shape == kShapeCapsule ? size[0] + size[1] : size[0]; };
+    auto rbound = [](int shape, const Vec3<T>& size) {  // MuJoCo's geom_rbound
+      return shape == kShapeCapsule ? size[0] + size[1]
+             : shape == kShapeBox   ? sqrtT(size[0] * size[0] + size[1] * size[1] + size[2] * size[2])
+                                    : size[0];
+    };
     const MaskOf<T> near = !(norm(c2 - c1) > rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin);
     SoftPoint<T> points[2];
     bool touching = false;
