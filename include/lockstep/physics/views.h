@@ -191,13 +191,14 @@ enum class Role : std::int8_t {
   X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
   X(T, softContact, Per::SoftPoint, Role::Evaluation, "soft_contact",                                               \
     "active dist pos.x pos.y pos.z normal.x normal.y normal.z force.normal force.t1 force.t2",                         \
-    "each contact point of the plane and pair contacts, of the last evaluation (after a step: its last stage): 1 where " \
+    "each contact point of the plane and pair contacts, as the last evaluate() left it (a step does not write it; " \
+    "recording evaluates first): 1 where "                                                                             \
     "it is in contact, MuJoCo's dist, point and normal in Ground (a pair's from its first geom to its second), and the " \
     "force on the (second geom's) body in the contact frame (normal, two tangents)")                                   \
   X(T, softLimitForce, Per::SoftLimit, Role::Evaluation, "limit", "force",                                            \
-    "each soft joint limit's generalized force on its speed, of the last evaluation")                                  \
+    "each soft joint limit's generalized force on its speed, as the last evaluate() left it")                                  \
   X(T, softSolver, Per::World, Role::Evaluation, "soft_solver", "iterations gradient",                                \
-    "the soft-constraint solve of the last evaluation: Newton iterations and the final gradient's largest entry")     \
+    "the soft-constraint solve of the last evaluate(): Newton iterations and the final gradient's largest entry")     \
   X(T, sensors, Per::SensorValue, Role::Observation, "sensor", "",                                                   \
     "observation: MuJoCo's sensordata of the model's sensors (the accelerations' of the last evaluate())")           \
   X(T, mujocoQpos, Per::MujocoQpos, Role::Observation, "qpos", "", "observation: MuJoCo's qpos (MJCF models)")          \
