@@ -186,9 +186,20 @@ TEST(SoftLimit, AccelerationsEqualMujocosBeyondTheRange) {
 using ShapePair = std::pair<const char*, const char*>;
 class SoftPair : public ::testing::TestWithParam<ShapePair> {};
 
+// "SphereCapsule": the test's name of a pair of shapes.
+std::string shapePairName(const ::testing::TestParamInfo<ShapePair>& info) {
+  std::string name;
+  for (const std::string s : {info.param.first, info.param.second}) {
+    std::string kind = s.substr(6, s.find('"', 6) - 6);
+    kind[0] = static_cast<char>(std::toupper(kind[0]));
+    name += kind;
+  }
+  return name;
+}
+
 TEST_P(SoftPair, ContactsEqualMujocosAtRandomPoses) {
   const auto [first, second] = GetParam();
-  const std::string path = writeModel(std::string("soft_pair_") + first + "_" + second + ".xml",
+  const std::string path = writeModel("soft_pair_" + shapePairName({GetParam(), 0}) + ".xml",
                                       std::string(R"(<mujoco>
   <option gravity="0 0 0"/>
   <worldbody>
@@ -263,17 +274,6 @@ TEST_P(SoftPair, ContactsEqualMujocosAtRandomPoses) {
               "compared): largest difference %.2e\n", first, second, touching, pairs, inside, worst);
 }
 
-// "SphereCapsule": the test's name of a pair of shapes.
-std::string shapePairName(const ::testing::TestParamInfo<ShapePair>& info) {
-  std::string name;
-  for (const std::string s : {info.param.first, info.param.second}) {
-    std::string kind = s.substr(6, s.find('"', 6) - 6);
-    kind[0] = static_cast<char>(std::toupper(kind[0]));
-    name += kind;
-  }
-  return name;
-}
-
 INSTANTIATE_TEST_SUITE_P(
     Shapes, SoftPair,
     ::testing::Values(std::make_pair("type=\"sphere\" size=\"0.1\"", "type=\"sphere\" size=\"0.07\""),
@@ -283,6 +283,46 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_pair("type=\"sphere\" size=\"0.1\"", "type=\"box\" size=\"0.2 0.1 0.05\""),
                       std::make_pair("type=\"box\" size=\"0.2 0.1 0.05\"", "type=\"sphere\" size=\"0.06\"")),
     shapePairName);
+
+// A pair contact's bad values are refused with the element, the field and the reason: when the model
+// is built, and as per-world parameters.
+TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
+  const std::string path = writeModel("soft_pair_bad.xml", R"(<mujoco>
+  <worldbody>
+    <body name="a"><freejoint/><geom name="g1" type="sphere" size="0.1"/></body>
+    <body name="b"><freejoint/><geom name="g2" type="capsule" size="0.05 0.2"/></body>
+  </worldbody>
+</mujoco>)");
+  const MjcfImport mjcf = softImport(path);
+  ASSERT_EQ(mjcf.model->pairContacts().size(), 1u);
+  const PairContactDesc good = mjcf.model->pairContacts()[0].desc;
+  auto refused = [&](auto change, const std::string& text) {
+    PairContactDesc d = good;
+    d.name = "bad";
+    change(d);
+    ModelBuilder builder = ModelBuilder::fromModel(*mjcf.model);
+    builder.add(d);
+    EXPECT_ERROR_CONTAINS_OF(builder.build(), text, ModelError);
+  };
+  refused([](PairContactDesc& d) { d.body2 = d.body1; }, "pair contact 'bad': body2: must differ from body1");
+  refused([](PairContactDesc& d) { d.body2 = "nowhere"; }, "pair contact 'bad': body2: no body named");
+  refused([](PairContactDesc& d) { std::swap(d.shape1, d.shape2); }, "shape1: must not come after shape2");
+  refused([](PairContactDesc& d) { d.shape2 = kShapeCylinder; }, "shape: spheres and capsules with each other, or a sphere and a box");
+  refused([](PairContactDesc& d) { d.size2[1] = 0; }, "size2: must be > 0 (a capsule takes 2)");
+  refused([](PairContactDesc& d) { d.condim = 4; }, "condim: 1 or 3");
+  refused([](PairContactDesc& d) { d.friction = -1; }, "friction");
+  refused([](PairContactDesc& d) { d.solref = {{0.02, -1}}; }, "solref: both positive");
+  refused([](PairContactDesc& d) { d.impratio = 0; }, "impratio: must be > 0");
+  Batch<double> batch(mjcf.model, 2, Backend::Cpu);
+  const std::string name = "pair_contact." + good.name;
+  EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".friction", -1), "friction", std::exception);
+  EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".margin", -0.1), "margin", std::exception);
+  EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".size2.0", -0.1), "size2", std::exception);
+  // The other world keeps its values and runs.
+  batch.evaluate();
+  EXPECT_EQ(batch.status(0), kStatusOk);
+  EXPECT_EQ(batch.parameter(0, name + ".friction"), good.friction);
+}
 
 // Gymnasium's robot `name` (models/mjcf/) written to a temporary file with the floor's margin 0, and
 // the robots' own margins of 1 mm (hopper, humanoid) 0: MuJoCo 2.2.2 (the libmujoco here) takes the
