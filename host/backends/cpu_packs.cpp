@@ -229,7 +229,7 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
     for (int l = 0; l < W; ++l) active[l] = activeLanes.lane(l);
     pack.scatterState(active);
     if (settings.observe) {
-      observeWorld<P>(model, pack.view(), pack.workspace());
+      observeWorld<P>(model, pack.view(), pack.workspace(), settings.nSteps > 0 ? Observed::kStep : Observed::kState);
       pack.scatterObservations(active);
     }
   });

@@ -62,6 +62,7 @@ PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std:
   d.size = {{m->geom_size[3 * g], m->geom_size[3 * g + 1], m->geom_size[3 * g + 2]}};
   d.planeNormal = X_GP.R * Vec3d{{0, 0, 1}};
   d.planePoint = X_GP.p;
+  d.mujocoBody = m->geom_bodyid[g];
   mixContactLaw(m, plane, g, d);
   return d;
 }
@@ -86,6 +87,8 @@ PairContactDesc mjcfPairContact(const mjModel* m, int g1, int g2, const std::str
   d.X_BG2 = X_BG2;
   d.size1 = {{m->geom_size[3 * g1], m->geom_size[3 * g1 + 1], m->geom_size[3 * g1 + 2]}};
   d.size2 = {{m->geom_size[3 * g2], m->geom_size[3 * g2 + 1], m->geom_size[3 * g2 + 2]}};
+  d.mujocoBody1 = m->geom_bodyid[g1];
+  d.mujocoBody2 = m->geom_bodyid[g2];
   mixContactLaw(m, g1, g2, d);
   return d;
 }

@@ -102,7 +102,7 @@ PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
 }
 
 PlaneContactTopology elementTopology(const Model&, const PlaneContact& e) {
-  return {e.body, e.desc.shape, e.desc.condim, softPointSlots(e.desc.shape), e.point, e.row};
+  return {e.body, e.desc.shape, e.desc.condim, softPointSlots(e.desc.shape), e.point, e.row, e.desc.mujocoBody};
 }
 
 std::vector<double> parameterBlock(const PlaneContact& e, ParamId id) {
@@ -178,7 +178,7 @@ PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
 
 PairContactTopology elementTopology(const Model&, const PairContact& e) {
   return {e.body1, e.body2, e.desc.shape1, e.desc.shape2, e.desc.condim,
-          softPairSlots(e.desc.shape1, e.desc.shape2), e.point, e.row};
+          softPairSlots(e.desc.shape1, e.desc.shape2), e.point, e.row, e.desc.mujocoBody1, e.desc.mujocoBody2};
 }
 
 std::vector<double> parameterBlock(const PairContact& e, ParamId id) {

@@ -409,6 +409,22 @@ std::shared_ptr<const Model> ModelBuilder::build() const {
   if (m.numConstraintEquations() > 0 && (!m.planeContacts_.empty() || !m.pairContacts_.empty() || !m.softLimits_.empty()))
     throw ModelError("model: sphere contacts and MuJoCo's soft constraints (plane and pair contacts, joint limits) in one "
                      "model: not yet (use one or the other)");
+  // A contact's MuJoCo body (cfrc_ext) must be one of the model's, carried by the contact's body.
+  auto checkMujocoBody = [&](int index, int body, const std::string& where, const char* field) {
+    if (index == -1) return;
+    if (index < 0 || index >= static_cast<int>(m.mujocoBodies_.size()))
+      throw ModelError(where + ": " + field + ": must be -1 or one of the model's " +
+                       std::to_string(m.mujocoBodies_.size()) + " MuJoCo bodies");
+    if (m.mujocoBodies_[index].body != body)
+      throw ModelError(where + ": " + field + ": MuJoCo body '" + m.mujocoBodies_[index].desc.name +
+                       "' is not on the contact's body");
+  };
+  for (const PlaneContact& e : m.planeContacts_)
+    checkMujocoBody(e.desc.mujocoBody, e.body, "plane contact '" + e.desc.name + "'", "mujocoBody");
+  for (const PairContact& e : m.pairContacts_) {
+    checkMujocoBody(e.desc.mujocoBody1, e.body1, "pair contact '" + e.desc.name + "'", "mujocoBody1");
+    checkMujocoBody(e.desc.mujocoBody2, e.body2, "pair contact '" + e.desc.name + "'", "mujocoBody2");
+  }
   if (m.numConstraintEquations() > kMaxConstraintEquationsPerWorld)
     throw ModelError("model: sphere contacts: " + std::to_string(m.numConstraintEquations()) +
                      " constraint equations exceed the limit of " + std::to_string(kMaxConstraintEquationsPerWorld) +

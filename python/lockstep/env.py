@@ -108,7 +108,11 @@ class VectorEnv(EpisodeVectorEnv, gym.vector.VectorEnv):  # gym's named again fo
             q = self._initial_q[idx] + rng.uniform(-self.reset_noise, self.reset_noise,
                                                    (idx.size, self._initial_q.shape[1]))
             self.batch.set_state(q, self._initial_u[idx], indices=idx)
-        self.batch.evaluate()
+        # A reset observes its worlds; evaluate() (udot, energies, the solve's fields) runs on every
+        # world, so only when all start again: under MuJoCo's law it would give the others MuJoCo's
+        # bodies at their state in place of their last step's (physics/world.h, Observed).
+        if idx.size == self.num_envs:
+            self.batch.evaluate()
 
     def _write_actions(self, actions):
         actions = np.asarray(actions, dtype=self.batch.dtype)

@@ -33,8 +33,8 @@ def _asset(name: str) -> str:
 
 @dataclass(frozen=True)
 class TaskSpec:
-    """A Gymnasium v5 MuJoCo task: its XML, frame_skip, the engine's dt (RK4), its episode length and
-    its keyword arguments with Gymnasium's defaults."""
+    """A Gymnasium v5 MuJoCo task: its XML, frame_skip, the engine's dt under the compliant law (RK4
+    substeps), its episode length and its keyword arguments with Gymnasium's defaults."""
     name: str
     xml: str
     frame_skip: int
@@ -61,9 +61,10 @@ class MujocoTaskEnv(EpisodeVectorEnv):
       randomize: per-world parameters drawn again for every world that resets, as a study file's
         "vary" list ({"parameter": "body.torso.mass", "distribution": "uniform", "low": 4, "high": 6});
       max_episode_steps: truncation (default Gymnasium's), threads: CPU threads (0: all cores),
-      contact_law: "compliant" (default: Hunt-Crossley spheres and stops, in RK4 substeps of the task's
-        engine_dt) or "mujoco" (MuJoCo's soft constraints, stepped at the XML's timestep with its
-        integrator, as Gymnasium's MuJoCo steps; docs/mjcf.md, "Contact laws");
+      contact_law: "mujoco" (default: MuJoCo's soft constraints, stepped at the XML's timestep with its
+        integrator, as Gymnasium's MuJoCo steps: the same observations, rewards and terminations) or
+        "compliant" (Hunt-Crossley spheres and stops, in RK4 substeps of the task's engine_dt;
+        docs/mjcf.md, "Contact laws");
       engine_dt: the engine's step (must divide frame_skip * MuJoCo's timestep; default: the XML's
         timestep for "mujoco", the task's for "compliant").
     """
@@ -76,7 +77,7 @@ class MujocoTaskEnv(EpisodeVectorEnv):
                  max_episode_steps: Optional[int] = None, threads: int = 0, engine_dt: Optional[float] = None,
                  render_mode: Optional[str] = None, width: int = 480, height: int = 480,
                  camera: Optional[Dict[str, Any]] = None, frame_skip: Optional[int] = None, xml_file: Optional[str] = None,
-                 contact_law: str = "compliant", **task_kwargs):
+                 contact_law: str = "mujoco", **task_kwargs):
         spec = self.spec_
         unknown = sorted(set(task_kwargs) - set(spec.defaults))
         if unknown:
@@ -272,7 +273,8 @@ class MujocoTaskEnv(EpisodeVectorEnv):
 
     # --- the episode layer's hooks (lockstep.episodes) ---
     def _start_episodes(self, idx: np.ndarray, rng) -> None:
-        """MuJoCo's initial state (qpos0 clamped into the ranges, qvel 0) with the task's reset noise."""
+        """MuJoCo's initial state (qpos0, under the compliant law clamped into the ranges; qvel 0) with
+        the task's reset noise."""
         qpos = np.repeat(self.init_qpos[None], idx.size, axis=0)
         qvel = np.repeat(self.init_qvel[None], idx.size, axis=0)
         qpos, qvel = self._noise(qpos, qvel, rng)

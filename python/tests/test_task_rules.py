@@ -6,14 +6,21 @@ bounds too, which Gymnasium makes open or closed), states pressing on the floor 
 costs (Gymnasium's functions are given Lockstep's contact forces in data.cfrc_ext: the contacts
 themselves are not MuJoCo's, docs/environments.md), and reset noise of another scale.
 
-test_tasks.py compares the same terms at states near the reset with the default keywords."""
+These tests score chosen states, so they run under the compliant law, whose quantities after a step
+are those of the state reached and whose contact forces exist at any state. Under MuJoCo's law (the
+tasks' default) MuJoCo's bodies after a step are its last RK4 stage's and the contact forces the
+solve's: test_mujoco_law_env_steps_with_other_keywords_are_gymnasiums compares whole env steps with
+Gymnasium's there, with the same keywords. test_tasks.py compares the same terms at states near the
+reset with the default keywords."""
 import numpy as np
 import pytest
 
 gym = pytest.importorskip("gymnasium")
 pytest.importorskip("mujoco")
 from lockstep import tasks  # noqa: E402
-from test_tasks import mujoco_env, set_world_state  # noqa: E402
+from test_tasks import compare_env_steps_with_gymnasium, mujoco_env, set_world_state  # noqa: E402
+
+COMPLIANT = dict(contact_law="compliant")
 
 # A value other than Gymnasium's default for each keyword of each task (the rendering ones and
 # xml_file aside), split into sets where two values of one keyword need two environments.
@@ -132,7 +139,7 @@ def test_reward_terms_termination_and_observation_with_other_keywords_are_gymnas
     """Every term of the reward, the reward, termination, every value of info and the observation,
     with every keyword other than Gymnasium's default, over steps that move every coordinate."""
     rng = np.random.default_rng(11)
-    env = tasks.make(name, num_envs=3, **kwargs)
+    env = tasks.make(name, num_envs=3, **COMPLIANT, **kwargs)
     # A step about the initial state, one on the floor, one faster than the observations' clipping (10).
     steps = moving_steps(env, rng, 1) + moving_steps(env, rng, 1, ON_THE_FLOOR.get(name, 0.0), 0.01, 0.1) + \
         moving_steps(env, rng, 1, speed=20.0)
@@ -146,11 +153,21 @@ def test_reward_terms_termination_and_observation_with_other_keywords_are_gymnas
 
 
 @pytest.mark.parametrize("name,kwargs", KEYWORD_SETS, ids=KEYWORD_IDS)
+def test_mujoco_law_env_steps_with_other_keywords_are_gymnasiums(name, kwargs):
+    """Under MuJoCo's law (the tasks' default), with every keyword other than Gymnasium's default:
+    env steps along Gymnasium's own rollout give Gymnasium's observation, reward, every reward term
+    and termination (test_tasks.compare_env_steps_with_gymnasium)."""
+    worst_obs, worst_reward, worst_term, compared, _ = compare_env_steps_with_gymnasium(name, **kwargs)
+    assert compared >= 6 and worst_obs < 1e-6 and worst_reward < 1e-6 and worst_term < 1e-6, \
+        (worst_obs, worst_reward, worst_term)
+
+
+@pytest.mark.parametrize("name,kwargs", KEYWORD_SETS, ids=KEYWORD_IDS)
 def test_a_step_of_the_environment_is_scored_as_gymnasiums_step_to_the_state_it_reached(name, kwargs):
     """env.step() itself, with actions beyond the action space's bounds (which Gymnasium's control
     costs take as they are): its reward, termination, info and observation are Gymnasium's step()
     from the state before to the state Lockstep reached."""
-    env = tasks.make(name, num_envs=2, **kwargs)
+    env = tasks.make(name, num_envs=2, **COMPLIANT, **kwargs)
     env.reset(seed=3)
     qpos_a, qvel_a = env.state.qpos().copy(), env.state.qvel().copy()
     high = env.single_action_space.high
@@ -177,7 +194,7 @@ def test_contact_costs_on_the_floor_are_gymnasiums_for_lockstep_contact_forces(n
     """Ant's contact cost is the weighted sum of squares of cfrc_ext clipped into contact_force_range,
     Humanoid's the weighted sum of squares clipped into contact_cost_range: here with a state whose
     feet press on the floor, and ranges that clip as `clipped` says (checked first)."""
-    env = tasks.make(name, num_envs=1, **kwargs)
+    env = tasks.make(name, num_envs=1, **COMPLIANT, **kwargs)
     qpos = env.init_qpos.copy()
     qpos[2] -= ON_THE_FLOOR[name]
     qvel = np.zeros(env.layout["nv"])
@@ -245,7 +262,7 @@ def test_health_and_termination_follow_gymnasium_one_coordinate_at_a_time(probe,
     name, (kwargs, probes) = probe.split()[0], HEALTH[probe]
     if terminate is not None:
         kwargs = dict(kwargs, terminate_when_unhealthy=terminate)
-    env = tasks.make(name, num_envs=sum(len(values) for _, _, values in probes), **kwargs)
+    env = tasks.make(name, num_envs=sum(len(values) for _, _, values in probes), **COMPLIANT, **kwargs)
     base = env.init_qpos.copy(), env.init_qvel.copy()
     steps, labels = [], []
     for kind, k, values in probes:

@@ -157,10 +157,10 @@ def test_humanoid_com_inertia_velocity_and_actuator_forces_are_mujocos():
 
 
 def test_ant_contact_forces_are_lockstep_ground_forces_per_body():
-    """cfrc_ext from the engine's bodyContact field: standing on the floor, the legs' forces carry the
+    """Under the compliant law, cfrc_ext from the engine's bodyContact field: standing on the floor, the legs' forces carry the
     weight (sum of vertical forces = m g within 2% once settled) and the torso touches nothing."""
     env = tasks.make("Ant-v5", num_envs=2, include_cfrc_ext_in_observation=True,
-                     contact_force_range=(-1e9, 1e9))
+                     contact_force_range=(-1e9, 1e9), contact_law="compliant")
     env.reset(seed=0)
     zero = np.zeros(env.action_space.shape, dtype=np.float32)
     for _ in range(80):  # 4 s: settled
@@ -328,7 +328,7 @@ def test_compliant_reset_state_holds_every_joint_inside_its_range():
     """Under the compliant law a task starts every limited hinge inside its range (Ant's qpos0 puts
     the ankles outside theirs, where a stop would start compressed): no stop pushes at the reset."""
     ref = mujoco_env("Ant-v5").model
-    env = tasks.make("Ant-v5", num_envs=2, reset_noise_scale=0.0)
+    env = tasks.make("Ant-v5", num_envs=2, reset_noise_scale=0.0, contact_law="compliant")
     env.reset(seed=0)
     qpos = env.state.qpos()
     for j in np.flatnonzero(ref.jnt_limited):
@@ -443,35 +443,104 @@ def test_mujoco_law_steps_as_gymnasiums_mujoco(name):
         assert touching > 0
 
 
-# Ant, Humanoid, Reacher and InvertedDoublePendulum are left out: Gymnasium reads xpos, xipos,
-# site_xpos and cfrc_ext after mj_step, which MuJoCo leaves at its last RK4 stage's kinematics, where
-# Lockstep's tasks compute them at the new state (rewards differ by 4e-6 to 1e-2).
-@pytest.mark.parametrize("name", ["Hopper-v5", "HalfCheetah-v5", "Walker2d-v5"])
-def test_mujoco_law_observations_and_rewards_are_gymnasiums(name):
-    """contact_law="mujoco": one env step through the task (env.step) from states along Gymnasium's
-    own rollout gives Gymnasium's observation, reward and termination."""
-    ref = mujoco_env(name)
+def compare_env_steps_with_gymnasium(name, **kwargs):
+    """Env steps through the task (env.step, MuJoCo's law) beside Gymnasium's from states along
+    Gymnasium's own rollout, three in a row from each; returns the largest differences (observation,
+    relative to its largest value; reward; each reward term of info), the env steps compared and
+    those with contacts."""
+    ref = mujoco_env(name, **kwargs)
     ref.model.opt.tolerance = 1e-14
     ref.model.opt.iterations = 1000
-    env = tasks.make(name, num_envs=1, contact_law="mujoco")
-    env.reset(seed=0)
+    env = tasks.make(name, num_envs=1, contact_law="mujoco", **kwargs)
     rng = np.random.default_rng(5)
     ref.reset(seed=5)
-    worst_obs, worst_reward, compared = 0.0, 0.0, 0
-    for trial in range(8):
+    worst_obs, worst_reward, worst_term, compared, touching = 0.0, 0.0, 0.0, 0, 0
+    for trial in range(6):
         for _ in range(10):
             _, _, terminated, truncated, _ = ref.step(rng.uniform(ref.action_space.low, ref.action_space.high)
                                                       .astype(np.float32))
             if terminated or truncated:
                 ref.reset(seed=int(rng.integers(1000)))
-        action = rng.uniform(ref.action_space.low, ref.action_space.high).astype(np.float32)
         env.reset(seed=trial)  # (an episode that ended would make the next env.step a reset)
+        # Both from this state as set (MuJoCo's mj_forward at it, as Gymnasium's set_state).
+        ref.set_state(ref.data.qpos.copy(), ref.data.qvel.copy())
         set_world_state(env, 0, ref.data.qpos.copy(), ref.data.qvel.copy())
-        obs, reward, terminated, _, _ = env.step(action[None])
-        ref_obs, ref_reward, ref_terminated, _, _ = ref.step(action)
-        assert bool(terminated[0]) == ref_terminated
-        worst_obs = max(worst_obs, float(np.abs(np.asarray(obs)[0] - ref_obs).max()))
-        worst_reward = max(worst_reward, abs(float(reward[0]) - ref_reward))
-        compared += 1
-    print(f"{name}: observation {worst_obs:.1e}, reward {worst_reward:.1e} from Gymnasium's after one env step")
-    assert compared == 8 and worst_obs < 1e-6 and worst_reward < 1e-6, (worst_obs, worst_reward)
+        for _ in range(3):
+            action = rng.uniform(ref.action_space.low, ref.action_space.high).astype(np.float32)
+            obs, reward, terminated, _, info = env.step(action[None])
+            ref_obs, ref_reward, ref_terminated, _, ref_info = ref.step(action)
+            touching += ref.data.ncon > 0
+            assert bool(terminated[0]) == ref_terminated
+            scale = max(1.0, float(np.abs(ref_obs).max()))
+            worst_obs = max(worst_obs, float(np.abs(np.asarray(obs)[0] - ref_obs).max()) / scale)
+            worst_reward = max(worst_reward, abs(float(reward[0]) - ref_reward))
+            for key, value in ref_info.items():
+                if key.startswith("reward_") or key.endswith("_cost"):
+                    worst_term = max(worst_term, abs(float(np.asarray(info[key])[0]) - float(value)))
+            compared += 1
+            if ref_terminated:
+                break
+    return worst_obs, worst_reward, worst_term, compared, touching
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_mujoco_law_observations_and_rewards_are_gymnasiums(name):
+    """The tasks' default, contact_law="mujoco": env steps through the task (env.step) from states
+    along Gymnasium's own rollout give Gymnasium's observation (contact forces included), reward
+    (every term) and termination: three env steps in a row from each state, so that what a step reads
+    from the one before (positions whose rate is rewarded) is MuJoCo's after mj_step too, its last RK4
+    stage's. (test_task_rules.py: the same with other keywords.)"""
+    worst_obs, worst_reward, worst_term, compared, touching = compare_env_steps_with_gymnasium(name)
+    print(f"{name}: observation {worst_obs:.1e} (relative), reward {worst_reward:.1e}, terms {worst_term:.1e} "
+          f"from Gymnasium's after an env step; {touching} steps with contacts")
+    assert compared >= 6 and worst_obs < 1e-6 and worst_reward < 1e-6 and worst_term < 1e-6, \
+        (worst_obs, worst_reward, worst_term)
+    if name in ("Ant-v5", "Humanoid-v5", "Hopper-v5", "Walker2d-v5", "HalfCheetah-v5"):
+        assert touching > 0
+
+
+@pytest.mark.parametrize("name", ["Ant-v5", "Humanoid-v5", "HalfCheetah-v5"])
+def test_mujoco_law_bodies_after_a_step_are_mujocos_after_mj_step(name):
+    """Under MuJoCo's law MuJoCo's per-body quantities after a step are mjData's after mj_step (and
+    Gymnasium's mj_rnePostConstraint): the last evaluation's kinematics (RK4's fourth stage,
+    HalfCheetah's Euler: the last step's start), and cfrc_ext from each geom's own body (Ant's legs'
+    and Humanoid's feet are welded bodies); after a state is set they are MuJoCo's after mj_forward,
+    with cfrc_ext zero as MuJoCo's after mj_resetData."""
+    import mujoco
+    ref = mujoco_env(name)
+    ref.model.opt.tolerance = 1e-14
+    ref.model.opt.iterations = 1000
+    env = tasks.make(name, num_envs=1, contact_law="mujoco")
+    rng = np.random.default_rng(11)
+    ref.reset(seed=11)
+    feet = [b for b in ("right_foot", "left_foot", "front_left_leg") if b in env.state.body_names]
+    foot_force = 0.0
+    for trial in range(8):
+        for _ in range(8):
+            ref.step(rng.uniform(ref.action_space.low, ref.action_space.high).astype(np.float32))
+        ref.set_state(ref.data.qpos.copy(), ref.data.qvel.copy())
+        ref.data.cfrc_ext[:] = 0  # as after Gymnasium's reset (mj_resetData); set_state alone keeps it
+        set_world_state(env, 0, ref.data.qpos.copy(), ref.data.qvel.copy())
+        cases = [("set", None)]
+        action = rng.uniform(ref.action_space.low, ref.action_space.high).astype(np.float32)
+        cases.append(("stepped", action))
+        for what, act in cases:
+            if act is not None:
+                env.batch.tau[...] = 0
+                env.batch.tau[:, env._act_u] = act
+                env.batch.step(env.frame_skip, env.layout["timestep"])
+                ref.do_simulation(act, ref.frame_skip)
+                env.state.invalidate()
+            xmat, xpos, xipos = env.state.frames()
+            got = {"xpos": xpos[0], "xmat": xmat[0].reshape(-1, 9), "xipos": xipos[0],
+                   "cinert": env.state.cinert()[0], "cvel": env.state.cvel()[0], "cfrc_ext": env.state.cfrc_ext()[0]}
+            for key, value in got.items():
+                want = getattr(ref.data, key)
+                scale = max(1.0, float(np.abs(want).max()))
+                tol = 1e-6 if key == "cfrc_ext" else 1e-8  # contact forces: a stiff solve's, to 1e-9 in the state
+                np.testing.assert_allclose(value, want, rtol=0, atol=tol * scale,
+                                           err_msg=f"{name}: {key} after the state was {what} (trial {trial})")
+            for b in feet:
+                foot_force = max(foot_force, float(np.abs(ref.data.cfrc_ext[env.state.body_names.index(b)]).max()))
+    if name == "Humanoid-v5":
+        assert foot_force > 1.0  # the welded feet carried contact forces in some state

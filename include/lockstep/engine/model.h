@@ -117,6 +117,8 @@ struct PlaneContactDesc {
   double margin = 0, gap = 0;                // MuJoCo's: contact within margin, its force from margin - gap
   double impratio = 1;                       // MuJoCo's opt.impratio; > 0
   double timestep = 0.002;                   // MuJoCo's opt.timestep (refsafe: timeconst >= 2 timestep); > 0
+  int mujocoBody = -1;                       // the geom's MuJoCo body (MJCF: its body id), carried by body,
+                                             // whose cfrc_ext the contact's force adds to (-1: none)
   double invweight = 0;                      // MuJoCo's body_invweight0 (translation) of the geom's body; >= 0
 };
 // Two primitive geoms on different bodies under MuJoCo's law (one of them may be on Ground): MuJoCo's
@@ -138,6 +140,7 @@ struct PairContactDesc {
   double impratio = 1;
   double timestep = 0.002;
   double invweight = 0;                       // both bodies' body_invweight0 (translation), summed; >= 0
+  int mujocoBody1 = -1, mujocoBody2 = -1;     // the geoms' MuJoCo bodies, as PlaneContactDesc's mujocoBody
 };
 struct SoftLimitDesc {
   std::string name;                          // defaults to the coordinate's

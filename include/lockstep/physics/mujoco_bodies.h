@@ -13,8 +13,14 @@
 //     cinert                 L's inertia about c, the subtree_com of L's root (the world body's child
 //                            it descends from), in Ground axes: xx yy zz xy xz yz, m (xipos - c), m
 //     cvel                   L's velocity [w; v of L's point at c], in Ground
-//     cfrc_ext               the ground contacts' force on L [moment about c; force], in Ground (the
-//                            contacts of bodies welded into a Lockstep body are that body's)
+//     cfrc_ext               the contacts' force on L [moment about c; force], in Ground: under MuJoCo's
+//                            law the last solve's contacts of L's own geoms (MuJoCo's mj_rnePostConstraint;
+//                            zero at a state no solve has seen, as after MuJoCo's mj_resetData and
+//                            mj_forward); under the compliant law the ground contacts of L's carrier,
+//                            on the carrier's own MuJoCo body
+// After a step under MuJoCo's law all of these but the joints' are MuJoCo's after mj_step: the last
+// evaluation's kinematics (RK4's fourth stage; Euler's start), not the new state's (world.h,
+// Observed::kStep).
 // The MuJoCo bodies' frames X_BL and mass properties are per-world parameters (mujocoBodyFrame,
 // mujocoBodyMass: randomizable as any other); their joints and tree are the model's (MujocoJointMap,
 // MujocoBodyTopology).
@@ -59,10 +65,12 @@ LOCKSTEP_HD void computeMujocoState(const ModelView<T>& model, const WorldView<T
   }
 }
 
-// MuJoCo's per-body quantities, after computeKinematics and the contacts' body forces (bodyContact:
-// the observation's ground contacts, or under MuJoCo's law the last solve's).
+// MuJoCo's per-body quantities from the kinematics in the workspace, and the contacts' forces: the
+// observation's ground contacts (bodyContact), or under MuJoCo's law, where `solved`, the solve's
+// that computed that workspace (ws.mujocoContact).
 template <class T>
-LOCKSTEP_HD void computeMujocoBodies(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+LOCKSTEP_HD void computeMujocoBodies(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                                     bool solved) {
   using namespace mujoco_body;
   const int n = model.sizes.nMujocoBodies;
   // Frames and centres of mass; each body's subtree sums (mass, mass-weighted centre) in subtree_com,
@@ -121,7 +129,12 @@ LOCKSTEP_HD void computeMujocoBodies(const ModelView<T>& model, const WorldView<
     storeVec3(out + kCvel, V.ang);
     storeVec3(out + kCvel + 3, V.lin + cross(V.ang, c - p));
     SpatialVec<T> F = SpatialVec<T>::zero();
-    if (topo.contacts && topo.body >= 0 && (model.sizes.nGround > 0 || hasSoftContacts(model.sizes))) {
+    if (hasSoftContacts(model.sizes)) {
+      if (solved) {
+        const SpatialVec<T> Fo = loadSpatialVec<T>(Strided<const T>(ws.mujocoContact(i)));  // about Ground's origin
+        F = {Fo.ang - cross(c, Fo.lin), Fo.lin};
+      }
+    } else if (topo.contacts && topo.body >= 0 && model.sizes.nGround > 0) {
       const SpatialVec<T> Fb = loadSpatialVec<T>(Strided<const T>(bodyContactAt(w, topo.body)));  // about Bo
       F = {Fb.ang + cross(p - c, Fb.lin), Fb.lin};
     }

@@ -715,11 +715,14 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   }
   // Each point's force in its contact frame, and each body's total (bodyContact: about Bo, in G,
   // as the ground contacts give it): a pair's force acts on its second geom's body, and its opposite
-  // on the first's.
-  if (hasSoftContacts(s))
+  // on the first's. The same per MuJoCo body of the geoms (ws.mujocoContact, about Ground's origin:
+  // MuJoCo's cfrc_ext, which leaves out the world body).
+  if (hasSoftContacts(s)) {
     for (int b = 0; b < s.nb; ++b) storeSpatialVec(bodyContactAt(w, b), SpatialVec<T>::zero());
-  auto pointForce = [&](int body1, int body2, int condim, T friction, int r0, const Vec3<T>& hint, bool hinted,
-                        Strided<T> point) {  // point: active dist pos normal force
+    for (int i = 0; i < s.nMujocoBodies; ++i) storeSpatialVec(ws.mujocoContact(i), SpatialVec<T>::zero());
+  }
+  auto pointForce = [&](int body1, int body2, int mujocoBody1, int mujocoBody2, int condim, T friction, int r0,
+                        const Vec3<T>& hint, bool hinted, Strided<T> point) {  // point: active dist pos normal force
     const Strided<T> out = point + 8;      // force: normal, t1, t2
     if (softRowsPerPoint(condim) == 1) {
       out[0] = jar[r0];
@@ -744,6 +747,17 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
         F[3 + c] = T(F[3 + c]) + sign * f[c];
       }
     }
+    for (int side = 0; side < 2; ++side) {
+      const int i = side == 0 ? mujocoBody2 : mujocoBody1;
+      if (i <= 0) continue;
+      const T sign = side == 0 ? T(1) : T(-1);
+      const Strided<T> F = ws.mujocoContact(i);
+      const Vec3<T> m = cross(P, f);
+      for (int c = 0; c < 3; ++c) {
+        F[c] = T(F[c]) + sign * m[c];
+        F[3 + c] = T(F[3 + c]) + sign * f[c];
+      }
+    }
   };
   for (int i = 0; i < s.nPlaneContacts; ++i) {
     const PlaneContactTopology topo = model.planeContact[i];
@@ -754,15 +768,17 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     }
     const int perPoint = softRowsPerPoint(topo.condim);
     for (int k = 0; k < topo.points; ++k)
-      pointForce(-1, topo.body, topo.condim, planeContactLawAt(w.params, i)[0], topo.row + k * perPoint, axis,
+      pointForce(-1, topo.body, -1, topo.mujocoBody, topo.condim, planeContactLawAt(w.params, i)[0],
+                 topo.row + k * perPoint, axis,
                  topo.shape == kShapeCapsule, softContactAt(w, topo.point + k));
   }
   for (int i = 0; i < s.nPairContacts; ++i) {
     const PairContactTopology topo = model.pairContact[i];
     const int perPoint = softRowsPerPoint(topo.condim);
     for (int k = 0; k < topo.points; ++k)
-      pointForce(topo.body1, topo.body2, topo.condim, pairContactLawAt(w.params, i)[0], topo.row + k * perPoint,
-                 Vec3<T>::zero(), false, softContactAt(w, topo.point + k));
+      pointForce(topo.body1, topo.body2, topo.mujocoBody1, topo.mujocoBody2, topo.condim,
+                 pairContactLawAt(w.params, i)[0], topo.row + k * perPoint, Vec3<T>::zero(), false,
+                 softContactAt(w, topo.point + k));
   }
   for (int i = 0; i < s.nSoftLimits; ++i) {
     const SoftLimitTopology topo = model.softLimit[i];

@@ -354,6 +354,7 @@ struct PlaneContactTopology {
   std::int32_t points;  // the most contact points it makes
   std::int32_t point;   // its first point among the world's (Per::SoftPoint)
   std::int32_t row;     // its first constraint row
+  std::int32_t mujocoBody;  // the geom's MuJoCo body, whose cfrc_ext its force adds to (-1: none)
 };
 // Two primitive geoms on different bodies (one of them may be Ground) under MuJoCo's soft-constraint
 // law: MuJoCo's narrow phase of the pair (a sphere or capsule against a sphere or capsule: a capsule
@@ -366,6 +367,7 @@ struct PairContactTopology {
   std::int32_t points;          // the most contact points it makes
   std::int32_t point;           // its first point among the world's (Per::SoftPoint)
   std::int32_t row;             // its first constraint row
+  std::int32_t mujocoBody1, mujocoBody2;  // the geoms' MuJoCo bodies, whose cfrc_ext their forces add to (-1: none)
 };
 // A hinge's or slide's range under MuJoCo's soft-constraint law: two rows (lower, upper).
 struct SoftLimitTopology {

@@ -53,7 +53,9 @@ namespace lockstep {
   X(softH, 1, s.mujocoStepping ? std::int64_t(s.nu) * s.nu : 0, "the Newton Hessian, then its Cholesky factor") \
   X(softIc, 10, s.mujocoStepping ? s.nb : 0, "composite inertias (crba.h)")                             \
   X(softVec, 1, s.mujocoStepping ? 6 * s.nu : 0, "qacc0, qacc, gradient, step, M step, M (qacc - qacc0)") \
-  X(rkTheta, 3, s.mujocoStepping ? s.nb : 0, "a body's stage rotation from q0 (MuJoCo's RK4 on rotations)")
+  X(rkTheta, 3, s.mujocoStepping ? s.nb : 0, "a body's stage rotation from q0 (MuJoCo's RK4 on rotations)")     \
+  X(mujocoContact, 6, hasSoftContacts(s) ? s.nMujocoBodies : 0,                                        \
+    "each MuJoCo body's force from the last soft solve's contacts: moment about Ground's origin, force")
 
 // Offsets of the workspace arrays, in scalars from the start of a world's scratch. Computed once
 // per model.

@@ -10,17 +10,30 @@
 
 namespace lockstep {
 
+// What an observation follows, which says what the workspace holds:
+//   kState       a state given, reset or assembled: nothing of it (its kinematics are computed here;
+//                under MuJoCo's law no solve has seen it, so its contact forces are zero, as MuJoCo's
+//                after mj_resetData and mj_forward)
+//   kEvaluation  an evaluation at the state: its kinematics and solve
+//   kStep        a step to the state: its last evaluation's kinematics and solve, which under MuJoCo's
+//                law are what MuJoCo's bodies show (MuJoCo's mjData after mj_step: the last RK4 stage's,
+//                Euler's start), the state's computed here for the rest
+enum class Observed { kState, kEvaluation, kStep };
+
 // Observations of one world at its current q, u: body poses and velocities, bushing
 // coordinates and forces, contact separations, actuator efforts and powers, joint stop forces,
 // ground contact penetrations, slip speeds, forces and powers, each body's total ground contact
 // force, and MuJoCo's quantities (sensors of positions and velocities; qpos, qvel and the MuJoCo
-// bodies' of MJCF models). kinematicsCurrent: the workspace
-// already holds the poses and velocities of this q, u.
+// bodies' of MJCF models).
 template <class T>
 LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
-                              bool kinematicsCurrent = false) {
+                              Observed observed = Observed::kState) {
   const Sizes& s = model.sizes;
-  if (!kinematicsCurrent) computeKinematics<T>(model, w.params, w.q, w.u, ws, /*full=*/false);
+  const bool stageBodies = observed == Observed::kStep && s.mujocoStepping && s.nMujocoBodies > 0;
+  if (stageBodies) computeMujocoBodies(model, w, ws, /*solved=*/true);
+  if (observed != Observed::kEvaluation) computeKinematics<T>(model, w.params, w.q, w.u, ws, /*full=*/false);
+  if (observed == Observed::kState && hasSoftContacts(s))  // no solve has seen this state
+    for (int b = 0; b < s.nb; ++b) storeSpatialVec(bodyContactAt(w, b), SpatialVec<T>::zero());
   for (int b = 0; b < s.nb; ++b) {
     const Transform<T> X_GB = bodyPose(ws, b);
     T quat[4];
@@ -72,7 +85,7 @@ LOCKSTEP_HD void observeWorld(const ModelView<T>& model, const WorldView<T>& w, 
   // MuJoCo's quantities (models with sensors, models imported from MJCF).
   if (s.nSensors > 0) computeSensors(model, w, ws, SensorStage::PositionsAndVelocities);
   if (s.nMujocoJoints > 0) computeMujocoState(model, w);
-  if (s.nMujocoBodies > 0) computeMujocoBodies(model, w, ws);
+  if (s.nMujocoBodies > 0 && !stageBodies) computeMujocoBodies(model, w, ws, /*solved=*/observed != Observed::kState);
 }
 
 // Observes one world on its own view: the observation of startWorld's scalar form.
@@ -174,7 +187,8 @@ LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, 
                               const StepSettings<T>& settings) {
   if (w.status[0] != kStatusOk) return;
   SettleFailedWorld<T> settle{model, w, ws, settings.autoReset};
-  if (stepLanes<T, kFeatures>(model, w, ws, settings, true, settle) && settings.observe) observeWorld(model, w, ws);
+  if (stepLanes<T, kFeatures>(model, w, ws, settings, true, settle) && settings.observe)
+    observeWorld(model, w, ws, settings.nSteps > 0 ? Observed::kStep : Observed::kState);
 }
 
 // Brings a world onto its constraint manifold (position, then velocity), as Simbody's assembly
@@ -203,7 +217,7 @@ LOCKSTEP_HD StatusOf<T> evaluateOutputs(const ModelView<T>& model, const WorldVi
   computeEnergy<T>(model, w.params, ws, Strided<const T>(w.u), &ke, &pe);
   w.energy[0] = ke;
   w.energy[1] = pe + f.elementPotential;
-  observeWorld(model, w, ws, /*kinematicsCurrent=*/true);
+  observeWorld(model, w, ws, Observed::kEvaluation);
   if (s.nSensors > 0) computeSensors(model, w, ws, SensorStage::Accelerations);
   return status;
 }
