@@ -51,8 +51,8 @@ def main():
     p.add_argument("--seconds", type=float, default=5.0)
     p.add_argument("--max-async", type=int, default=64)
     p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
-    p.add_argument("--contact-law", default="compliant", choices=["compliant", "mujoco"],
-                   help="Lockstep's contact law: compliant (RK4 substeps) or mujoco (the XML's timestep)")
+    p.add_argument("--contact-law", default="mujoco", choices=["compliant", "mujoco"],
+                   help="Lockstep's contact law: mujoco (the tasks' default: the XML's timestep) or compliant (RK4 substeps)")
     p.add_argument("--no-async", action="store_true", help="skip Gymnasium's async mode")
     p.add_argument("--xml-file", help="the task's model file for both engines (the tasks' xml_file keyword), "
                    "for example a humanoid without self-collisions")

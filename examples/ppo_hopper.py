@@ -3,7 +3,7 @@ the same settings, Gymnasium's MuJoCo Hopper-v5 (SB3's DummyVecEnv of gymnasium.
 
     .venv/bin/python examples/ppo_hopper.py --steps 300000 --envs 16        # both
     .venv/bin/python examples/ppo_hopper.py --steps 300000 --only lockstep
-    .venv/bin/python examples/ppo_hopper.py --contact-law mujoco            # Lockstep under MuJoCo's law
+    .venv/bin/python examples/ppo_hopper.py --contact-law compliant         # Lockstep's compliant contacts
     .venv/bin/python examples/ppo_hopper.py --task Walker2d-v5              # another task, the same way
 
 Prints, per engine, the mean return of the last 100 finished episodes at every 10% of the steps,

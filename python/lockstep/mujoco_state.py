@@ -1,6 +1,7 @@
 """MuJoCo's view of a batch loaded from MJCF: qpos, qvel and MuJoCo's per-body quantities (xpos,
 xmat, xipos, subtree_com, cinert, cvel, cfrc_ext) as the engine computes them for every world, on the
-batch's device (physics/mujoco_bodies.h: the per-world fields mujocoQpos, mujocoQvel and mujocoBody),
+batch's device (under MuJoCo's law after a step, as MuJoCo's after mj_step, from the step's last
+evaluation: RK4's fourth stage, Euler's start) (physics/mujoco_bodies.h: the per-world fields mujocoQpos, mujocoQvel and mujocoBody),
 and the few things tasks derive from them (site positions, MuJoCo's order of per-speed values).
 Nothing here leaves the device on CUDA: the arrays are views of the engine's memory."""
 from __future__ import annotations
@@ -113,8 +114,10 @@ class MujocoState:
         return self._bodies()[:, :, _CVEL:_CVEL + 6]
 
     def cfrc_ext(self, c=None):
-        """[n, nbm, 6]: each body's ground contact force [moment about c; force], in Ground (welded
-        bodies' contacts are on the body they are welded into)."""
+        """[n, nbm, 6]: each body's contact force [moment about c; force], in Ground. Under MuJoCo's
+        law its own geoms' contacts from the last solve (a step's last evaluation; zero after a reset
+        or a state set), as MuJoCo's; under the compliant law the ground contacts of the Lockstep body
+        carrying it, on that body's own MuJoCo body (welded bodies read 0)."""
         return self._bodies()[:, :, _CFRC_EXT:_CFRC_EXT + 6]
 
     def contact_forces(self):

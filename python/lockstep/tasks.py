@@ -9,15 +9,16 @@ Each task loads Gymnasium's own XML through MuJoCo's compiler (lockstep.load of 
 the observation and action spaces, rewards, termination rules, reset noise, frame_skip and keyword
 arguments of Gymnasium's v5 environment. Every quantity MuJoCo's `data` would give (qpos, qvel,
 xpos, xipos, cinert, cvel, cfrc_ext, qfrc_actuator, site_xpos) is computed for all worlds at once
-from the engine's registry fields (bodyPose, bodyVelocity, bodyContact, actuator, stopForce), as
+from the engine's registry fields (mujocoQpos, mujocoQvel, mujocoBody, actuator, stopForce), as
 arrays of shape (num_envs, ...): NumPy arrays on the CPU, torch tensors in device memory on CUDA
 (or on the CPU with array="torch"). There is no per-world Python.
 
-Differences from Gymnasium's versions (docs/environments.md has each): contacts are Lockstep's
-compliant sphere-on-half-space contacts (Simbody's Hunt-Crossley), so cfrc_ext and the contact
-costs differ from MuJoCo's; joint limits are stops; the engine steps with RK4 at a smaller dt, with
-frame_skip times MuJoCo's timestep per environment step kept exactly; reset noise on a free joint's
-orientation is a rotation (tangent space), not noise added to the quaternion's components.
+By default (contact_law="mujoco") a task has MuJoCo's own contacts and limits, solved in every world,
+and steps as Gymnasium's MuJoCo does (the XML's timestep and integrator): observations, rewards and
+terminations equal Gymnasium's. Differences (docs/environments.md has each): reset noise on a free
+joint's orientation is a rotation (tangent space), not noise added to the quaternion's components;
+the solve converges where Humanoid's XML asks MuJoCo for 50 PGS iterations. contact_law="compliant"
+gives Lockstep's compliant sphere-on-half-space contacts and joint stops, in RK4 substeps.
 
 Each task here defines only its observation, reward, termination and reset noise. The rest lives in
 its own module: lockstep.mujoco_task (the task base: XML, spaces, actions, initial state),
