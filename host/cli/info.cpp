@@ -14,12 +14,14 @@ struct InfoOptions {
   std::string scene;
   bool repairInertia = false;
   std::string root;  // --root fixed|free, for a .urdf file
+  std::string contactLaw;  // --contact-law mujoco|compliant, for an MJCF (.xml) file
 };
 
 int info(const InfoOptions& o) {
   SceneOptions sceneOptions;
   sceneOptions.repairInertia = o.repairInertia;
   if (!o.root.empty()) sceneOptions.urdfRoot = parseUrdfRootJoint(o.root);
+  if (!o.contactLaw.empty()) sceneOptions.mjcfLaw = parseMjcfContactLaw(o.contactLaw);
   const Scene scene = loadSceneFile(o.scene, sceneOptions);
   for (const std::string& w : scene.warnings) std::fprintf(stderr, "lockstep: warning: %s\n", w.c_str());
   std::fputs(describeScene(scene).c_str(), stdout);
@@ -36,6 +38,10 @@ Command addInfoCommand(CLI::App& parent) {
                 "Replace physically invalid URDF inertias by the nearest valid ones (with a warning per link)");
   app->add_option("--root", o->root, "For a .urdf file: weld its root link to Ground (fixed, the default) or free it")
       ->check(CLI::IsMember({"fixed", "free"}));
+  app->add_option("--contact-law", o->contactLaw,
+                  "For an MJCF (.xml) file: MuJoCo's contacts and limits at the file's timestep (mujoco, the default) or "
+                  "compliant contacts and joint stops (docs/mjcf.md, \"Contact laws\")")
+      ->check(CLI::IsMember({"mujoco", "compliant"}));
   return {app, [o] { return info(*o); }};
 }
 

@@ -39,6 +39,7 @@ struct SimulateOptions {
   int threads = 0;
   bool repairInertia = false;
   std::string root;  // --root fixed|free, for a .urdf file
+  std::string contactLaw;  // --contact-law mujoco|compliant, for an MJCF (.xml) file
   std::string study;  // --study FILE: the scene and per-world draws of a study file
   std::string view;   // --view FILE.html
   std::string viewWorlds;
@@ -333,7 +334,10 @@ int simulate(const SimulateOptions& o) {
   SceneOptions sceneOptions;
   sceneOptions.repairInertia = o.repairInertia;
   if (!o.root.empty()) sceneOptions.urdfRoot = parseUrdfRootJoint(o.root);
+  if (!o.contactLaw.empty()) sceneOptions.mjcfLaw = parseMjcfContactLaw(o.contactLaw);
   if (o.scene.empty() && sceneOptions.urdfRoot) throw InputError("--root: applies to a .urdf file given as the scene");
+  if (o.scene.empty() && sceneOptions.mjcfLaw)
+    throw InputError("--contact-law: applies to an MJCF (.xml) file given as the scene");
   if (!o.study.empty() && !o.scene.empty())
     throw InputError("--study: the study file names its scene; give no scene besides it");
   std::optional<StudyFile> study;
@@ -445,6 +449,10 @@ Command addSimulateCommand(CLI::App& parent) {
                 "Replace physically invalid URDF inertias by the nearest valid ones (with a warning per link)");
   app->add_option("--root", o->root, "For a .urdf file: weld its root link to Ground (fixed, the default) or free it")
       ->check(CLI::IsMember({"fixed", "free"}));
+  app->add_option("--contact-law", o->contactLaw,
+                  "For an MJCF (.xml) file: MuJoCo's contacts and limits at the file's timestep (mujoco, the default) or "
+                  "compliant contacts and joint stops (docs/mjcf.md, \"Contact laws\")")
+      ->check(CLI::IsMember({"mujoco", "compliant"}));
   app->add_option("--study", o->study,
                   "A study file (docs/study-format.md): run its scene with its per-world draws, as `lockstep study` does "
                   "(its worlds, steps and dt unless given)");

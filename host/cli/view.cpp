@@ -32,6 +32,7 @@ struct PlaybackOptions {
   std::string file;
   std::string scene;  // empty: the built-in scene
   std::string root;
+  std::string contactLaw;
   std::string worlds;
   std::int64_t grid = 0;
   bool ghosts = false;
@@ -135,6 +136,7 @@ Playback loadPlayback(const PlaybackOptions& o) {
   const NpyArray& poses = member(arrays, "bodyPose", o.file, ": the recording has no body poses" + record);
   SceneOptions sceneOptions;
   if (!o.root.empty()) sceneOptions.urdfRoot = parseUrdfRootJoint(o.root);
+  if (!o.contactLaw.empty()) sceneOptions.mjcfLaw = parseMjcfContactLaw(o.contactLaw);
   Playback p{o.scene.empty() ? loadBuiltinScene() : loadSceneFile(o.scene, sceneOptions), {}, {}};
   const int nb = p.scene.model->numBodies();
   // time [frames, worlds], bodyPose [frames, worlds, 7 per body]: at least one frame of one world.
@@ -269,6 +271,8 @@ void addPlaybackOptions(CLI::App& app, PlaybackOptions& o) {
   app.add_option("--scene", o.scene, "The scene the recording is of (default: the built-in chain-7-seed)");
   app.add_option("--root", o.root, "For a .urdf scene: fixed or free, as it was simulated")
       ->check(CLI::IsMember({"fixed", "free"}));
+  app.add_option("--contact-law", o.contactLaw, "For an MJCF (.xml) scene: mujoco or compliant, as it was simulated")
+      ->check(CLI::IsMember({"mujoco", "compliant"}));
   CLI::Option* worlds = app.add_option("--worlds", o.worlds, "Worlds to show, comma-separated (default: 0)");
   addWholeNumber(app, "--grid", o.grid, 1, 4096, "Show the first N worlds side by side")->excludes(worlds);
   app.add_option("--color-by", o.colorBy,

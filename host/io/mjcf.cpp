@@ -128,7 +128,8 @@ class Converter {
     readFlags();
     if (options_.law == MjcfOptions::ContactLaw::Mujoco && m_->opt.cone == mjCONE_ELLIPTIC)
       fail("option cone=\"elliptic\"", "MuJoCo's law here has pyramidal friction cones only (cone=\"pyramidal\", "
-                                          "MuJoCo's default), or the compliant contact law");
+                                          "MuJoCo's default), or the compliant contact law (a scene's \"mjcf\": {\"contact_law\": "
+                                          "\"compliant\"}, MjcfOptions::law)");
     if (m_->neq > 0 && !disabled(mjDSBL_EQUALITY))
       fail("equality " + inQuotes(nameOf(m_, mjOBJ_EQUALITY, 0, "#0")),
            "equality constraints have no Lockstep counterpart (remove them, or model the loop otherwise)");
@@ -637,6 +638,12 @@ class Converter {
 
 bool isMjcfPath(const std::string& path) {
   return path.size() > 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
+}
+
+MjcfOptions::ContactLaw parseMjcfContactLaw(const std::string& name) {
+  if (name == "mujoco") return MjcfOptions::ContactLaw::Mujoco;
+  if (name == "compliant") return MjcfOptions::ContactLaw::Compliant;
+  throw InputError("must be \"compliant\" or \"mujoco\", not " + inQuotes(name));
 }
 
 MjcfImport importMjcfFile(const std::string& path, const MjcfOptions& options) {

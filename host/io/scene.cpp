@@ -53,7 +53,9 @@ Scene SceneReader::readUrdfFile(const std::string& path) {
 
 Scene SceneReader::readMjcfFile(const std::string& path) {
   scene_.source = source_;
-  addMjcf(importMjcfFile(path), nullptr);
+  MjcfOptions mjcfOptions;
+  if (options_.mjcfLaw) mjcfOptions.law = *options_.mjcfLaw;
+  addMjcf(importMjcfFile(path, mjcfOptions), nullptr);
   scene_.name = mjcf_->modelName.empty() ? stemOf(path) : mjcf_->modelName;
   try {
     scene_.model = mjcf_->model;  // built once, by the import
@@ -64,6 +66,7 @@ Scene SceneReader::readMjcfFile(const std::string& path) {
   scene_.q0 = mjcf_->q0;
   scene_.u0 = scene_.model->defaultU();
   scene_.simulation.dt = mjcf_->timestep;
+  if (mjcf_->law == MjcfOptions::ContactLaw::Mujoco) scene_.simulation.integrator = mjcf_->integrator;
   keepMjcf();
   return std::move(scene_);
 }
@@ -77,9 +80,11 @@ void SceneReader::readMjcf(const JsonNode& node) {
   if (path[0] != '/') path = baseDirectory_ + "/" + path;
   MjcfOptions options;
   if (auto v = node.find("contact_law")) {
-    const std::string law = v->string();
-    if (law == "mujoco") options.law = MjcfOptions::ContactLaw::Mujoco;
-    else if (law != "compliant") v->fail("must be \"compliant\" or \"mujoco\", not " + inQuotes(law));
+    try {
+      options.law = parseMjcfContactLaw(v->string());
+    } catch (const InputError& e) {
+      v->fail(e.what());
+    }
   }
   if (auto c = node.find("contact")) {
     c->expectObject({"stiffness", "dissipation", "transition_velocity"});
@@ -490,6 +495,9 @@ Scene loadSceneFile(const std::string& path, const SceneOptions& options) {
   if (options.urdfRoot)
     throw InputError(path + ": a root joint (--root) applies to a .urdf file read on its own; a scene file sets "
                      "\"root_joint\" in its \"urdf\" entry");
+  if (options.mjcfLaw)
+    throw InputError(path + ": a contact law (--contact-law) applies to an MJCF (.xml) file read on its own; a scene "
+                     "file sets \"contact_law\" in its \"mjcf\" entry");
   return parseScene(io::readTextFile(path), path, io::directoryOf(path), options);
 }
 

@@ -81,14 +81,24 @@ class Model:
 
 
 def load(path: Union[str, os.PathLike, Mapping[str, Any], None] = None, root: str = "fixed",
-         repair_inertia: bool = False) -> Model:
+         repair_inertia: bool = False, contact_law: Optional[str] = None) -> Model:
     """Reads a scene file (docs/scene-format.md), a URDF file, an MJCF file (.xml, compiled by
     MuJoCo's own compiler: docs/mjcf.md), or a scene given as a dict; None
     gives the built-in chain-7-seed scene. root="free" puts a URDF robot's root link on a Free
     mobilizer named "root" (the scene's urdf.root_joint); repair_inertia replaces physically invalid
-    URDF inertias by the nearest valid ones, with a warning each (Model.warnings)."""
+    URDF inertias by the nearest valid ones, with a warning each (Model.warnings). contact_law, for
+    an MJCF file: "mujoco" (its default: MuJoCo's contacts and limits, at the file's timestep with its
+    integrator) or "compliant" (compliant contacts and joint stops; docs/mjcf.md, "Contact laws");
+    a scene says it in its "mjcf" entry."""
     if root not in _ROOTS:
         raise ValueError(f'root must be "fixed" or "free", not {root!r}')
+    if contact_law is not None:
+        if contact_law not in ("mujoco", "compliant"):
+            raise ValueError(f'contact_law must be "mujoco" or "compliant", not {contact_law!r}')
+        if isinstance(path, Mapping) or path is None or not os.fspath(path).endswith(".xml"):
+            raise ValueError('contact_law applies to an MJCF (.xml) file read on its own; a scene says it in its '
+                             '"mjcf" entry ("contact_law")')
+        return Model(_ext.load_scene(os.fspath(path), repair_inertia, contact_law))
     if path is None:
         if root != "fixed":
             raise ValueError('root="free": the built-in chain-7-seed scene has no URDF robot')

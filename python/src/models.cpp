@@ -30,9 +30,11 @@ namespace {
 
 // ---- models -----------------------------------------------------------------------------------
 
-PyModel loadScene(const std::string& path, bool repairInertia) {
+// contactLaw: "" (the file's default), "mujoco" or "compliant" (an MJCF file read on its own).
+PyModel loadScene(const std::string& path, bool repairInertia, const std::string& contactLaw) {
   SceneOptions o;
   o.repairInertia = repairInertia;
+  if (!contactLaw.empty()) o.mjcfLaw = parseMjcfContactLaw(contactLaw);
   return {std::make_shared<const Scene>(loadSceneFile(path, o))};
 }
 
@@ -250,7 +252,7 @@ void bindModels(nb::module_& m) {
         const std::size_t shape[3] = {static_cast<std::size_t>(r.height()), static_cast<std::size_t>(r.width()), 3};
         return nb::ndarray<nb::numpy, std::uint8_t, nb::ndim<3>>(owned->data(), 3, shape, free);
       }, "poses"_a, "lookat"_a = std::vector<double>{}, "distance"_a = 0.0, "azimuth"_a = 135.0, "elevation"_a = -20.0);
-  m.def("load_scene", &loadScene, "path"_a, "repair_inertia"_a);
+  m.def("load_scene", &loadScene, "path"_a, "repair_inertia"_a, "contact_law"_a = "");
   m.def("parse_scene", &parseSceneText, "json"_a, "source"_a, "base_directory"_a, "repair_inertia"_a);
   m.def("describe_scene", [](const PyModel& p) { return describeScene(*p.scene); }, "model"_a);
   m.def("builtin_scene", [] { return PyModel{std::make_shared<const Scene>(loadBuiltinScene())}; });

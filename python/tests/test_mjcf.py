@@ -11,18 +11,26 @@ from conftest import ROOT, cli_path, scene
 
 
 def test_load_mjcf_file_names_its_joints_and_keeps_mujocos_defaults():
-    m = lockstep.load(os.path.join(ROOT, "models", "mjcf", "hopper.xml"))
+    path = os.path.join(ROOT, "models", "mjcf", "hopper.xml")
+    m = lockstep.load(path)  # MuJoCo's law: plane contacts and soft limits, the XML's step
     assert m.coordinate_names == ["rootx", "rootz", "rooty", "thigh_joint", "leg_joint", "foot_joint"]
     assert m.dt == 0.002  # MuJoCo's timestep
-    info = m.info
+    assert "plane contacts" in m.info and "ground contacts (" not in m.info
+    compliant = lockstep.load(path, contact_law="compliant")
+    assert compliant.coordinate_names == m.coordinate_names and compliant.dt == 0.002
+    info = compliant.info
     assert "contacts between moving bodies are not modelled" in info
     assert "armature" in info and "gear 200" in info
-    assert "armature.thigh_joint" in m.parameter_names
+    assert "armature.thigh_joint" in compliant.parameter_names
+    with pytest.raises(ValueError, match="applies to an MJCF"):
+        lockstep.load(scene("hopper.json"), contact_law="mujoco")
+    with pytest.raises(ValueError, match="must be"):
+        lockstep.load(path, contact_law="soft")
     cli = cli_path()
     if cli:
-        out = subprocess.run([cli, "info", os.path.join(ROOT, "models", "mjcf", "hopper.xml")],
-                             capture_output=True, text=True, check=True)
-        assert info == out.stdout
+        for model, law in ((m, []), (compliant, ["--contact-law", "compliant"])):
+            out = subprocess.run([cli, "info", path] + law, capture_output=True, text=True, check=True)
+            assert model.info == out.stdout
 
 
 def test_mjcf_root_option_is_refused_and_bad_files_are_named(tmp_path):

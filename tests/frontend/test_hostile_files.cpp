@@ -349,14 +349,39 @@ TEST_F(HostileFiles, RenderDrawsLargeGrids) {
 }
 
 // Also: a state that diverges within a step is said to (it read "singular joint inertia in the
-// articulated-body sweep"), with the step and what to try: Gymnasium's Ant at 10 ms with RK4.
+// articulated-body sweep"), with the step and what to try: Gymnasium's Ant under the compliant law
+// at 10 ms with RK4. (Under MuJoCo's law, an MJCF file's default, it takes 10 ms: the next test.)
 TEST_F(HostileFiles, ADivergedStateIsSaidToBeOne) {
-  const CliResult r = run("simulate " + kSource + "/models/mjcf/ant.xml --worlds 2 --steps 5000 --dt 0.01 --integrator rk4");
+  const CliResult r = run("simulate " + kSource +
+                          "/models/mjcf/ant.xml --contact-law compliant --worlds 2 --steps 5000 --dt 0.01 --integrator rk4");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("flagged       2 worlds"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("2: the state diverged within a step of 0.01 s (rk4): the articulated-body sweep met a singular "
                        "joint inertia at a state the step reached, not at the world's last state; try a smaller step (dt)"),
             std::string::npos) << r.out;
+}
+
+// An MJCF file on its own takes MuJoCo's law, at the file's timestep with its integrator: Gymnasium's
+// Ant runs its 10 ms RK4 steps (the issue's example, which diverged under the compliant law) with
+// no world flagged; --contact-law says which law, and only for an MJCF file.
+TEST_F(HostileFiles, AnMjcfFileTakesMujocosLawAtItsOwnStep) {
+  const CliResult r = run("simulate " + kSource + "/models/mjcf/ant.xml --worlds 4 --steps 2000");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("flagged       0 worlds"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("dt 0.01"), std::string::npos) << r.out;
+  const CliResult info = run("info " + kSource + "/models/mjcf/ant.xml");
+  ASSERT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("plane contacts"), std::string::npos) << info.out;
+  EXPECT_EQ(info.out.find("ground contacts ("), std::string::npos) << info.out;
+  const CliResult compliant = run("info " + kSource + "/models/mjcf/ant.xml --contact-law compliant");
+  ASSERT_EQ(compliant.status, 0) << compliant.err;
+  EXPECT_NE(compliant.out.find("ground contacts"), std::string::npos) << compliant.out;
+  const CliResult scene = run("info " + kSource + "/scenes/ant.json --contact-law mujoco");
+  EXPECT_NE(scene.status, 0);
+  EXPECT_NE(scene.err.find("a scene file sets \"contact_law\" in its \"mjcf\" entry"), std::string::npos) << scene.err;
+  const CliResult bad = run("info " + kSource + "/models/mjcf/ant.xml --contact-law soft");
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("--contact-law"), std::string::npos) << bad.err;
 }
 
 // Also: a derivative study counts its Jacobians and sensitivities (here 26 KB a world beside the

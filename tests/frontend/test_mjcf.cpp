@@ -15,6 +15,7 @@
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_apply.h"
+#include "mjcf_compliant.h"
 #include "test_util.h"
 
 namespace lockstep::test {
@@ -102,7 +103,7 @@ class GymnasiumRobot : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(GymnasiumRobot, AccelerationsEqualMujocosWithContactsAndLimitsOff) {
   const std::string path = kMjcf + GetParam();
-  const MjcfImport mjcf = importMjcfFile(path);
+  const MjcfImport mjcf = importCompliant(path);
   auto m = loadMujoco(path);
   ASSERT_TRUE(m);
   m->opt.disableflags |= mjDSBL_CONTACT | mjDSBL_LIMIT | mjDSBL_FRICTIONLOSS;
@@ -148,7 +149,7 @@ TEST_P(GymnasiumRobot, AccelerationsEqualMujocosWithContactsAndLimitsOff) {
 // states (cfrc_ext comes from Lockstep's contacts, not MuJoCo's: TasksContactForcesCarryTheWeight).
 TEST_P(GymnasiumRobot, MujocosQuantitiesEqualMujocosAtRandomStates) {
   const std::string path = kMjcf + GetParam();
-  const MjcfImport mjcf = importMjcfFile(path);
+  const MjcfImport mjcf = importCompliant(path);
   auto m = loadMujoco(path);
   ASSERT_TRUE(m);
   std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
@@ -217,7 +218,7 @@ INSTANTIATE_TEST_SUITE_P(Mjcf, GymnasiumRobot,
                          });
 
 TEST(Mjcf, CoordinatesRoundTripThroughMujocos) {
-  const MjcfImport mjcf = importMjcfFile(kMjcf + "humanoid.xml");
+  const MjcfImport mjcf = importCompliant(kMjcf + "humanoid.xml");
   auto m = loadMujoco(kMjcf + "humanoid.xml");
   std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
   std::mt19937_64 rng(7);
@@ -232,7 +233,7 @@ TEST(Mjcf, CoordinatesRoundTripThroughMujocos) {
 }
 
 TEST(Mjcf, SeveralJointsInOneBodyBecomeAChainOfMasslessFrames) {
-  const MjcfImport mjcf = importMjcfFile(kMjcf + "hopper.xml");
+  const MjcfImport mjcf = importCompliant(kMjcf + "hopper.xml");
   const Model& model = *mjcf.model;
   // Hopper's torso has rootx, rootz, rooty: two massless frames, then the torso.
   EXPECT_EQ(model.body(0).name, "torso.rootx");
@@ -256,7 +257,7 @@ TEST(Mjcf, SeveralJointsInOneBodyBecomeAChainOfMasslessFrames) {
 }
 
 TEST(Mjcf, ContactsFromCapsulesSpheresAndTheGroundPlane) {
-  const MjcfImport mjcf = importMjcfFile(kMjcf + "ant.xml");
+  const MjcfImport mjcf = importCompliant(kMjcf + "ant.xml");
   const Model& model = *mjcf.model;
   // The torso sphere and the 12 leg capsules (two end spheres each) touch the floor.
   int spheres = 0;
@@ -301,7 +302,7 @@ TEST(MjcfContact, ACapsuleRestsAtTheLawsStaticPenetration) {
   const std::string path = writeTemporary("capsule.xml", floorWorld(
       "<body name=\"c\" pos=\"0 0 0.1\"><freejoint name=\"root\"/>"
       "<geom name=\"capsule\" type=\"capsule\" fromto=\"0 -0.2 0 0 0.2 0\" size=\"0.05\" mass=\"2\"/></body>"));
-  const Scene scene = loadSceneFile(path);
+  const Scene scene = loadSceneFile(path, compliantScene());
   Batch<double> batch(scene.model, 1, Backend::Cpu);
   applyScene(scene, batch);
   settle(batch, 2e-4, 3.0);
@@ -318,7 +319,7 @@ TEST(MjcfContact, ABoxRestsOnItsFourLowerCorners) {
   const std::string path = writeTemporary("box.xml", floorWorld(
       "<body name=\"b\" pos=\"0 0 0.2\"><freejoint name=\"root\"/>"
       "<geom name=\"box\" type=\"box\" size=\"0.1 0.15 0.05\" mass=\"4\"/></body>"));
-  const Scene scene = loadSceneFile(path);
+  const Scene scene = loadSceneFile(path, compliantScene());
   ASSERT_EQ(scene.model->groundContacts().size(), 8u);
   Batch<double> batch(scene.model, 1, Backend::Cpu);
   applyScene(scene, batch);
@@ -345,7 +346,7 @@ TEST(MjcfContact, BodyContactIsTheSumOfTheGroundForcesAboutTheBodysOrigin) {
   const std::string path = writeTemporary("box2.xml", floorWorld(
       "<body name=\"b\" pos=\"0 0 0.2\"><freejoint name=\"root\"/>"
       "<geom name=\"box\" type=\"box\" size=\"0.1 0.15 0.05\" pos=\"0.02 0 0\" mass=\"4\"/></body>"));
-  const Scene scene = loadSceneFile(path);
+  const Scene scene = loadSceneFile(path, compliantScene());
   Batch<double> batch(scene.model, 1, Backend::Cpu);
   applyScene(scene, batch);
   settle(batch, 2e-4, 3.0);
@@ -393,7 +394,7 @@ TEST(MjcfContact, CfrcExtOfARestingBodyCarriesItsWeightAboutTheCentreOfMass) {
       "<body name=\"b\" pos=\"0 0 0.2\"><freejoint name=\"root\"/>"
       "<geom name=\"box\" type=\"box\" size=\"0.1 0.15 0.05\" pos=\"0.02 0 0\" mass=\"4\"/>"
       "<body name=\"cap\" pos=\"0 0 0.1\"><geom type=\"sphere\" size=\"0.02\" mass=\"1\"/></body></body>"));
-  const Scene scene = loadSceneFile(path);
+  const Scene scene = loadSceneFile(path, compliantScene());
   Batch<double> batch(scene.model, 1, Backend::Cpu);
   applyScene(scene, batch);
   settle(batch, 2e-4, 3.0);
@@ -422,7 +423,7 @@ TEST(MjcfContact, ACapsuleRollsDownASlopeAtTheRollingAcceleration) {
   const std::string path = writeTemporary("roll.xml", floorWorld(
       "<body name=\"c\" pos=\"0 0 0.0495\"><freejoint name=\"root\"/>"
       "<geom name=\"capsule\" type=\"capsule\" fromto=\"0 -0.2 0 0 0.2 0\" size=\"0.05\" mass=\"2\"/></body>", option));
-  const Scene scene = loadSceneFile(path);
+  const Scene scene = loadSceneFile(path, compliantScene());
   Batch<double> batch(scene.model, 1, Backend::Cpu);
   applyScene(scene, batch);
   // a = g sin(theta) / (1 + I / (m r^2)), I the capsule's moment about its own axis.
@@ -440,7 +441,7 @@ TEST(MjcfContact, ACapsuleRollsDownASlopeAtTheRollingAcceleration) {
 }
 
 TEST(MjcfContact, EnergyBalancesAlongRk4WithEveryContactOn) {
-  const Scene scene = loadSceneFile(kMjcf + "ant.xml");
+  const Scene scene = loadSceneFile(kMjcf + "ant.xml", compliantScene());
   Batch<double> batch(scene.model, 1, Backend::Cpu);
   applyScene(scene, batch);
   std::vector<double> u = batch.u(0);
@@ -473,7 +474,7 @@ TEST(Mjcf, AnAxisOppositeToTheMobilizersTurnsItHalfAboutAFixedAxis) {
       "<mujoco><worldbody><body name=\"h\"><joint name=\"hinge\" type=\"hinge\" axis=\"0 0 -1\"/>"
       "<geom size=\"0.1\"/></body><body name=\"s\"><joint name=\"slide\" type=\"slide\" axis=\"-1 0 0\"/>"
       "<geom size=\"0.1\"/></body></worldbody></mujoco>");
-  const MjcfImport mjcf = importMjcfFile(path);
+  const MjcfImport mjcf = importCompliant(path);
   const Vec3d x = Vec3d::unit(0), y = Vec3d::unit(1), z = Vec3d::unit(2);
   auto image = [&](const char* body, const Vec3d& v) {
     return Transformd{mjcf.model->body(mjcf.model->bodyIndex(body)).X_BM.R, Vec3d::zero()} * v;
@@ -493,29 +494,29 @@ TEST(Mjcf, RefusesWhatLockstepCannotModelNamingTheElement) {
       "<mujoco><worldbody><body name=\"a\"><joint name=\"j\" type=\"hinge\"/><geom size=\"0.1\"/></body>"
       "<body name=\"b\"><joint name=\"k\" type=\"hinge\"/><geom size=\"0.1\"/></body></worldbody>"
       "<equality><joint name=\"couple\" joint1=\"j\" joint2=\"k\"/></equality></mujoco>");
-  EXPECT_NE(messageOf<InputError>([&] { importMjcfFile(eq); }).find("equality 'couple'"), std::string::npos);
+  EXPECT_NE(messageOf<InputError>([&] { importCompliant(eq); }).find("equality 'couple'"), std::string::npos);
   const std::string general = writeTemporary("general.xml",
       "<mujoco><worldbody><body name=\"a\"><joint name=\"j\" type=\"hinge\"/><geom size=\"0.1\"/></body>"
       "</worldbody><actuator><general name=\"muscle\" joint=\"j\" biastype=\"affine\" biasprm=\"1 2 3\"/>"
       "</actuator></mujoco>");
-  EXPECT_NE(messageOf<InputError>([&] { importMjcfFile(general); }).find("actuator 'muscle'"), std::string::npos);
+  EXPECT_NE(messageOf<InputError>([&] { importCompliant(general); }).find("actuator 'muscle'"), std::string::npos);
   const std::string broken = writeTemporary("broken.xml", "<mujoco><worldbody><body></mujoco>");
-  const std::string message = messageOf<InputError>([&] { importMjcfFile(broken); });
+  const std::string message = messageOf<InputError>([&] { importCompliant(broken); });
   EXPECT_NE(message.find(broken), std::string::npos) << message;
   EXPECT_NE(message.find("MuJoCo's compiler"), std::string::npos) << message;
-  EXPECT_NE(messageOf<InputError>([&] { importMjcfFile("/nonexistent/robot.xml"); }).find("cannot open"),
+  EXPECT_NE(messageOf<InputError>([&] { importCompliant("/nonexistent/robot.xml"); }).find("cannot open"),
             std::string::npos);
 }
 
 TEST(Mjcf, WarnsOnceListingWhatItIgnores) {
   // Humanoid's two fixed tendons exert nothing (no limits, stiffness or damping): no warning.
-  EXPECT_TRUE(importMjcfFile(kMjcf + "humanoid.xml").warnings.empty());
+  EXPECT_TRUE(importCompliant(kMjcf + "humanoid.xml").warnings.empty());
   const std::string path = writeTemporary("ignored.xml",
       "<mujoco><worldbody><body name=\"a\"><joint name=\"j\" type=\"hinge\" frictionloss=\"0.1\"/>"
       "<geom size=\"0.1\"/><body name=\"b\"><joint name=\"k\" type=\"hinge\" frictionloss=\"0.2\"/>"
       "<geom size=\"0.1\"/></body></body></worldbody><tendon><fixed name=\"t\" limited=\"true\" range=\"-1 1\">"
       "<joint joint=\"j\" coef=\"1\"/><joint joint=\"k\" coef=\"1\"/></fixed></tendon></mujoco>");
-  const std::vector<std::string> warnings = importMjcfFile(path).warnings;
+  const std::vector<std::string> warnings = importCompliant(path).warnings;
   ASSERT_EQ(warnings.size(), 2u);
   EXPECT_NE(warnings[0].find("frictionloss: j, k"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[1].find("tendon limits: t"), std::string::npos) << warnings[1];
@@ -523,7 +524,7 @@ TEST(Mjcf, WarnsOnceListingWhatItIgnores) {
 
 TEST(Mjcf, ScenesTakeAnMjcfRobotWithTheirOwnContactMaterial) {
   const std::string path = writeTemporary("ant_scene.json",
-      "{\"mjcf\": {\"path\": \"" + kMjcf + "ant.xml\", \"contact\": {\"stiffness\": 2e6, \"dissipation\": 3},"
+      "{\"mjcf\": {\"path\": \"" + kMjcf + "ant.xml\", \"contact_law\": \"compliant\", \"contact\": {\"stiffness\": 2e6, \"dissipation\": 3},"
       " \"stops\": {\"stiffness\": 500}, \"geoms\": {\"torso_geom\": {\"friction\": 0.3}}},"
       " \"simulation\": {\"worlds\": 4}}");
   const Scene scene = loadSceneFile(path);

@@ -13,6 +13,7 @@
 #include "cli_runner.h"
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/mjcf.h"
+#include "mjcf_compliant.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_apply.h"
 #include "test_util.h"
@@ -83,7 +84,7 @@ std::string flagged(const std::string& flags) {
 // moving, the ball 5 cm into the floor, the motor's control `ctrl`.
 void compare(const std::string& flags, double ctrl) {
   const std::string path = writeModel("flags.xml", flagged(flags));
-  const MjcfImport mjcf = importMjcfFile(path);
+  const MjcfImport mjcf = importCompliant(path);
   char error[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);
   ASSERT_TRUE(m) << error;
@@ -120,15 +121,15 @@ TEST(MjcfHostile, OptionFlagsAreHonoured) {
   compare(R"(limit="disable" contact="disable" clampctrl="disable")", 4);
   compare(R"(constraint="disable" gravity="disable" actuation="disable" passive="disable")", 0.8);
   // What is built: no stops, no ground contacts.
-  const MjcfImport off = importMjcfFile(writeModel("off.xml", flagged(R"(limit="disable" contact="disable")")));
+  const MjcfImport off = importCompliant(writeModel("off.xml", flagged(R"(limit="disable" contact="disable")")));
   EXPECT_TRUE(off.model->stops().empty());
   EXPECT_TRUE(off.model->groundContacts().empty());
-  const MjcfImport on = importMjcfFile(writeModel("on.xml", flagged("")));
+  const MjcfImport on = importCompliant(writeModel("on.xml", flagged("")));
   EXPECT_EQ(on.model->stops().size(), 1u);
   EXPECT_FALSE(on.model->groundContacts().empty());
   // A flag Lockstep cannot honour is named.
   const std::string sensors = flagged(R"(sensor="disable")");
-  const MjcfImport s = importMjcfFile(writeModel(
+  const MjcfImport s = importCompliant(writeModel(
       "sensors_off.xml", sensors.substr(0, sensors.find("</mujoco>")) + "<sensor><jointpos joint=\"hinge\"/></sensor></mujoco>"));
   std::string all;
   for (const std::string& w : s.warnings) all += w + "\n";

@@ -15,6 +15,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/quantities.h"
 #include "lockstep/io/mjcf.h"
+#include "mjcf_compliant.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_apply.h"
 #include "lockstep/io/scene_description.h"
@@ -86,7 +87,7 @@ std::string writeModel(const std::string& name, const std::string& xml) {
 
 TEST(Sensors, EqualMujocosSensordataAtRandomStates) {
   const std::string path = writeModel("sensors_arm.xml", kArm);
-  const MjcfImport mjcf = importMjcfFile(path);
+  const MjcfImport mjcf = importCompliant(path);
   const Model& model = *mjcf.model;
   char error[1000] = "";
   mjModel* m = mj_loadXML(path.c_str(), nullptr, error, sizeof error);

@@ -499,7 +499,9 @@ TEST(SoftLaw, UnsupportedFeaturesAndUnknownLawsAreNamed) {
     EXPECT_NE(std::string(e.what()).find("option cone=\"elliptic\": MuJoCo's law here has pyramidal friction cones only"),
               std::string::npos) << e.what();
   }
-  EXPECT_NO_THROW(importMjcfFile(cone, MjcfOptions{}));  // the compliant law has no cones
+  MjcfOptions compliant;
+  compliant.law = MjcfOptions::ContactLaw::Compliant;
+  EXPECT_NO_THROW(importMjcfFile(cone, compliant));  // the compliant law has no cones
   const std::string ellipsoid = writeModel("soft_ellipsoid.xml", "<mujoco><worldbody>" + plane +
       R"(<body name="egg" pos="0 0 .2"><freejoint/><geom type="ellipsoid" size=".1 .2 .1" mass="1"/></body></worldbody></mujoco>)");
   const MjcfImport egg = softImport(ellipsoid);

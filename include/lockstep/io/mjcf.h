@@ -54,12 +54,12 @@ namespace lockstep {
 // What MJCF does not say in Lockstep's terms: the contact material, the joint stops, and the corner
 // spheres of boxes and cylinders. Overridable in scene files (docs/scene-format.md, "mjcf").
 struct MjcfOptions {
-  // How contacts with the ground and joint limits are modelled: Compliant (Hunt-Crossley spheres
-  // against half-spaces and Simbody's stops, with the material and stops below), or Mujoco (MuJoCo's
-  // soft-constraint law: its contact points, friction pyramids, solref and solimp, solved per world;
-  // physics/soft_constraints.h).
+  // How contacts and joint limits are modelled: Mujoco (the default: MuJoCo's soft-constraint law,
+  // its contact points, friction pyramids, solref and solimp, solved per world at the XML's timestep
+  // with its integrator; physics/soft_constraints.h), or Compliant (Hunt-Crossley spheres against
+  // half-spaces and Simbody's stops, with the material and stops below, in small RK4 steps).
   enum class ContactLaw { Compliant, Mujoco };
-  ContactLaw law = ContactLaw::Compliant;
+  ContactLaw law = ContactLaw::Mujoco;
   // Hunt-Crossley ground contact material; friction comes from the geoms (friction[0]).
   double contactStiffness = 1e6;         // E (N/m^2)
   double contactDissipation = 2;         // c (s/m)
@@ -93,7 +93,7 @@ struct MjcfImport {
   std::string modelName;
   double timestep = 0.002;
   Integrator integrator = Integrator::RK4;  // MuJoCo's RK4, or its Euler (and implicit) as semi-implicit Euler
-  MjcfOptions::ContactLaw law = MjcfOptions::ContactLaw::Compliant;  // the law it was converted with
+  MjcfOptions::ContactLaw law = MjcfOptions::ContactLaw::Mujoco;  // the law it was converted with
   std::shared_ptr<const Model> model;
   ModelBuilder builder;                 // what built `model`, to extend (scene files)
   std::vector<MjcfActuator> actuators;  // in MuJoCo's order (ctrl index)
@@ -111,6 +111,9 @@ MjcfImport importMjcfFile(const std::string& path, const MjcfOptions& options = 
 
 // Whether a path names an MJCF file (ends in .xml; MJCF is MuJoCo's XML).
 bool isMjcfPath(const std::string& path);
+// "mujoco" or "compliant" (a scene's "contact_law", the command line's --contact-law); throws
+// InputError naming the accepted values otherwise.
+MjcfOptions::ContactLaw parseMjcfContactLaw(const std::string& name);
 
 // MuJoCo's state in Lockstep's coordinates and back (the joint map above): q [nq] and u [nu] from
 // qpos [nq_mj] and qvel [nv_mj]; and Lockstep's q, u back to qpos, qvel. Accelerations map as

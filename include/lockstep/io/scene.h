@@ -30,6 +30,10 @@ struct SceneOptions {
   // Ground: welded when not given. Scene files say it in their "urdf" entry ("root_joint"):
   // giving it for one is an error.
   std::optional<UrdfRootJoint> urdfRoot;
+  // How an MJCF file read on its own as a scene (loadSceneFile of a .xml) models contacts and joint
+  // limits: MuJoCo's law when not given (MjcfOptions). Scene files say it in their "mjcf" entry
+  // ("contact_law"): giving it for one is an error.
+  std::optional<MjcfOptions::ContactLaw> mjcfLaw;
 };
 
 // The scene's "simulation" defaults; command-line options override them.
