@@ -50,6 +50,16 @@ struct SoftLaw {
   T timestep;  // the model's, for refsafe
 };
 
+// x^p for x in [0, 1]: x x where p is 2 (solimp's power unless a model says otherwise) and x where
+// p is 1, in every lane without calling pow (a pack's pow is one libm call per lane), else pow.
+template <class T>
+LOCKSTEP_HD_INLINE T softPower(T x, T p) {
+  const MaskOf<T> one = p == T(1), two = p == T(2);
+  if (allLanes(two)) return x * x;
+  if (allLanes(one)) return x;
+  return selectT(two, x * x, selectT(one, x, T(powT(x, p))));
+}
+
 // MuJoCo's getimpedance: d(pos) from solimp (clamped as getsolparam clamps it), lane by lane.
 template <class T>
 LOCKSTEP_HD_INLINE T softImpedance(const SoftLaw<T>& law, T pos) {
@@ -62,8 +72,8 @@ LOCKSTEP_HD_INLINE T softImpedance(const SoftLaw<T>& law, T pos) {
   x = absT(x);
   // y(x) = a x^p below the midpoint, 1 - b (1 - x)^p above it (linear for p = 1)
   const T xl = selectT(x > T(0), selectT(x < T(1), x, T(1)), T(0));
-  const T a = T(1) / powT(mid, power - T(1)), b = T(1) / powT(T(1) - mid, power - T(1));
-  const T below = a * powT(xl, power), above = T(1) - b * powT(T(1) - xl, power);
+  const T a = T(1) / softPower(mid, power - T(1)), b = T(1) / softPower(T(1) - mid, power - T(1));
+  const T below = a * softPower(xl, power), above = T(1) - b * softPower(T(1) - xl, power);
   T y = selectT(power == T(1), xl, selectT(xl <= mid, below, above));
   y = selectT(x >= T(1), T(1), selectT(x <= T(0), T(0), y));
   return selectT(flat, T(0.5) * (d0 + dwidth), d0 + y * (dwidth - d0));
@@ -346,29 +356,43 @@ LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3
   out[1].exists = second.exists & (!general);
 }
 
-// row += sign * (the velocity Jacobian of a point P fixed on body b, dotted with `direction`):
-// direction . (H_j's velocity of P) for every speed j of b and of its ancestors (none for Ground).
-template <class T>
+// rows[e] += sign * (the velocity Jacobian of a point P fixed on body b, dotted with directions[e])
+// for N directions, rows nu apart: directions[e] . (H_j's velocity of P) for every speed j of b and
+// of its ancestors (none for Ground), the velocity once for all N.
+template <int N, class T>
 LOCKSTEP_HD_INLINE void softAddPointJacobian(const ModelView<T>& model, const Workspace<T>& ws, int b, const Vec3<T>& P,
-                                             const Vec3<T>& direction, T sign, Strided<T> row) {
+                                             const Vec3<T> (&directions)[N], T sign, Strided<T> rows) {
+  const int nu = model.sizes.nu;
   for (int a = b; a >= 0; a = model.body[a].parent) {
     const BodyTopology topo = model.body[a];
     const Vec3<T> r = P - bodyOrigin(ws, a);
     for (int k = 0; k < topo.nu; ++k) {
       const SpatialVec<T> H = loadSpatialVec<T>(ws.H(topo.uOffset + k));
-      row[topo.uOffset + k] = T(row[topo.uOffset + k]) + sign * dot(direction, H.lin + cross(H.ang, r));
+      const Vec3<T> v = H.lin + cross(H.ang, r);
+      for (int e = 0; e < N; ++e) {
+        const Strided<T> row = rows + std::int64_t(e) * nu;
+        row[topo.uOffset + k] = T(row[topo.uOffset + k]) + sign * dot(directions[e], v);
+      }
     }
   }
 }
 
-// The Jacobian row of a contact point P along `direction`: the velocity of P on body2 minus that on
-// body1 (body1 -1 for a plane contact: Ground), dotted with direction.
+// The velocity in Ground of the point of body b (Ground for b < 0) at P, after computeKinematics.
 template <class T>
+LOCKSTEP_HD_INLINE Vec3<T> softPointVelocity(const Workspace<T>& ws, int b, const Vec3<T>& P) {
+  if (b < 0) return Vec3<T>::zero();
+  const SpatialVec<T> V = bodyVelocity(ws, b);
+  return V.lin + cross(V.ang, P - bodyOrigin(ws, b));
+}
+
+// The Jacobian rows of a contact point P along N directions (rows nu apart): the velocity of P on
+// body2 minus that on body1 (body1 -1 for a plane contact: Ground), dotted with each direction.
+template <int N, class T>
 LOCKSTEP_HD_INLINE void softContactJacobian(const ModelView<T>& model, const Workspace<T>& ws, int body1, int body2,
-                                            const Vec3<T>& P, const Vec3<T>& direction, Strided<T> row) {
-  for (int j = 0; j < model.sizes.nu; ++j) row[j] = T(0);
-  softAddPointJacobian(model, ws, body2, P, direction, T(1), row);
-  softAddPointJacobian(model, ws, body1, P, direction, T(-1), row);
+                                            const Vec3<T>& P, const Vec3<T> (&directions)[N], Strided<T> rows) {
+  for (int j = 0; j < N * model.sizes.nu; ++j) rows[j] = T(0);
+  softAddPointJacobian(model, ws, body2, P, directions, T(1), rows);
+  softAddPointJacobian(model, ws, body1, P, directions, T(-1), rows);
 }
 
 // The law of plane contact i and of soft limit i, from their per-world parameters.
@@ -388,15 +412,25 @@ LOCKSTEP_HD_INLINE SoftLaw<T> softLimitLaw(const WorldParams<T>& params, int i) 
   return {{p[3], p[4]}, {p[5], p[6], p[7], p[8], p[9]}, p[2], p[10]};
 }
 
-// One row's law parts: its impedance d, aref and R at its pos, given J u.
+// The law at one pos, shared by the rows there (a pyramid's four edges): the impedance d, the
+// damping B, and K d (pos - margin); a row's aref = -B (J u) - K d (pos - margin) and R (diagApprox).
 template <class T>
-LOCKSTEP_HD_INLINE void softRowLaw(const SoftLaw<T>& law, T pos, T velocity, T diagApprox, T* aref, T* R, T* d) {
-  *d = softImpedance(law, pos);
-  T K, B;
-  softStiffnessDamping(law, &K, &B);
-  *aref = -B * velocity - K * (*d) * (pos - law.margin);
-  const T r = (T(1) - *d) * diagApprox / *d;
-  *R = selectT(r < T(kSoftMinValue), T(kSoftMinValue), r);
+struct SoftPointLaw {
+  T d, B, Kdp;
+  LOCKSTEP_HD_INLINE T aref(T velocity) const { return -B * velocity - Kdp; }
+  LOCKSTEP_HD_INLINE T R(T diagApprox) const {
+    const T r = (T(1) - d) * diagApprox / d;
+    return selectT(r < T(kSoftMinValue), T(kSoftMinValue), r);
+  }
+};
+template <class T>
+LOCKSTEP_HD_INLINE SoftPointLaw<T> softPointLaw(const SoftLaw<T>& law, T pos) {
+  SoftPointLaw<T> l;
+  l.d = softImpedance(law, pos);
+  T K;
+  softStiffnessDamping(law, &K, &l.B);
+  l.Kdp = K * l.d * (pos - law.margin);
+  return l;
 }
 
 // The rows of one contact point q between body1 and body2 (body1 -1: Ground) from row r0 on: its
@@ -414,36 +448,36 @@ LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w,
   out[1] = q.dist;
   storeVec3(out + 2, q.pos);
   storeVec3(out + 5, q.normal);
-  auto velocityOf = [&](Strided<const T> row) {
-    T v = T(0);
-    for (int j = 0; j < s.nu; ++j) v += row[j] * w.u[j];
-    return v;
-  };
+  const int perPoint = softRowsPerPoint(condim);
+  if (!anyLane(q.exists)) {  // no rows in any lane: the solve skips them
+    for (int e = 0; e < perPoint; ++e) rows[4 * (r0 + e) + 3] = T(0);
+    return;
+  }
+  // A row's J u: its direction dotted with the point's velocity on body2 minus that on body1.
+  const Vec3<T> velocity = softPointVelocity(ws, body2, q.pos) - softPointVelocity(ws, body1, q.pos);
+  auto velocityOf = [&](const Vec3<T>& direction) { return dot(direction, velocity); };
   const T exists = selectT(q.exists, T(1), T(0));
   const Vec3<T>& n = q.normal;
-  if (softRowsPerPoint(condim) == 1) {
+  if (perPoint == 1) {
     const Strided<T> row = J + std::int64_t(r0) * s.nu;
-    softContactJacobian(model, ws, body1, body2, q.pos, n, row);
-    T aref, R, d;
-    softRowLaw(law, q.dist, velocityOf(row), tran, &aref, &R, &d);
+    const Vec3<T> normal[1] = {n};
+    softContactJacobian(model, ws, body1, body2, q.pos, normal, row);
+    const SoftPointLaw<T> pl = softPointLaw(law, q.dist);
     rows[4 * r0] = q.dist - law.margin;
-    rows[4 * r0 + 1] = aref;
-    rows[4 * r0 + 2] = T(1) / R;
+    rows[4 * r0 + 1] = pl.aref(velocityOf(n));
+    rows[4 * r0 + 2] = T(1) / pl.R(tran);
     rows[4 * r0 + 3] = exists;
     return;
   }
   Vec3<T> t1, t2;
   softContactTangents(n, q.hint, q.hinted, &t1, &t2);
   const Vec3<T> edges[4] = {n + friction * t1, n - friction * t1, n + friction * t2, n - friction * t2};
-  T R0 = T(1);
+  const SoftPointLaw<T> pl = softPointLaw(law, q.dist);
+  const T R0 = pl.R(T(tran + friction * friction * tran));  // the first edge's
+  softContactJacobian(model, ws, body1, body2, q.pos, edges, J + std::int64_t(r0) * s.nu);
   for (int e = 0; e < 4; ++e) {
-    const Strided<T> row = J + std::int64_t(r0 + e) * s.nu;
-    softContactJacobian(model, ws, body1, body2, q.pos, edges[e], row);
-    T aref, R, d;
-    softRowLaw(law, q.dist, velocityOf(row), T(tran + friction * friction * tran), &aref, &R, &d);
-    if (e == 0) R0 = R;
     rows[4 * (r0 + e)] = q.dist - law.margin;
-    rows[4 * (r0 + e) + 1] = aref;
+    rows[4 * (r0 + e) + 1] = pl.aref(velocityOf(edges[e]));
     rows[4 * (r0 + e) + 3] = exists;
   }
   const T impr = selectT(impratio < T(kSoftMinValue), T(kSoftMinValue), impratio);
@@ -543,11 +577,10 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
       const Strided<T> row = J + std::int64_t(r) * s.nu;
       for (int j = 0; j < s.nu; ++j) row[j] = T(0);
       row[topo.u] = sign;
-      T aref, R, d;
-      softRowLaw(law, dist, T(sign * T(u[topo.u])), T(p[11]), &aref, &R, &d);
+      const SoftPointLaw<T> pl = softPointLaw(law, dist);
       rows[4 * r] = dist - law.margin;
-      rows[4 * r + 1] = aref;
-      rows[4 * r + 2] = T(1) / R;
+      rows[4 * r + 1] = pl.aref(T(sign * T(u[topo.u])));
+      rows[4 * r + 2] = T(1) / pl.R(T(p[11]));
       // A side whose bound is infinite never engages.
       rows[4 * r + 3] = selectT(dist < law.margin, T(1), T(0));
     }
@@ -624,17 +657,24 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   const T tolerance = byPrecision<T>(1e-6, 1e-11) * scale;
   MaskOf<T> done = T(0) > T(1), failedLanes = done;
   T iterations = T(0), gmax = T(0);
-  for (int it = 0; it <= kSoftNewtonIterations; ++it) {
-    for (int i = 0; i < nu; ++i) {
-      T x = T(0);
-      for (int j = 0; j < nu; ++j) x += M[i * nu + j] * (T(a[j]) - T(a0[j]));
-      Mda[i] = x;
-      g[i] = x;
+  // out = M x(j), each entry summed in j's order (M is exactly symmetric: its row j is its column j),
+  // the entries' sums side by side rather than one after another.
+  auto timesM = [&](auto x, Strided<T> out) {
+    for (int i = 0; i < nu; ++i) out[i] = T(0);
+    for (int j = 0; j < nu; ++j) {
+      const T xj = x(j);
+      const Strided<const T> column = Strided<const T>(M) + std::int64_t(j) * nu;
+      for (int i = 0; i < nu; ++i) out[i] = T(out[i]) + column[i] * xj;
     }
+  };
+  for (int it = 0; it <= kSoftNewtonIterations; ++it) {
+    timesM([&](int j) { return T(a[j]) - T(a0[j]); }, Mda);
+    for (int i = 0; i < nu; ++i) g[i] = Mda[i];
     for (int r = 0; r < nr; ++r) {
       if (!rowUsed(r)) continue;
       jar[r] = rowDot(r, a) - T(rows[4 * r + 1]);
       const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
+      if (!anyLane(active)) continue;  // (its force is 0 in every lane)
       const T f = selectT(active, T(rows[4 * r + 2]) * T(jar[r]), T(0));
       const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
       for (int j = 0; j < nu; ++j) g[j] = T(g[j]) + f * row[j];
@@ -649,6 +689,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     for (int r = 0; r < nr; ++r) {
       if (!rowUsed(r)) continue;
       const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
+      if (!anyLane(active)) continue;
       const T D = selectT(active, T(rows[4 * r + 2]), T(0));
       const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
       for (int i = 0; i < nu; ++i) {
@@ -661,11 +702,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     softNegativeSolve<T>(Strided<const T>(H), nu, d);
     // Exact line search along d: phi'(t) = t d'Md + d'M(a - a0) + sum_active(t) D (jar + t Jd) Jd.
     T dMd = T(0), dMa = T(0);
+    timesM([&](int j) { return T(d[j]); }, Md);
     for (int i = 0; i < nu; ++i) {
-      T x = T(0);
-      for (int j = 0; j < nu; ++j) x += M[i * nu + j] * T(d[j]);
-      Md[i] = x;
-      dMd += T(d[i]) * x;
+      dMd += T(d[i]) * T(Md[i]);
       dMa += T(d[i]) * T(Mda[i]);
     }
     for (int r = 0; r < nr; ++r)
@@ -724,6 +763,10 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   auto pointForce = [&](int body1, int body2, int mujocoBody1, int mujocoBody2, int condim, T friction, int r0,
                         const Vec3<T>& hint, bool hinted, Strided<T> point) {  // point: active dist pos normal force
     const Strided<T> out = point + 8;      // force: normal, t1, t2
+    if (!anyLane(T(point[0]) > T(0.5))) {  // in no lane: no rows, no force
+      out[0] = out[1] = out[2] = T(0);
+      return;
+    }
     if (softRowsPerPoint(condim) == 1) {
       out[0] = jar[r0];
       out[1] = out[2] = T(0);
