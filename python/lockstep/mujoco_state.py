@@ -67,9 +67,10 @@ class MujocoState:
             self._cache[name] = self.xp.copy(make())
         return self._cache[name]
 
-    def _bodies(self):
-        """The field mujocoBody as [num_envs, MuJoCo bodies, 40]."""
-        return self._copy("bodies", lambda: self._rows("mujocoBody").reshape(-1, self.nbm, _WIDTH))
+    def _part(self, start: int, stop: int):
+        """Columns start:stop of every MuJoCo body's values in the field mujocoBody, [num_envs, MuJoCo
+        bodies, stop - start]: a copy of that part alone (the whole field is 40 values a body)."""
+        return self._copy(("part", start), lambda: self._rows("mujocoBody").reshape(-1, self.nbm, _WIDTH)[:, :, start:stop])
 
     # --- coordinates ---
     def qpos(self):
@@ -85,10 +86,14 @@ class MujocoState:
                                             np.ascontiguousarray(qvel, dtype=np.float64))
 
     # --- bodies ---
+    def xpos(self):
+        """xpos [n, nbm, 3] of every MuJoCo body."""
+        return self._part(_XPOS, _XPOS + 3)
+
     def frames(self):
         """xmat [n, nbm, 3, 3], xpos [n, nbm, 3], xipos [n, nbm, 3] of every MuJoCo body."""
-        b = self._bodies()
-        return b[:, :, _XMAT:_XMAT + 9].reshape(-1, self.nbm, 3, 3), b[:, :, _XPOS:_XPOS + 3], b[:, :, _XIPOS:_XIPOS + 3]
+        return (self._part(_XMAT, _XMAT + 9).reshape(-1, self.nbm, 3, 3), self.xpos(),
+                self._part(_XIPOS, _XIPOS + 3))
 
     def site_xpos(self, name: str):
         """MuJoCo's site_xpos of one site [n, 3]."""
@@ -98,27 +103,27 @@ class MujocoState:
 
     def subtree_com(self, xipos=None):
         """The centre of mass of each body's root subtree (MuJoCo's subtree_com[body_rootid]) [n, nbm, 3]."""
-        return self._bodies()[:, self.root, _SUBTREE_COM:_SUBTREE_COM + 3]
+        return self._part(_SUBTREE_COM, _SUBTREE_COM + 3)[:, self.root]
 
     def mass_center(self, xipos=None):
         """MuJoCo's mass-weighted mean of xipos over all bodies [n, 3] (Gymnasium's mass_center): the
         world body's subtree_com."""
-        return self._bodies()[:, 0, _SUBTREE_COM:_SUBTREE_COM + 3]
+        return self._part(_SUBTREE_COM, _SUBTREE_COM + 3)[:, 0]
 
     def cinert(self, xmat=None, xipos=None, c=None):
         """MuJoCo's cinert [n, nbm, 10]: the inertia about c in Ground (xx yy zz xy xz yz), m (xipos - c), m."""
-        return self._bodies()[:, :, _CINERT:_CINERT + 10]
+        return self._part(_CINERT, _CINERT + 10)
 
     def cvel(self, c=None):
         """MuJoCo's cvel [n, nbm, 6]: [w; velocity of the body's point at c], in Ground."""
-        return self._bodies()[:, :, _CVEL:_CVEL + 6]
+        return self._part(_CVEL, _CVEL + 6)
 
     def cfrc_ext(self, c=None):
         """[n, nbm, 6]: each body's contact force [moment about c; force], in Ground. Under MuJoCo's
         law its own geoms' contacts from the last solve (a step's last evaluation; zero after a reset
         or a state set), as MuJoCo's; under the compliant law the ground contacts of the Lockstep body
         carrying it, on that body's own MuJoCo body (welded bodies read 0)."""
-        return self._bodies()[:, :, _CFRC_EXT:_CFRC_EXT + 6]
+        return self._part(_CFRC_EXT, _CFRC_EXT + 6)
 
     def contact_forces(self):
         """cfrc_ext about each body's root subtree centre of mass."""

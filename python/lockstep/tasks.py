@@ -81,7 +81,7 @@ class AntEnv(MujocoTaskEnv, gym.vector.VectorEnv):
         return xp.cat(parts, axis=1)
 
     def _progress(self):
-        return self.state.frames()[1][:, self._main(), 0:2]
+        return self.state.xpos()[:, self._main(), 0:2]
 
     def _healthy(self):
         o, xp = self._options, self.xp
@@ -91,7 +91,7 @@ class AntEnv(MujocoTaskEnv, gym.vector.VectorEnv):
 
     def _reward(self, before, ctrl):
         o, xp = self._options, self.xp
-        v = (self.state.frames()[1][:, self._main(), 0:2] - before) / self.dt
+        v = (self.state.xpos()[:, self._main(), 0:2] - before) / self.dt
         healthy = self._healthy()
         forward = v[:, 0] * o["forward_reward_weight"]
         survive = healthy * o["healthy_reward"]
