@@ -185,7 +185,7 @@ enum class Role : std::int8_t {
     "power the contact delivers to the body")                                                                          \
   X(T, bodyContact, Per::Body, Role::Observation, "body_contact", "mx my mz fx fy fz",                                  \
     "observation: the contacts' (ground, plane and pair contacts') total spatial force on each body, about Bo, in G " \
-    "(zero without contact)")        \
+    "(zero without contact; under MuJoCo's law the last solve's, zero at a state no solve has seen)")               \
   X(T, actuator, Per::Speed, Role::Observation, "actuator", "effort power",                                        \
     "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
   X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
@@ -208,7 +208,9 @@ enum class Role : std::int8_t {
     "xipos.x xipos.y xipos.z subtree_com.x subtree_com.y subtree_com.z cinert.xx cinert.yy cinert.zz cinert.xy "      \
     "cinert.xz cinert.yz cinert.mx cinert.my cinert.mz cinert.m cvel.wx cvel.wy cvel.wz cvel.vx cvel.vy cvel.vz "     \
     "cfrc_ext.mx cfrc_ext.my cfrc_ext.mz cfrc_ext.fx cfrc_ext.fy cfrc_ext.fz",                                       \
-    "observation: MuJoCo's xpos, xmat, xipos, subtree_com, cinert, cvel and cfrc_ext of each MuJoCo body (MJCF models)") \
+    "observation: MuJoCo's xpos, xmat, xipos, subtree_com, cinert, cvel and cfrc_ext of each MuJoCo body (MJCF models; " \
+    "under MuJoCo's law after a step, as MuJoCo's after mj_step, from the step's last evaluation; cfrc_ext zero at a " \
+    "state no solve has seen)")                                                                                      \
   X(T, initialQ, Per::Coordinate, Role::Reset, "initial_q", "", "the q a reset returns to")                            \
   X(T, initialU, Per::Speed, Role::Reset, "initial_u", "", "the u a reset returns to")                                 \
   X(std::int32_t, status, Per::World, Role::Health, "status", "", "StatusFlag bits; 0 while the world is healthy")     \
