@@ -506,7 +506,6 @@ def test_mujoco_law_bodies_after_a_step_are_mujocos_after_mj_step(name):
     HalfCheetah's Euler: the last step's start), and cfrc_ext from each geom's own body (Ant's legs'
     and Humanoid's feet are welded bodies); after a state is set they are MuJoCo's after mj_forward,
     with cfrc_ext zero as MuJoCo's after mj_resetData."""
-    import mujoco
     ref = mujoco_env(name)
     ref.model.opt.tolerance = 1e-14
     ref.model.opt.iterations = 1000

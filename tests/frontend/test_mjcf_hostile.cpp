@@ -11,12 +11,12 @@
 #include <fstream>
 
 #include "cli_runner.h"
+#include "mjcf_compliant.h"
+#include "test_util.h"
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/mjcf.h"
-#include "mjcf_compliant.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_apply.h"
-#include "test_util.h"
 
 namespace lockstep::test {
 namespace {

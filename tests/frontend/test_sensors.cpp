@@ -15,10 +15,10 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/quantities.h"
 #include "lockstep/io/mjcf.h"
-#include "mjcf_compliant.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_apply.h"
 #include "lockstep/io/scene_description.h"
+#include "mjcf_compliant.h"
 
 namespace lockstep::test {
 namespace {

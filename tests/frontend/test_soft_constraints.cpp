@@ -19,6 +19,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
+#include "mjcf_compliant.h"
 #include "test_util.h"
 
 namespace lockstep::test {
@@ -296,6 +297,8 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
   const MjcfImport mjcf = softImport(path);
   ASSERT_EQ(mjcf.model->pairContacts().size(), 1u);
   const PairContactDesc good = mjcf.model->pairContacts()[0].desc;
+  EXPECT_EQ(good.mujocoBody1, 1);  // the geoms' MuJoCo bodies (cfrc_ext): a, then b
+  EXPECT_EQ(good.mujocoBody2, 2);
   auto refused = [&](auto change, const std::string& text) {
     PairContactDesc d = good;
     d.name = "bad";
@@ -313,6 +316,10 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
   refused([](PairContactDesc& d) { d.friction = -1; }, "friction");
   refused([](PairContactDesc& d) { d.solref = {{0.02, -1}}; }, "solref: both positive");
   refused([](PairContactDesc& d) { d.impratio = 0; }, "impratio: must be > 0");
+  refused([](PairContactDesc& d) { d.mujocoBody2 = 7; }, "pair contact 'bad': mujocoBody2: must be -1 or one of the "
+                                                          "model's 3 MuJoCo bodies");
+  refused([](PairContactDesc& d) { d.mujocoBody1 = 2; }, "pair contact 'bad': mujocoBody1: MuJoCo body 'b' is not on "
+                                                          "the contact's body");
   Batch<double> batch(mjcf.model, 2, Backend::Cpu);
   const std::string name = "pair_contact." + good.name;
   EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".friction", -1), "friction", std::exception);
@@ -499,9 +506,7 @@ TEST(SoftLaw, UnsupportedFeaturesAndUnknownLawsAreNamed) {
     EXPECT_NE(std::string(e.what()).find("option cone=\"elliptic\": MuJoCo's law here has pyramidal friction cones only"),
               std::string::npos) << e.what();
   }
-  MjcfOptions compliant;
-  compliant.law = MjcfOptions::ContactLaw::Compliant;
-  EXPECT_NO_THROW(importMjcfFile(cone, compliant));  // the compliant law has no cones
+  EXPECT_NO_THROW(importCompliant(cone));  // the compliant law has no cones
   const std::string ellipsoid = writeModel("soft_ellipsoid.xml", "<mujoco><worldbody>" + plane +
       R"(<body name="egg" pos="0 0 .2"><freejoint/><geom type="ellipsoid" size=".1 .2 .1" mass="1"/></body></worldbody></mujoco>)");
   const MjcfImport egg = softImport(ellipsoid);

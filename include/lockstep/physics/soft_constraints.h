@@ -381,8 +381,7 @@ LOCKSTEP_HD_INLINE void softAddPointJacobian(const ModelView<T>& model, const Wo
 template <class T>
 LOCKSTEP_HD_INLINE Vec3<T> softPointVelocity(const Workspace<T>& ws, int b, const Vec3<T>& P) {
   if (b < 0) return Vec3<T>::zero();
-  const SpatialVec<T> V = bodyVelocity(ws, b);
-  return V.lin + cross(V.ang, P - bodyOrigin(ws, b));
+  return shiftVelocityBy(bodyVelocity(ws, b), P - bodyOrigin(ws, b)).lin;
 }
 
 // The Jacobian rows of a contact point P along N directions (rows nu apart): the velocity of P on
