@@ -7,6 +7,22 @@ namespace lockstep {
 
 namespace {
 
+// Whether body b is what MuJoCo 4's compiler calls simple with sliders only (body_simple 2): a simple
+// body (this compiler's body_simple, its level 1 in MuJoCo 4) with joints, all of them slides.
+bool simpleSlidingBody(const mjModel* m, int b) {
+  if (b <= 0 || !m->body_simple[b] || m->body_dofnum[b] == 0) return false;
+  for (int j = m->body_jntadr[b]; j < m->body_jntadr[b] + m->body_jntnum[b]; ++j)
+    if (m->jnt_type[j] != mjJNT_SLIDE) return false;
+  return true;
+}
+
+// MuJoCo 4's body_invweight0 (translation) of body b: a simple sliding body's is 1 / its mass, its
+// joints' armature aside (Pusher's object); any other's is J M^-1 J''s translation average, as this
+// compiler's and MuJoCo 4's general rule give it.
+double translationInvweight(const mjModel* m, int b) {
+  return simpleSlidingBody(m, b) ? 1 / std::max(mjMINVAL, m->body_mass[b]) : m->body_invweight0[2 * b];
+}
+
 // mj_contactParam's parameters of the contact between geoms g1 and g2 into d (a PlaneContactDesc or
 // a PairContactDesc): the higher priority's, else condim and friction the larger, solref and solimp
 // mixed by solmix (solref's direct format: the smaller).
@@ -41,7 +57,7 @@ void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
   d.impratio = m->opt.impratio;
   d.timestep = m->opt.timestep;
   // diagApprox's translation: both bodies' invweight0 (the world's is 0).
-  d.invweight = m->body_invweight0[2 * m->geom_bodyid[g1]] + m->body_invweight0[2 * m->geom_bodyid[g2]];
+  d.invweight = translationInvweight(m, m->geom_bodyid[g1]) + translationInvweight(m, m->geom_bodyid[g2]);
 }
 
 }  // namespace
@@ -78,6 +94,7 @@ PairContactDesc mjcfPairContact(const mjModel* m, int g1, int g2, const std::str
       case mjGEOM_SPHERE: return kShapeSphere;
       case mjGEOM_CAPSULE: return kShapeCapsule;
       case mjGEOM_BOX: return kShapeBox;
+      case mjGEOM_CYLINDER: return kShapeCylinder;
       default: return kShapeEllipsoid;  // refused by the element's build rule, naming it
     }
   };
@@ -114,7 +131,10 @@ SoftLimitDesc mjcfSoftLimit(const mjModel* m, int j, const std::string& coordina
   for (int k = 0; k < 2; ++k) d.solref[k] = m->jnt_solref[mjNREF * j + k];
   for (int k = 0; k < 5; ++k) d.solimp[k] = m->jnt_solimp[mjNIMP * j + k];
   d.timestep = m->opt.timestep;
-  d.invweight = m->dof_invweight0[m->jnt_dofadr[j]];
+  // MuJoCo 4's dof_invweight0: 1 / the mass on a simple sliding body (as its body_invweight0).
+  const int b = m->jnt_bodyid[j];
+  d.invweight =
+      simpleSlidingBody(m, b) ? 1 / std::max(mjMINVAL, m->body_mass[b]) : m->dof_invweight0[m->jnt_dofadr[j]];
   return d;
 }
 

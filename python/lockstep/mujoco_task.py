@@ -43,6 +43,9 @@ class TaskSpec:
     defaults: Dict[str, Any] = field(default_factory=dict)
     # render(): the camera's azimuth and elevation (degrees, MuJoCo's convention); it follows the world.
     camera: Dict[str, float] = field(default_factory=lambda: {"azimuth": 135.0, "elevation": -20.0})
+    # The contact laws it can take: those whose contacts the task needs (Pusher's arm against the
+    # object is a pair contact, which only MuJoCo's law has).
+    laws: Sequence[str] = ("mujoco", "compliant")
 
 
 class MujocoTaskEnv(EpisodeVectorEnv):
@@ -104,6 +107,9 @@ class MujocoTaskEnv(EpisodeVectorEnv):
             raise ValueError(f'array must be "numpy" or "torch" ("torch" on CUDA), not {array!r}')
         if contact_law not in ("mujoco", "compliant"):
             raise ValueError(f'contact_law must be "mujoco" or "compliant", not {contact_law!r}')
+        if contact_law not in spec.laws:
+            raise ValueError(f'lockstep/{spec.name}: contact_law="{contact_law}" has no contacts between moving bodies, '
+                             f'which the task needs; it takes contact_law="mujoco"')
         self.contact_law = contact_law
         # The XML compiled and converted once: the model and its MuJoCo layout come from one import.
         # MuJoCo's law steps at the XML's own timestep with its integrator; the compliant law's stiff

@@ -37,7 +37,7 @@ from .mujoco_state import MujocoState
 from .mujoco_task import ASSETS, MujocoTaskEnv, TaskSpec
 
 __all__ = ["AntEnv", "HalfCheetahEnv", "HopperEnv", "Walker2dEnv", "HumanoidEnv", "InvertedDoublePendulumEnv",
-           "ReacherEnv", "TASKS", "make", "make_one", "register", "MujocoTaskEnv", "MujocoState", "TaskSpec", "ASSETS"]
+           "ReacherEnv", "PusherEnv", "TASKS", "make", "make_one", "register", "MujocoTaskEnv", "MujocoState", "TaskSpec", "ASSETS"]
 
 _SIDE_VIEW = {"azimuth": 90.0, "elevation": -10.0}  # the planar tasks, seen across their plane
 
@@ -308,8 +308,49 @@ class ReacherEnv(MujocoTaskEnv, gym.vector.VectorEnv):
         return qpos, qvel
 
 
+class PusherEnv(MujocoTaskEnv, gym.vector.VectorEnv):
+    """An arm pushing a free cylinder (sliding on the table) to a goal: its fingers' capsules against
+    the cylinder are pair contacts, so only MuJoCo's law has them (contact_law="compliant" is refused)."""
+    spec_ = TaskSpec("Pusher-v5", "pusher_v5.xml", 5, 1e-2, 100, dict(
+        reward_near_weight=0.5, reward_dist_weight=1.0, reward_control_weight=0.1),
+        camera={"azimuth": 135.0, "elevation": -35.0}, laws=("mujoco",))
+
+    def _com(self):
+        """get_body_com of the fingertips, the object and the goal: their bodies' xpos [n, 3] each."""
+        xpos, names = self.state.xpos(), self.state.body_names
+        return tuple(xpos[:, names.index(b)] for b in ("tips_arm", "object", "goal"))
+
+    def _observe(self):
+        xp, qpos, qvel = self.xp, self.state.qpos(), self.state.qvel()
+        return xp.cat([qpos[:, :7], qvel[:, :7], *self._com()], axis=1)
+
+    def _reward(self, before, ctrl):
+        o, xp = self._options, self.xp
+        tips, obj, goal = self._com()
+        near = -_norm(obj - tips, xp) * o["reward_near_weight"]
+        dist = -_norm(obj - goal, xp) * o["reward_dist_weight"]
+        control = -xp.sum(ctrl * ctrl, 1) * o["reward_control_weight"]
+        return dist + control + near, dist != dist, {"reward_dist": dist, "reward_ctrl": control, "reward_near": near}
+
+    def _noise(self, qpos, qvel, rng):
+        k = qpos.shape[0]
+        cylinder = np.zeros((k, 2))
+        todo = np.ones(k, dtype=bool)
+        while todo.any():  # Gymnasium's rejection sampling, every world at once on its own stream
+            c = rng.uniform(np.array([-0.3, -0.2]), np.array([0.0, 0.2]), (k, 2))
+            ok = todo & (np.linalg.norm(c, axis=1) > 0.17)  # the goal at (0, 0)
+            cylinder[ok] = c[ok]
+            todo &= ~ok
+        qpos = qpos.copy()
+        qpos[:, -4:-2] = cylinder
+        qpos[:, -2:] = 0.0
+        qvel = qvel + rng.uniform(-0.005, 0.005, qvel.shape)
+        qvel[:, -4:] = 0
+        return qpos, qvel
+
+
 TASKS = {cls.spec_.name: cls for cls in (AntEnv, HalfCheetahEnv, HopperEnv, Walker2dEnv, HumanoidEnv,
-                                         InvertedDoublePendulumEnv, ReacherEnv)}
+                                         InvertedDoublePendulumEnv, ReacherEnv, PusherEnv)}
 
 
 def make(task: str, num_envs: int = 1, **kwargs) -> MujocoTaskEnv:

@@ -74,7 +74,7 @@ def reference_terms(name, ref, before, action):
         terminated = bool(y <= 1)
         reward, info = ref._get_rew(x, y, terminated)
         return reward, terminated, info
-    if name == "Reacher-v5":
+    if name in ("Reacher-v5", "Pusher-v5"):
         reward, info = ref._get_rew(action)
         return reward, False, info
     after = progress_of(name, ref)
@@ -408,7 +408,7 @@ def test_skrl_drives_each_task(name):
 
 
 @pytest.mark.parametrize("name", ["Ant-v5", "HalfCheetah-v5", "Hopper-v5", "Walker2d-v5", "InvertedDoublePendulum-v5",
-                                  "Humanoid-v5"])
+                                  "Humanoid-v5", "Pusher-v5"])
 def test_mujoco_law_steps_as_gymnasiums_mujoco(name):
     """contact_law="mujoco": the task steps at the XML's timestep with its integrator and MuJoCo's
     soft constraints, so one env step (frame_skip steps) from a state along Gymnasium's own rollout,
@@ -543,3 +543,72 @@ def test_mujoco_law_bodies_after_a_step_are_mujocos_after_mj_step(name):
                 foot_force = max(foot_force, float(np.abs(ref.data.cfrc_ext[env.state.body_names.index(b)]).max()))
     if name == "Humanoid-v5":
         assert foot_force > 1.0  # the welded feet carried contact forces in some state
+
+
+def pusher_states_with_fingers_on_the_object(ref, rng, count):
+    """States of Gymnasium's Pusher-v5 where the fingers' capsules press on the object's side: a
+    random arm pose (joints uniform in their ranges, speeds in [-1, 1]), the object placed beside a
+    random point of a finger that is within the object's height, 1 to 5 mm into it; kept where
+    MuJoCo (its default multiccd) makes one contact per finger touching and no finger's segment
+    enters the cylinder (docs/mjcf.md)."""
+    import mujoco
+    m, d = ref.model, ref.data
+    fingers = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CAPSULE and m.geom_contype[g]]
+    obj = [g for g in range(m.ngeom) if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_CYLINDER and m.geom_contype[g]][0]
+    home = m.body_pos[m.geom_bodyid[obj]]
+    out = []
+    while len(out) < count:
+        qpos, qvel = m.qpos0.copy(), np.zeros(m.nv)
+        qpos[:7] = rng.uniform(m.jnt_range[:7, 0], m.jnt_range[:7, 1])
+        qvel[:7] = rng.uniform(-1, 1, 7)
+        d.qpos[:], d.qvel[:] = qpos, qvel
+        mujoco.mj_kinematics(m, d)
+        g = fingers[rng.integers(len(fingers))]
+        p = d.geom_xpos[g] + rng.uniform(-1, 1) * m.geom_size[g][1] * d.geom_xmat[g].reshape(3, 3)[:, 2]
+        if not home[2] - 0.04 < p[2] < home[2] + 0.04:
+            continue
+        angle = rng.uniform(0, 2 * np.pi)
+        centre = p + (m.geom_size[obj][0] + m.geom_size[g][0] - rng.uniform(0.001, 0.005)) * np.array(
+            [np.cos(angle), np.sin(angle), 0])
+        qpos[7], qpos[8] = centre[1] - home[1], centre[0] - home[0]  # obj_slidey, obj_slidex
+        ref.set_state(qpos, qvel)
+        pairs = [(c.geom1, c.geom2, c.dist) for c in d.contact[:d.ncon] if obj in (c.geom1, c.geom2)
+                 and m.geom_type[c.geom1] == mujoco.mjtGeom.mjGEOM_CAPSULE]
+        per_finger = [sum(1 for a, _, _ in pairs if a == f) for f in fingers]
+        if pairs and max(per_finger) == 1 and min(dist for _, _, dist in pairs) > -m.geom_size[g][0]:
+            out.append((qpos, qvel))
+    return out
+
+
+def test_pusher_fingers_push_the_object_as_in_gymnasium():
+    """Pusher-v5 with its fingers pressing on the object (capsule-cylinder pair contacts): one env
+    step through the task from each of 12 such states equals Gymnasium's (its MuJoCo's convex
+    collision to 1e-12): the observation, the reward and its terms; the object moves."""
+    ref = mujoco_env("Pusher-v5")
+    ref.model.opt.tolerance, ref.model.opt.iterations = 1e-14, 1000
+    ref.model.opt.ccd_tolerance, ref.model.opt.ccd_iterations = 1e-12, 200
+    env = tasks.make("Pusher-v5", num_envs=1)
+    rng = np.random.default_rng(23)
+    worst_obs, worst_reward, moved = 0.0, 0.0, 0.0
+    for qpos, qvel in pusher_states_with_fingers_on_the_object(ref, rng, 12):
+        env.reset(seed=0)
+        set_world_state(env, 0, qpos, qvel)
+        ref.set_state(qpos, qvel)
+        action = rng.uniform(ref.action_space.low, ref.action_space.high).astype(np.float32)
+        obs, reward, _, _, info = env.step(action[None])
+        ref_obs, ref_reward, _, _, ref_info = ref.step(action)
+        assert env.batch.status[0] == 0
+        worst_obs = max(worst_obs, float(np.abs(obs[0] - ref_obs).max()) / max(1.0, float(np.abs(ref_obs).max())))
+        worst_reward = max(worst_reward, abs(float(reward[0]) - ref_reward),
+                           *(abs(float(info[k][0]) - v) for k, v in ref_info.items()))
+        moved = max(moved, float(np.abs(ref.data.qvel[7:9]).max()))
+    print(f"Pusher-v5 pushing: observation {worst_obs:.1e} (relative), reward {worst_reward:.1e}; "
+          f"the object's speed up to {moved:.2f} m/s")
+    assert worst_obs < 1e-6 and worst_reward < 1e-6, (worst_obs, worst_reward)
+    assert moved > 0.003
+
+
+def test_pusher_refuses_the_compliant_law():
+    """Pusher's arm moves the object through pair contacts, which the compliant law does not have."""
+    with pytest.raises(ValueError, match=r'Pusher-v5: contact_law="compliant" has no contacts between moving bodies'):
+        tasks.make("Pusher-v5", contact_law="compliant")

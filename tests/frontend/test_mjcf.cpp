@@ -208,7 +208,8 @@ TEST_P(GymnasiumRobot, MujocosQuantitiesEqualMujocosAtRandomStates) {
 
 INSTANTIATE_TEST_SUITE_P(Mjcf, GymnasiumRobot,
                          ::testing::Values("ant.xml", "half_cheetah.xml", "hopper.xml", "walker2d_v5.xml",
-                                           "humanoid.xml", "inverted_double_pendulum.xml", "reacher.xml"),
+                                           "humanoid.xml", "inverted_double_pendulum.xml", "reacher.xml",
+                                           "pusher_v5.xml"),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            std::string s = info.param;
                            s = s.substr(0, s.find('.'));

@@ -310,7 +310,9 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
   refused([](PairContactDesc& d) { d.body2 = d.body1; }, "pair contact 'bad': body2: must differ from body1");
   refused([](PairContactDesc& d) { d.body2 = "nowhere"; }, "pair contact 'bad': body2: no body named");
   refused([](PairContactDesc& d) { std::swap(d.shape1, d.shape2); }, "shape1: must not come after shape2");
-  refused([](PairContactDesc& d) { d.shape2 = kShapeCylinder; }, "shape: spheres and capsules with each other, or a sphere and a box");
+  refused([](PairContactDesc& d) { d.shape1 = kShapeCapsule; d.shape2 = kShapeBox; },
+          "shape: spheres and capsules with each other or with a cylinder, or a sphere and a box");
+  refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeCylinder; }, "cylinder pairs");
   refused([](PairContactDesc& d) { d.size2[1] = 0; }, "size2: must be > 0 (a capsule takes 2)");
   refused([](PairContactDesc& d) { d.condim = 4; }, "condim: 1 or 3");
   refused([](PairContactDesc& d) { d.friction = -1; }, "friction");

@@ -22,7 +22,8 @@
 // first in corner order), a cylinder's rim points and triangle points, each at the middle of its
 // penetration, with the plane's normal and MuJoCo's contact frame (mju_makeFrame: the capsule's axis
 // as the first tangent's hint). A pair's points are MuJoCo's too: a sphere pair's along the line of
-// centres, a capsule's from the nearest points of its segment (two for parallel capsules), the
+// centres, a capsule's from the nearest points of its segment (two for parallel capsules), a
+// cylinder's from its side, cap or rim nearest to a sphere (or to a capsule's deepest point), the
 // normal from the first geom to the second, the row's Jacobian the second body's velocity of the
 // point minus the first's (MuJoCo's mj_jacDifPair). Each world (each lane of a pack) iterates until its own gradient is
 // small; a world that does not converge within the cap is flagged (kStatusSoftSolveFailed).
@@ -267,8 +268,83 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softSpherePair(const Vec3<T>& c1, const Vec3<T>&
   return p;
 }
 
+// MuJoCo's sphere-cylinder (engine_collision_primitive.c): a sphere of radius r at c (its z axis z)
+// against a cylinder at X_GC (its axis z; MuJoCo's size: radius, half-height), the normal from the
+// sphere into the cylinder. A centre outside touches the nearest of the round side (the axis point
+// as a sphere of the cylinder's radius), a flat cap (a plane) and a rim point; a centre inside, the
+// nearer of the side and the cap.
+template <class T>
+LOCKSTEP_HD_INLINE SoftPoint<T> softSphereCylinder(const Vec3<T>& c, const Vec3<T>& z, T r, const Transform<T>& X_GC,
+                                                   const Vec3<T>& size, T margin) {
+  const Vec3<T> axis{{X_GC.R(0, 2), X_GC.R(1, 2), X_GC.R(2, 2)}};
+  const T radius = size[0], height = size[1];
+  const Vec3<T> vec = c - X_GC.p;
+  const T x = dot(axis, vec);
+  const Vec3<T> along = x * axis, across = vec - along;
+  const T acrossSqr = dot(across, across);
+  const MaskOf<T> withinHeight = absT(x) < height, withinRadius = acrossSqr < radius * radius;
+  const MaskOf<T> capNearer = height - absT(x) < radius - sqrtT(acrossSqr);  // for a centre inside
+  const MaskOf<T> side = withinHeight & !(withinRadius & capNearer);
+  const MaskOf<T> cap = withinRadius & !side;
+  const MaskOf<T> top = x > T(0);
+  const SoftPoint<T> onSide = softSpherePair(c, z, r, X_GC.p + along, axis, radius, margin);
+  SoftPoint<T> onCap;  // MuJoCo's plane-sphere against the cap's plane, its normal reversed
+  const Vec3<T> outward = selectVec3(top, axis, T(-1) * axis);
+  const T capDist = absT(x) - height;
+  onCap.exists = !(capDist > margin + r);
+  onCap.dist = capDist - r;
+  onCap.pos = c + (onCap.dist / T(2) + r) * (T(-1) * outward);
+  onCap.normal = T(-1) * outward;
+  onCap.hint = Vec3<T>::zero();
+  onCap.hinted = false;
+  const T scale = radius / sqrtT(selectT(withinRadius, T(1), acrossSqr));
+  const Vec3<T> rim = X_GC.p + selectT(top, height, -height) * axis + scale * across;
+  const SoftPoint<T> onRim = softSpherePair(c, z, r, rim, axis, T(0), margin);
+  return selectPoint(side, onSide, selectPoint(cap, onCap, onRim));
+}
+
+// A capsule (centre c, axis z, MuJoCo's size: radius, half-length) against a cylinder at X_GC:
+// MuJoCo's general convex contact (its nativeccd, one contact: multiccd disabled), which is exact
+// geometry to its tolerance. The point of the capsule's segment deepest into the cylinder (least
+// signed distance, a convex function along the segment: bisection on its slope), as a sphere of the
+// capsule's radius against the cylinder (softSphereCylinder). Where the least distance is reached
+// along a stretch (a segment parallel to a cap or to the axis), the stretch's middle. Where the
+// segment itself enters the cylinder (a penetration deeper than the capsule's radius), the deepest
+// point's nearest face, not MuJoCo's least translation (docs/mjcf.md).
+template <class T>
+LOCKSTEP_HD_INLINE SoftPoint<T> softCapsuleCylinder(const Vec3<T>& c, const Vec3<T>& z, const Vec3<T>& size,
+                                                    const Transform<T>& X_GC, const Vec3<T>& cylinder, T margin) {
+  const T radius = cylinder[0], height = cylinder[1];
+  const Vec3<T> start = X_GC.R.invTimes(c - size[1] * z - X_GC.p), d = X_GC.R.invTimes(T(T(2) * size[1]) * z);
+  // The slope's sign along the segment at t (p = start + t d, in the cylinder's frame): outside,
+  // (p - its nearest point) . d; inside, the nearer face's outward normal . d.
+  auto slope = [&](T t) {
+    const Vec3<T> p = start + t * d;
+    const T rho = sqrtT(p[0] * p[0] + p[1] * p[1]);
+    const T radial = rho - radius, axial = absT(p[2]) - height;
+    const T shrink = selectT(radial > T(0), radius / selectT(radial > T(0), rho, T(1)), T(1));
+    const T zNearest = selectT(p[2] > height, height, selectT(p[2] < -height, -height, p[2]));
+    const T outside = (T(1) - shrink) * (p[0] * d[0] + p[1] * d[1]) + (p[2] - zNearest) * d[2];
+    const T inside = selectT(axial > radial, selectT(p[2] > T(0), d[2], -d[2]), p[0] * d[0] + p[1] * d[1]);
+    return selectT((radial > T(0)) | (axial > T(0)), outside, inside);
+  };
+  // The first t where the slope is positive, and the last where it is negative: the same point
+  // unless the least distance holds along a stretch.
+  T lo1 = T(0), hi1 = T(1), lo2 = T(0), hi2 = T(1);
+  for (int k = 0; k < 56; ++k) {
+    const T mid1 = T(0.5) * (lo1 + hi1), mid2 = T(0.5) * (lo2 + hi2);
+    const MaskOf<T> rising = slope(mid1) > T(0), notFalling = !(slope(mid2) < T(0));
+    hi1 = selectT(rising, mid1, hi1);
+    lo1 = selectT(rising, lo1, mid1);
+    hi2 = selectT(notFalling, mid2, hi2);
+    lo2 = selectT(notFalling, lo2, mid2);
+  }
+  const T t = T(0.25) * (lo1 + hi1 + lo2 + hi2);
+  return softSphereCylinder(c + T(T(T(2) * t - T(1)) * size[1]) * z, z, size[0], X_GC, cylinder, margin);
+}
+
 // MuJoCo's contacts of a pair of geoms (shape1 <= shape2: sphere-sphere, sphere-capsule,
-// sphere-box, capsule-capsule) at X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
+// sphere-cylinder, sphere-box, capsule-capsule, capsule-cylinder) at X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
 // A capsule pair whose axes are not parallel touches at the segments' nearest points; parallel ones
 // (|det| < mjMINVAL) at the first two of the four end-to-segment candidates that touch.
 template <class T>
@@ -312,6 +388,11 @@ LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3
     p.normal = R * selectVec3(inside, face, n);
     p.hint = Vec3<T>::zero();
     p.hinted = false;
+    return;
+  }
+  if (shape2 == kShapeCylinder) {
+    out[0] = shape1 == kShapeSphere ? softSphereCylinder(c1, z1, r1, X_G2, size2, margin)
+                                    : softCapsuleCylinder(c1, z1, size1, X_G2, size2, margin);
     return;
   }
   if (shape1 == kShapeSphere) {  // the capsule's nearest point to the sphere's centre
@@ -531,9 +612,10 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     const Vec3<T> c1 = bodyPose(ws, topo.body1) * loadVec3<T>(geom + 9);
     const Vec3<T> c2 = bodyPose(ws, topo.body2) * loadVec3<T>(geom + 24);
     auto rbound = [](int shape, const Vec3<T>& size) {  // MuJoCo's geom_rbound
-      return shape == kShapeCapsule ? size[0] + size[1]
-             : shape == kShapeBox   ? sqrtT(size[0] * size[0] + size[1] * size[1] + size[2] * size[2])
-                                    : size[0];
+      return shape == kShapeCapsule    ? size[0] + size[1]
+             : shape == kShapeBox      ? sqrtT(size[0] * size[0] + size[1] * size[1] + size[2] * size[2])
+             : shape == kShapeCylinder ? sqrtT(size[0] * size[0] + size[1] * size[1])
+                                       : size[0];
     };
     const MaskOf<T> near = !(norm(c2 - c1) > rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin);
     SoftPoint<T> points[2];
