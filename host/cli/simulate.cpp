@@ -67,10 +67,12 @@ struct RunPlan {
   SceneVisuals visuals;
 };
 
-// The shown worlds' body poses and ground contact forces at the batch's host copy (after
-// evaluate() and download()), appended to the page's frames.
+// The shown worlds' body poses and contact forces at the batch's host copy (after evaluate() and
+// download()), appended to the page's frames: the ground contacts', then the soft contact points'
+// (plane and pair contacts under MuJoCo's law: softContact's point and force in Ground, zero where
+// a point does not touch).
 template <class T>
-void addViewerFrame(const Batch<T>& batch, const RunPlan& plan, ViewerFrames& f) {
+void addViewerFrame(Batch<T>& batch, const RunPlan& plan, ViewerFrames& f) {
   const Model& model = batch.model();
   f.time.push_back(batch.time(plan.viewWorlds.front()));
   for (std::int64_t w : plan.viewWorlds) {
@@ -80,10 +82,21 @@ void addViewerFrame(const Batch<T>& batch, const RunPlan& plan, ViewerFrames& f)
       X.R.toQuaternion(q);
       for (double x : {X.p[0], X.p[1], X.p[2], q[0], q[1], q[2], q[3]}) f.poses.push_back(static_cast<float>(x));
     }
-    for (int c = 0; c < f.contacts; ++c) {
+    const int ground = static_cast<int>(model.groundContacts().size());
+    for (int c = 0; c < ground; ++c) {
       const auto g = batch.groundContact(w, c);
       for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(g.p_GP[k]));
       for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(g.forceOnSphere[k]));
+    }
+    if (f.contacts == ground) continue;
+    const FieldView soft = batch.field("softContact", MemorySpace::Host);
+    const std::int64_t width = soft.components / batch.sizes().nSoftPoints;
+    auto at = [&](std::int64_t c) {
+      return static_cast<float>(static_cast<const T*>(soft.data)[w * soft.worldStride + c * soft.componentStride]);
+    };
+    for (std::int64_t p = 0; p < batch.sizes().nSoftPoints; ++p) {
+      for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * width + 2 + k));   // point
+      for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * width + 11 + k));  // force in Ground
     }
   }
 }
@@ -172,7 +185,7 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
     viewed.colorBy = plan.colorBy;
     for (std::int64_t w : plan.viewWorlds) viewed.colorValues.push_back(colorValue(batch, plan, w));
   }
-  viewed.contacts = static_cast<int>(model.groundContacts().size());
+  viewed.contacts = static_cast<int>(model.groundContacts().size()) + batch.sizes().nSoftPoints;
   auto recordFrame = [&] {
     if (recording) recording->write(readFrame(batch, plan.layout));
     if (!plan.view.empty()) addViewerFrame(batch, plan, viewed);

@@ -189,14 +189,29 @@ Playback loadPlayback(const PlaybackOptions& o) {
           a->width() != 3 * nc)
         force = point = nullptr;
   }
-  f.contacts = force ? nc : 0;
+  // The soft contact points (MuJoCo's law): softContact's point and force in Ground, when recorded.
+  const std::int64_t ns = sizesOf(*p.scene.model).nSoftPoints;
+  const NpyArray* soft = nullptr;
+  if (o.contacts && ns > 0 && arrays.count("softContact")) {
+    soft = &arrays.at("softContact");
+    if (!soft->numeric() || soft->shape.size() != 3 || soft->frames() != poses.frames() || soft->worlds() != recorded ||
+        soft->width() % ns != 0 || soft->width() / ns < 14)
+      soft = nullptr;
+  }
+  const int ground = force ? nc : 0;
+  f.contacts = ground + (soft ? static_cast<int>(ns) : 0);
   for (std::int64_t i : shown) {
     f.time.push_back(time.flat(i * time.worlds()));
     for (std::int64_t w : f.worlds) {
       for (int c = 0; c < 7 * nb; ++c) f.poses.push_back(static_cast<float>(poses.at(i, w, c)));
-      for (int c = 0; c < f.contacts; ++c) {
+      for (int c = 0; c < ground; ++c) {
         for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(point->at(i, w, 3 * c + k)));
         for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(force->at(i, w, 3 * c + k)));
+      }
+      for (std::int64_t c = 0; soft && c < ns; ++c) {
+        const std::int64_t at = c * (soft->width() / ns);
+        for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(soft->at(i, w, at + 2 + k)));
+        for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(soft->at(i, w, at + 11 + k)));
       }
     }
   }

@@ -9,7 +9,7 @@ only, must make a comparison fail. Then Gymnasium's Humanoid-v5, whose limbs tou
 import numpy as np
 import pytest
 
-from mujoco_twin import Twin, change_id, changes_of, check_equal, check_noticed, mujoco, mutate, with_sensors
+from mujoco_twin import _SOFT_WIDTH, Twin, change_id, changes_of, check_equal, check_noticed, mujoco, mutate, with_sensors
 
 TOLERANCE = 1e-8  # of max(1, the largest value), as test_mjcf_contacts.py's
 # A capsule against a cylinder: MuJoCo's general convex collision (EPA) stops on the depth, which it
@@ -272,7 +272,7 @@ def test_cylinder_contacts_at_1000_random_poses_are_mujocos(kind, tmp_path):
         if inside_a_cylinder(m, d):
             deep += 1
             continue
-        ours = np.array(twin.batch.softContact[0]).reshape(-1, 11)
+        ours = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
         ours = ours[ours[:, 0] > 0.5]
         assert len(ours) == len(theirs), (qpos, [c.dist for c in theirs], ours)
         touching += len(theirs) > 0

@@ -8,7 +8,7 @@ its Newton solver to convergence), whole rollouts long:
 import numpy as np
 import pytest
 
-from mujoco_twin import Twin, mujoco
+from mujoco_twin import _SOFT_WIDTH, Twin, mujoco
 
 STEPS_MS = (1, 5, 10)
 G = 9.81
@@ -58,8 +58,10 @@ def test_a_dropped_box_comes_to_rest_without_creep(dt_ms, tmp_path):
     assert 0.09 < q2[2] < 0.1  # on its face, pressed into the floor by less than a centimetre
     # Its weight on the floor: the contact forces' normal parts sum to m g.
     twin.batch.evaluate()
-    contacts = np.array(twin.batch.softContact[0]).reshape(-1, 11)
+    contacts = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
     assert np.sum(contacts[:, 8]) == pytest.approx(2 * G, rel=1e-6)
+    # The same forces in Ground (what the viewer draws): straight up, m g in all.
+    assert np.sum(contacts[:, 11:14], axis=0) == pytest.approx([0, 0, 2 * G], abs=1e-6 * 2 * G)
 
 
 @pytest.mark.parametrize("dt_ms", STEPS_MS)

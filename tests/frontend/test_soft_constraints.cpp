@@ -244,9 +244,10 @@ TEST_P(SoftPair, ContactsEqualMujocosAtRandomPoses) {
     ASSERT_EQ(batch.status(0), kStatusOk) << describeStatus(batch.status(0));
     const FieldView f = batch.field("softContact", MemorySpace::Host);
     const double* points = static_cast<const double*>(f.data);  // active dist pos normal force, per point
+    const std::int64_t width = f.components / batch.sizes().nSoftPoints;
     std::vector<const double*> active;
-    for (std::int64_t k = 0; k < f.components / 11; ++k)
-      if (points[11 * k] > 0.5) active.push_back(points + 11 * k);
+    for (std::int64_t k = 0; k < batch.sizes().nSoftPoints; ++k)
+      if (points[width * k] > 0.5) active.push_back(points + width * k);
     // MuJoCo 2.2.2 gives a sphere whose centre is inside a box the depth of its radius alone; MuJoCo 4
     // (and Lockstep, python/tests/test_mjcf_pairs.py) adds the nearest face's distance: not compared.
     const bool box = m->geom_type[0] == mjGEOM_BOX || m->geom_type[1] == mjGEOM_BOX;

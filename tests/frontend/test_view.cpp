@@ -14,6 +14,8 @@
 
 #include "cli_runner.h"
 #include "lockstep/engine/batch.h"
+#include "lockstep/engine/fields.h"
+#include "npz_reader.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/io/scene_apply.h"
@@ -262,6 +264,54 @@ TEST_F(ViewCommand, SimulateViewAndRenderWriteTheirFiles) {
   r = run("render " + npz + " --scene " + scene + " --out " + (dir_ / "bad.png").string(), "LOCKSTEP_GL=vulkan");
   EXPECT_NE(r.status, 0);
   EXPECT_NE(r.err.find("LOCKSTEP_GL=vulkan: give egl, osmesa or auto"), std::string::npos) << r.err;
+}
+
+// Under MuJoCo's law (an MJCF file's default) the arrows are the plane and pair contacts' points
+// (softContact: the point and the force in Ground): the page simulate writes and the page view makes
+// from the recording of the same frames hold the same arrows, one per soft contact point, some of
+// them pressing (Ant's feet on the floor).
+TEST_F(ViewCommand, SoftContactArrowsComeLiveAndFromTheRecording) {
+  const std::string ant = kSource + "/models/mjcf/ant.xml";
+  const std::string npz = (dir_ / "ant.npz").string(), live = (dir_ / "live.html").string();
+  CliResult r = run("simulate " + ant + " --worlds 2 --steps 60 --record-every 20 --out " + npz +
+                    " --record bodyPose,softContact --view " + live);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string page = (dir_ / "page.html").string();
+  r = run("view " + npz + " --scene " + ant + " --worlds 0,1 --out " + page);
+  ASSERT_EQ(r.status, 0) << r.err;
+  const MjcfImport mjcf = importMjcfFile(ant);
+  const std::string contacts = "\"contacts\":" + std::to_string(sizesOf(*mjcf.model).nSoftPoints) + ",";
+  ASSERT_GT(sizesOf(*mjcf.model).nSoftPoints, 0);
+  auto forces = [&](const std::string& html) {
+    EXPECT_NE(html.find(contacts), std::string::npos) << contacts;
+    const std::size_t at = html.find("\"contact_forces\":\"");
+    EXPECT_NE(at, std::string::npos);
+    return at == std::string::npos ? std::string() : html.substr(at, html.find('"', at + 18) - at);
+  };
+  const std::string a = forces(readText(live)), b = forces(readText(page));
+  EXPECT_GT(a.size(), 100u);
+  EXPECT_EQ(a, b);
+  // The recording's forces in Ground: the same force as in the contact frame, and some pressing up.
+  const std::map<std::string, NpyArray> arrays = readNpz(npz);
+  ASSERT_TRUE(arrays.count("softContact"));
+  const NpyArray& soft = arrays.at("softContact");  // [frames, worlds, components]
+  ASSERT_EQ(soft.shape.size(), 3u);
+  const std::int64_t points = sizesOf(*mjcf.model).nSoftPoints, width = soft.shape[2] / points;
+  ASSERT_EQ(width, 14);
+  const std::vector<double> values = soft.doubles();
+  auto last = [&](std::int64_t c) { return values[((soft.shape[0] - 1) * soft.shape[1]) * soft.shape[2] + c]; };
+  double up = 0;
+  for (std::int64_t p = 0; p < points; ++p) {
+    const double normal = last(p * width + 8);
+    double inFrame = 0, inGround = 0;
+    for (int k = 0; k < 3; ++k) {
+      inFrame += std::pow(last(p * width + 8 + k), 2);
+      inGround += std::pow(last(p * width + 11 + k), 2);
+    }
+    EXPECT_NEAR(std::sqrt(inFrame), std::sqrt(inGround), 1e-9 * (1 + std::sqrt(inFrame)));
+    up = std::max(up, normal);
+  }
+  EXPECT_GT(up, 1.0);  // newtons: a foot on the floor
 }
 
 TEST_F(ViewCommand, WhatIsMissingIsSaid) {

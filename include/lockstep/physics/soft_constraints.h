@@ -843,9 +843,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   }
   auto pointForce = [&](int body1, int body2, int mujocoBody1, int mujocoBody2, int condim, T friction, int r0,
                         const Vec3<T>& hint, bool hinted, Strided<T> point) {  // point: active dist pos normal force
-    const Strided<T> out = point + 8;      // force: normal, t1, t2
+    const Strided<T> out = point + 8;      // force: normal, t1, t2, then x, y, z in Ground
     if (!anyLane(T(point[0]) > T(0.5))) {  // in no lane: no rows, no force
-      out[0] = out[1] = out[2] = T(0);
+      for (int c = 0; c < 6; ++c) out[c] = T(0);
       return;
     }
     if (softRowsPerPoint(condim) == 1) {
@@ -860,6 +860,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     Vec3<T> t1, t2;
     softContactTangents(n, hint, hinted, &t1, &t2);
     const Vec3<T> f = T(out[0]) * n + T(out[1]) * t1 + T(out[2]) * t2;
+    storeVec3(out + 3, f);
     for (int side = 0; side < 2; ++side) {
       const int b = side == 0 ? body2 : body1;
       if (b < 0) continue;

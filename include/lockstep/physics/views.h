@@ -190,11 +190,11 @@ enum class Role : std::int8_t {
     "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
   X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
   X(T, softContact, Per::SoftPoint, Role::Evaluation, "soft_contact",                                               \
-    "active dist pos.x pos.y pos.z normal.x normal.y normal.z force.normal force.t1 force.t2",                         \
+    "active dist pos.x pos.y pos.z normal.x normal.y normal.z force.normal force.t1 force.t2 force.x force.y force.z",  \
     "each contact point of the plane and pair contacts, as the last evaluate() left it (a step does not write it; " \
     "recording evaluates first): 1 where "                                                                             \
     "it is in contact, MuJoCo's dist, point and normal in Ground (a pair's from its first geom to its second), and the " \
-    "force on the (second geom's) body in the contact frame (normal, two tangents)")                                   \
+    "force on the (second geom's) body in the contact frame (normal, two tangents) and in Ground")                     \
   X(T, softLimitForce, Per::SoftLimit, Role::Evaluation, "limit", "force",                                            \
     "each soft joint limit's generalized force on its speed, as the last evaluate() left it")                                  \
   X(T, softSolver, Per::World, Role::Evaluation, "soft_solver", "iterations gradient",                                \
