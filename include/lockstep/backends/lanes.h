@@ -23,7 +23,7 @@
 #include <cstring>
 #include <type_traits>
 
-#if defined(__FMA__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
@@ -99,12 +99,32 @@ inline double laneOf(double v, int) { return v; }
 inline float laneOf(float v, int) { return v; }
 inline std::int64_t laneOf(std::int64_t v, int) { return v; }
 inline std::int32_t laneOf(std::int32_t v, int) { return v; }
-// Whether any lane of a mask is set: the lanes' bits OR-ed a word at a time (a few vector
-// instructions), so that the rare per-lane fallbacks cost one test when no lane needs them.
+// Whether any bit of a mask (any lane) is set: one vector test where the instruction set has one
+// (AVX-512's vptestmq, AVX's vptest, SSE2's byte compare), so that a test per row or per lane
+// fallback costs a few instructions, not an extraction of every lane; elsewhere the lanes' bits
+// OR-ed a word at a time.
 template <class V>
 inline bool anySet(const V& m) {
   if constexpr (sizeof(V) < 8) {
     return m != 0;
+#if defined(__AVX512F__)
+  } else if constexpr (sizeof(V) == 64) {
+    __m512i x;
+    std::memcpy(&x, &m, 64);
+    return _mm512_test_epi64_mask(x, x) != 0;
+#endif
+#if defined(__AVX__)
+  } else if constexpr (sizeof(V) == 32) {
+    __m256i x;
+    std::memcpy(&x, &m, 32);
+    return !_mm256_testz_si256(x, x);
+#endif
+#if defined(__SSE2__)
+  } else if constexpr (sizeof(V) == 16) {
+    __m128i x;
+    std::memcpy(&x, &m, 16);
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(x, _mm_setzero_si128())) != 0xFFFF;
+#endif
   } else {
     std::uint64_t words[sizeof(V) / 8];
     std::memcpy(words, &m, sizeof(V));
@@ -499,15 +519,11 @@ inline Pack<S, W> selectT(PackMask<S, W> m, Pack<S, W> a, Pack<S, W> b) {
 }
 template <class S, int W>
 inline bool anyLane(PackMask<S, W> m) {
-  for (int l = 0; l < W; ++l)
-    if (m.lane(l)) return true;
-  return false;
+  return lanes_detail::anySet(m.v);  // (a mask's lanes are 0 or all ones)
 }
 template <class S, int W>
 inline bool allLanes(PackMask<S, W> m) {
-  for (int l = 0; l < W; ++l)
-    if (!m.lane(l)) return false;
-  return true;
+  return !lanes_detail::anySet((!m).v);
 }
 template <class S, int W>
 inline PackBits<S, W> flagIf(PackMask<S, W> m, int bits) {

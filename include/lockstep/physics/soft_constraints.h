@@ -128,6 +128,10 @@ struct SoftPoint {
   bool hinted;
 };
 
+// The values of one contact point in the field softContact: active, dist, pos (3), normal (3), force
+// in the contact frame (3), force in Ground (3).
+constexpr int kSoftContactValues = 14;
+
 // The most points a shape makes against a plane: slots of soft points (a box's eight corners, of
 // which at most four are used, lane by lane).
 LOCKSTEP_HD_INLINE int softPointSlots(int shape) {
@@ -633,7 +637,11 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     for (int k = 0; k < topo.points; ++k) {
       const Strided<T> out = softContactAt(w, topo.point + k);
       if (!touching) {
-        for (int c = 0; c < 8; ++c) out[c] = T(0);
+        // A pair point reads 0 in every value of a lane where it does not touch (below, and its
+        // force from the solve): one that touched nowhere last time is all zeros already, and is
+        // left alone (most pairs, most of the time: no writes).
+        if (anyLane(T(out[0]) > T(0.5)))
+          for (int c = 0; c < kSoftContactValues; ++c) out[c] = T(0);
         continue;
       }
       SoftPoint<T>& q = points[k];
@@ -844,8 +852,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   auto pointForce = [&](int body1, int body2, int mujocoBody1, int mujocoBody2, int condim, T friction, int r0,
                         const Vec3<T>& hint, bool hinted, Strided<T> point) {  // point: active dist pos normal force
     const Strided<T> out = point + 8;      // force: normal, t1, t2, then x, y, z in Ground
-    if (!anyLane(T(point[0]) > T(0.5))) {  // in no lane: no rows, no force
-      for (int c = 0; c < 6; ++c) out[c] = T(0);
+    if (!anyLane(T(point[0]) > T(0.5))) {  // in no lane: no rows, no force (written only if it had one)
+      if (anyLane(T(out[0]) != T(0)))      // (a pyramid's tangential force needs a normal one)
+        for (int c = 0; c < 6; ++c) out[c] = T(0);
       return;
     }
     if (softRowsPerPoint(condim) == 1) {
