@@ -343,10 +343,42 @@ inline Pack<S, W> eachLane(Pack<S, W> x, F f) {
   return r;
 }
 
+// A vector instruction F (IEEE's correctly rounded square root: each lane bit for bit the scalar
+// std::sqrt) on the pack's bits as the intrinsic's type R.
+template <class R, class S, int W, class F>
+inline Pack<S, W> viaIntrinsic(Pack<S, W> x, F f) {
+  static_assert(sizeof(R) == sizeof(x.v), "the intrinsic's vector is the pack's");
+  R a;
+  std::memcpy(&a, &x.v, sizeof(R));
+  a = f(a);
+  Pack<S, W> r;
+  std::memcpy(&r.v, &a, sizeof(R));
+  return r;
+}
 template <class S, int W>
 inline Pack<S, W> sqrtT(Pack<S, W> x) {
+  constexpr bool dbl = std::is_same_v<S, double>;
+  constexpr std::size_t bytes = sizeof(S) * W;
   if constexpr (W == 1) {
     return Pack<S, W>(RawLanes{}, std::sqrt(x.v));
+#if defined(__AVX512F__)
+  } else if constexpr (bytes == 64 && dbl) {
+    return viaIntrinsic<__m512d>(x, [](__m512d a) { return _mm512_sqrt_pd(a); });
+  } else if constexpr (bytes == 64) {
+    return viaIntrinsic<__m512>(x, [](__m512 a) { return _mm512_sqrt_ps(a); });
+#endif
+#if defined(__AVX__)
+  } else if constexpr (bytes == 32 && dbl) {
+    return viaIntrinsic<__m256d>(x, [](__m256d a) { return _mm256_sqrt_pd(a); });
+  } else if constexpr (bytes == 32) {
+    return viaIntrinsic<__m256>(x, [](__m256 a) { return _mm256_sqrt_ps(a); });
+#endif
+#if defined(__SSE2__)
+  } else if constexpr (bytes == 16 && dbl) {
+    return viaIntrinsic<__m128d>(x, [](__m128d a) { return _mm_sqrt_pd(a); });
+  } else if constexpr (bytes == 16) {
+    return viaIntrinsic<__m128>(x, [](__m128 a) { return _mm_sqrt_ps(a); });
+#endif
   } else {
     return eachLane(x, [](S a) { return std::sqrt(a); });
   }
