@@ -782,6 +782,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       const T D = selectT(active, T(rows[4 * r + 2]), T(0));
       const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
       for (int i = 0; i < nu; ++i) {
+        // A row is zero off its bodies' chains to Ground (a foot's row: the free joint and its leg):
+        // those lines of H are left as they are (most of them, in a legged robot).
+        if (!anyLane(T(row[i]) != T(0))) continue;
         const T Di = D * row[i];
         for (int j = 0; j <= i; ++j) H[i * nu + j] = T(H[i * nu + j]) + Di * row[j];
       }
