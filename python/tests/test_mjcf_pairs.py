@@ -333,3 +333,30 @@ def test_a_pair_that_stops_touching_reads_zero_in_every_world(tmp_path):
     evaluate(every_third)
     evaluate(~every_third)
     evaluate(np.zeros(16, dtype=bool))
+
+
+def test_a_capsule_along_a_cylinders_side_touches_at_the_middle_of_the_stretch(tmp_path):
+    """Where the least distance holds along a stretch (a capsule upright beside an upright cylinder,
+    both frames exact), Lockstep's one contact is at the stretch's middle (docs/mjcf.md; MuJoCo picks
+    an end): the overlap of the segment with the cylinder's height, at the mid-penetration, normal
+    from the capsule to the cylinder."""
+    import lockstep
+    path = tmp_path / "side.xml"
+    path.write_text("""<mujoco><option gravity="0 0 0"/><worldbody>
+  <body name="a"><freejoint/><geom name="g1" type="capsule" size=".02 .1"/></body>
+  <body name="b"><freejoint/><geom name="g2" type="cylinder" size=".05 .05"/></body>
+</worldbody></mujoco>""")
+    model = lockstep.load({"mjcf": {"path": str(path), "contact_law": "mujoco"}})
+    batch = lockstep.Batch(model, 1, dtype="float64")
+    names = model.field_components("softContact")
+    for z, middle in [(0.03, 0.0), (0.12, 0.035), (-0.1, -0.025)]:  # segment z in [z - .1, z + .1], side in [-.05, .05]
+        qpos = np.array([[0.069, 0.0, z, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0]], dtype=float)
+        q, u = model.from_mujoco(qpos, np.zeros((1, 12)))
+        batch.set_state(q, u)
+        batch.evaluate()
+        values = dict(zip(names, np.asarray(batch.softContact)[0]))
+        point = [k[:-len(".active")] for k in values if "/" in k and k.endswith(".active")][0]
+        assert values[point + ".active"] == 1
+        assert values[point + ".dist"] == pytest.approx(0.069 - 0.02 - 0.05, abs=1e-15)
+        np.testing.assert_allclose([values[point + ".pos." + c] for c in "xyz"], [0.0495, 0.0, middle], atol=1e-15)
+        np.testing.assert_allclose([values[point + ".normal." + c] for c in "xyz"], [-1.0, 0.0, 0.0], atol=1e-15)
