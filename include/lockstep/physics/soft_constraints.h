@@ -621,7 +621,10 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
              : shape == kShapeCylinder ? sqrtT(size[0] * size[0] + size[1] * size[1])
                                        : size[0];
     };
-    const MaskOf<T> near = !(norm(c2 - c1) > rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin);
+    // MuJoCo's filterSphere: squared distance against the squared bound (no square root).
+    const Vec3<T> dif = c1 - c2;
+    const T bound = rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin;
+    const MaskOf<T> near = !(dot(dif, dif) > bound * bound);
     SoftPoint<T> points[2];
     bool touching = false;
     if (anyLane(near)) {
