@@ -80,8 +80,11 @@ def main():
     far_q, far_u = env.state.to_lockstep(far_qpos, qvel)
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "pusher_without_pairs.xml")
+        bare_xml = xml.replace('density="0.01" contype="1"', 'density="0.01" contype="0"')
+        if bare_xml == xml:
+            raise SystemExit("pusher_cost.py: the object's geom is not where pusher_v5.xml had it (contype)")
         with open(path, "w") as f:
-            f.write(xml.replace('density="0.01" contype="1"', 'density="0.01" contype="0"'))
+            f.write(bare_xml)
         bare = tasks.make("Pusher-v5", num_envs=a.envs, xml_file=path)
     env.batch.set_state(q, u)
     env.batch.evaluate()

@@ -70,7 +70,8 @@ class MujocoState:
     def _part(self, start: int, stop: int):
         """Columns start:stop of every MuJoCo body's values in the field mujocoBody, [num_envs, MuJoCo
         bodies, stop - start]: a copy of that part alone (the whole field is 40 values a body)."""
-        return self._copy(("part", start), lambda: self._rows("mujocoBody").reshape(-1, self.nbm, _WIDTH)[:, :, start:stop])
+        return self._copy(("part", start),
+                          lambda: self._rows("mujocoBody").reshape(-1, self.nbm, _WIDTH)[:, :, start:stop])
 
     # --- coordinates ---
     def qpos(self):

@@ -108,8 +108,8 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         if contact_law not in ("mujoco", "compliant"):
             raise ValueError(f'contact_law must be "mujoco" or "compliant", not {contact_law!r}')
         if contact_law not in spec.laws:
-            raise ValueError(f'lockstep/{spec.name}: contact_law="{contact_law}" has no contacts between moving bodies, '
-                             f'which the task needs; it takes contact_law="mujoco"')
+            raise ValueError(f'lockstep/{spec.name}: contact_law="{contact_law}" has no contacts between moving '
+                             f'bodies, which the task needs; it takes contact_law="mujoco"')
         self.contact_law = contact_law
         # The XML compiled and converted once: the model and its MuJoCo layout come from one import.
         # MuJoCo's law steps at the XML's own timestep with its integrator; the compliant law's stiff

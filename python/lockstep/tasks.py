@@ -37,7 +37,8 @@ from .mujoco_state import MujocoState
 from .mujoco_task import ASSETS, MujocoTaskEnv, TaskSpec
 
 __all__ = ["AntEnv", "HalfCheetahEnv", "HopperEnv", "Walker2dEnv", "HumanoidEnv", "InvertedDoublePendulumEnv",
-           "ReacherEnv", "PusherEnv", "TASKS", "make", "make_one", "register", "MujocoTaskEnv", "MujocoState", "TaskSpec", "ASSETS"]
+           "ReacherEnv", "PusherEnv", "TASKS", "make", "make_one", "register", "MujocoTaskEnv", "MujocoState",
+           "TaskSpec", "ASSETS"]
 
 _SIDE_VIEW = {"azimuth": 90.0, "elevation": -10.0}  # the planar tasks, seen across their plane
 

@@ -9,7 +9,7 @@ only, must make a comparison fail. Then Gymnasium's Humanoid-v5, whose limbs tou
 import numpy as np
 import pytest
 
-from mujoco_twin import _SOFT_WIDTH, Twin, change_id, changes_of, check_equal, check_noticed, mujoco, mutate, with_sensors
+from mujoco_twin import _SOFT_WIDTH, Twin, change_id, changes_of, mujoco, mutate, with_sensors
 
 TOLERANCE = 1e-8  # of max(1, the largest value), as test_mjcf_contacts.py's
 # A capsule against a cylinder: MuJoCo's general convex collision (EPA) stops on the depth, which it
