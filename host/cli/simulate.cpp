@@ -90,13 +90,12 @@ void addViewerFrame(Batch<T>& batch, const RunPlan& plan, ViewerFrames& f) {
     }
     if (f.contacts == ground) continue;
     const FieldView soft = batch.field("softContact", MemorySpace::Host);
-    const std::int64_t width = soft.components / batch.sizes().nSoftPoints;
     auto at = [&](std::int64_t c) {
       return static_cast<float>(static_cast<const T*>(soft.data)[w * soft.worldStride + c * soft.componentStride]);
     };
-    for (std::int64_t p = 0; p < batch.sizes().nSoftPoints; ++p) {
-      for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * width + 2 + k));   // point
-      for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * width + 11 + k));  // force in Ground
+    for (std::int64_t p = 0; p < batch.sizes().nSoftPoints; ++p) {  // pos (values 2-4), force in Ground (the last 3)
+      for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * kSoftContactValues + 2 + k));
+      for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * kSoftContactValues + kSoftContactValues - 3 + k));
     }
   }
 }

@@ -195,7 +195,7 @@ Playback loadPlayback(const PlaybackOptions& o) {
   if (o.contacts && ns > 0 && arrays.count("softContact")) {
     soft = &arrays.at("softContact");
     if (!soft->numeric() || soft->shape.size() != 3 || soft->frames() != poses.frames() || soft->worlds() != recorded ||
-        soft->width() % ns != 0 || soft->width() / ns < 14)
+        soft->width() != ns * kSoftContactValues)
       soft = nullptr;
   }
   const int ground = force ? nc : 0;
@@ -208,10 +208,11 @@ Playback loadPlayback(const PlaybackOptions& o) {
         for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(point->at(i, w, 3 * c + k)));
         for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(force->at(i, w, 3 * c + k)));
       }
-      for (std::int64_t c = 0; soft && c < ns; ++c) {
-        const std::int64_t at = c * (soft->width() / ns);
+      for (std::int64_t c = 0; soft && c < ns; ++c) {  // a point's pos (values 2-4), its force in Ground (the last 3)
+        const std::int64_t at = c * kSoftContactValues;
         for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(soft->at(i, w, at + 2 + k)));
-        for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(soft->at(i, w, at + 11 + k)));
+        for (int k = 0; k < 3; ++k)
+          f.contactForces.push_back(static_cast<float>(soft->at(i, w, at + kSoftContactValues - 3 + k)));
       }
     }
   }
