@@ -383,8 +383,8 @@ class Converter {
   // explicit <pair>, and every other pair of geoms whose contype and conaffinity match either way,
   // except geoms welded into one body, a body's and its parent's (where neither is the world and
   // filterparent is on), <exclude>d body pairs, and the geoms of an explicit pair. Planes are the
-  // ground contacts'; spheres and capsules pair here with each other and with cylinders, and a sphere
-  // with a box; other kinds are named in a warning.
+  // ground contacts'; the kinds softPairModelled names pair here (spheres and capsules with each
+  // other and with cylinders, a sphere with a box, two boxes); other kinds are named in a warning.
   void addPairContacts() {
     if (disabled(mjDSBL_CONTACT) || options_.law != MjcfOptions::ContactLaw::Mujoco) return;
     auto weld = [&](int g) { return m_->body_weldid[m_->geom_bodyid[g]]; };
@@ -401,10 +401,7 @@ class Converter {
       if (m_->geom_type[g1] > m_->geom_type[g2]) std::swap(g1, g2);  // MuJoCo's order: by type
       const int t1 = m_->geom_type[g1], t2 = m_->geom_type[g2];
       if (t1 == mjGEOM_PLANE) return;  // the ground contacts'
-      const bool paired = (t1 == mjGEOM_SPHERE || t1 == mjGEOM_CAPSULE) &&
-                          (t2 == mjGEOM_SPHERE || t2 == mjGEOM_CAPSULE || t2 == mjGEOM_CYLINDER ||
-                           (t1 == mjGEOM_SPHERE && t2 == mjGEOM_BOX));
-      if (!paired) {
+      if (!softPairModelled(mjcfShape(t1), mjcfShape(t2))) {
         ++unpaired[std::string(geomTypeName(t1)) + "-" + geomTypeName(t2)];
         return;
       }
@@ -436,7 +433,7 @@ class Converter {
     }
     for (const auto& [kinds, count] : unpaired)
       ignored_["contacts between moving geoms of kinds Lockstep does not pair yet (spheres and capsules pair with each "
-               "other and with cylinders, and a sphere with a box)"].push_back(
+               "other and with cylinders, a sphere with a box, two boxes)"].push_back(
           kinds + " (" + std::to_string(count) + (count == 1 ? " pair)" : " pairs)"));
   }
 

@@ -62,18 +62,22 @@ void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
 
 }  // namespace
 
+PlaneContactShape mjcfShape(int type) {
+  switch (type) {
+    case mjGEOM_SPHERE: return kShapeSphere;
+    case mjGEOM_CAPSULE: return kShapeCapsule;
+    case mjGEOM_BOX: return kShapeBox;
+    case mjGEOM_CYLINDER: return kShapeCylinder;
+    default: return kShapeEllipsoid;  // refused by the elements' build rules, naming it
+  }
+}
+
 PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std::string& name, const std::string& body,
                                   const Transformd& X_BG, const Transformd& X_GP) {
   PlaneContactDesc d;
   d.name = name;
   d.body = body;
-  switch (m->geom_type[g]) {
-    case mjGEOM_SPHERE: d.shape = kShapeSphere; break;
-    case mjGEOM_CAPSULE: d.shape = kShapeCapsule; break;
-    case mjGEOM_BOX: d.shape = kShapeBox; break;
-    case mjGEOM_CYLINDER: d.shape = kShapeCylinder; break;
-    default: d.shape = kShapeEllipsoid;  // refused by the element's build rule, naming it
-  }
+  d.shape = mjcfShape(m->geom_type[g]);
   d.X_BG = X_BG;
   d.size = {{m->geom_size[3 * g], m->geom_size[3 * g + 1], m->geom_size[3 * g + 2]}};
   d.planeNormal = X_GP.R * Vec3d{{0, 0, 1}};
@@ -89,17 +93,8 @@ PairContactDesc mjcfPairContact(const mjModel* m, int g1, int g2, const std::str
   d.name = name;
   d.body1 = body1;
   d.body2 = body2;
-  auto shape = [&](int g) {
-    switch (m->geom_type[g]) {
-      case mjGEOM_SPHERE: return kShapeSphere;
-      case mjGEOM_CAPSULE: return kShapeCapsule;
-      case mjGEOM_BOX: return kShapeBox;
-      case mjGEOM_CYLINDER: return kShapeCylinder;
-      default: return kShapeEllipsoid;  // refused by the element's build rule, naming it
-    }
-  };
-  d.shape1 = shape(g1);
-  d.shape2 = shape(g2);
+  d.shape1 = mjcfShape(m->geom_type[g1]);
+  d.shape2 = mjcfShape(m->geom_type[g2]);
   d.X_BG1 = X_BG1;
   d.X_BG2 = X_BG2;
   d.size1 = {{m->geom_size[3 * g1], m->geom_size[3 * g1 + 1], m->geom_size[3 * g1 + 2]}};

@@ -10,13 +10,17 @@
 #include <string>
 
 #include "lockstep/engine/model.h"
+#include "lockstep/physics/soft_constraints.h"  // softPairModelled
 
 namespace lockstep {
 
+// The shape of MuJoCo's geom type (an ellipsoid for every type Lockstep has no shape of: the
+// elements' build rules refuse it, naming it).
+PlaneContactShape mjcfShape(int type);
 // Geom g (on the Lockstep body `body` at X_BG) against the plane geom `plane` (at X_GP in Ground).
 PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std::string& name, const std::string& body,
                                   const Transformd& X_BG, const Transformd& X_GP);
-// Geoms g1 and g2 (spheres or capsules, g1's type not after g2's) on the Lockstep bodies body1 and
+// Geoms g1 and g2 (a pair softPairModelled names, g1's type not after g2's) on the Lockstep bodies body1 and
 // body2 (either "ground"), at X_BG1 and X_BG2 on them: MuJoCo's contact between them.
 PairContactDesc mjcfPairContact(const mjModel* m, int g1, int g2, const std::string& name, const std::string& body1,
                                 const std::string& body2, const Transformd& X_BG1, const Transformd& X_BG2);

@@ -159,15 +159,11 @@ PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
   const std::string where = build.where("pair contact", d.name);
   const int body1 = build.body(d.body1, where, "body1"), body2 = build.body(d.body2, where, "body2");
   if (body1 == body2) throw ModelError(where + ": body2: must differ from body1 (a body's own geoms do not touch)");
-  const bool paired = (d.shape1 == kShapeSphere || d.shape1 == kShapeCapsule) &&
-                      (d.shape2 == kShapeSphere || d.shape2 == kShapeCapsule || d.shape2 == kShapeCylinder ||
-                       d.shape2 == kShapeBox) &&
-                      !(d.shape1 == kShapeCapsule && d.shape2 == kShapeBox);
   if (d.shape1 > d.shape2)
     throw ModelError(where + ": shape1: must not come after shape2 (MuJoCo's order: sphere, capsule, cylinder, box)");
-  if (!paired)
-    throw ModelError(where + ": shape: spheres and capsules with each other or with a cylinder, or a sphere and a box "
-                             "(capsule-box, boxes, cylinder pairs and ellipsoids in pairs: not yet)");
+  if (!softPairModelled(d.shape1, d.shape2))
+    throw ModelError(where + ": shape: spheres and capsules with each other or with a cylinder, a sphere and a box, "
+                             "or two boxes (capsule-box, cylinder pairs, cylinder-box and ellipsoids in pairs: not yet)");
   validateShapeSize(d.shape1, d.size1, where, "size1");
   validateShapeSize(d.shape2, d.size2, where, "size2");
   validateTransform(d.X_BG1, where, "X_BG1");

@@ -6,6 +6,7 @@
 #include <mujoco/mujoco.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -286,6 +287,101 @@ INSTANTIATE_TEST_SUITE_P(
                       std::make_pair("type=\"box\" size=\"0.2 0.1 0.05\"", "type=\"sphere\" size=\"0.06\"")),
     shapePairName);
 
+// A field's value c of world w.
+double fieldValue(const FieldView& f, std::int64_t w, std::int64_t c) {
+  return static_cast<const double*>(f.data)[w * f.worldStride + c * f.componentStride];
+}
+
+// Two boxes, the upper one smaller, its faces along the lower one's and 1 mm into it: MuJoCo's box
+// pair clips the upper box's bottom face to the lower one's top face, which holds it whole: four
+// points at its bottom corners, 1 mm deep, the normal up (from the first box to the second), each
+// midway between the two faces.
+TEST(SoftPair, AlignedBoxesTouchAtTheSmallerBoxsCorners) {
+  const std::string path = writeModel("soft_pair_boxes.xml", R"(<mujoco>
+  <worldbody>
+    <body name="a"><freejoint/><geom name="g1" type="box" size="0.3 0.2 0.1"/></body>
+    <body name="b" pos="0.05 -0.02 0.149"><freejoint/><geom name="g2" type="box" size="0.1 0.15 0.05"/></body>
+  </worldbody>
+</mujoco>)");
+  const MjcfImport mjcf = softImport(path);
+  ASSERT_EQ(mjcf.model->pairContacts().size(), 1u);
+  Batch<double> batch(mjcf.model, 1, Backend::Cpu);
+  const double qpos[14] = {0, 0, 0, 1, 0, 0, 0, 0.05, -0.02, 0.149, 1, 0, 0, 0};  // MuJoCo's qpos0
+  batch.setQ(0, qFromMujoco(mjcf, qpos));
+  batch.evaluate();
+  const FieldView f = batch.field("softContact", MemorySpace::Host);
+  ASSERT_EQ(batch.sizes().nSoftPoints, 8);
+  std::vector<std::array<double, 2>> corners;
+  for (int k = 0; k < 8; ++k) {
+    double p[8];
+    for (int c = 0; c < 8; ++c) p[c] = fieldValue(f, 0, kSoftContactValues * k + c);
+    if (p[0] < 0.5) continue;
+    EXPECT_NEAR(p[1], -0.001, 1e-15);
+    EXPECT_NEAR(p[4], 0.0995, 1e-15);  // midway between the faces at 0.1 and 0.099
+    EXPECT_EQ(p[5], 0);
+    EXPECT_EQ(p[6], 0);
+    EXPECT_EQ(p[7], 1);
+    corners.push_back({p[2], p[3]});
+  }
+  ASSERT_EQ(corners.size(), 4u);
+  std::sort(corners.begin(), corners.end());
+  const std::vector<std::array<double, 2>> expected = {{-0.05, -0.17}, {-0.05, 0.13}, {0.15, -0.17}, {0.15, 0.13}};
+  for (int k = 0; k < 4; ++k) {
+    EXPECT_NEAR(corners[k][0], expected[k][0], 1e-15);
+    EXPECT_NEAR(corners[k][1], expected[k][1], 1e-15);
+  }
+}
+
+// The box pair in packs of worlds equals each world alone, bit for bit: 40 worlds at random
+// relative poses (clipped faces, edge pairs and no contact in one pack), then each alone.
+TEST(SoftPair, BoxPairsInAPackEqualEachWorldAlone) {
+  const std::string path = writeModel("soft_pair_boxes_packed.xml", R"(<mujoco>
+  <option gravity="0 0 0"/>
+  <worldbody>
+    <body name="a"><freejoint/><geom name="g1" type="box" size="0.12 0.08 0.1" margin="0.01"/></body>
+    <body name="b"><freejoint/><geom name="g2" type="box" size="0.1 0.07 0.05"/></body>
+  </worldbody>
+</mujoco>)");
+  const MjcfImport mjcf = softImport(path);
+  constexpr int kWorlds = 40;
+  Batch<double> batch(mjcf.model, kWorlds, Backend::Cpu), alone(mjcf.model, 1, Backend::Cpu);
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  std::vector<std::vector<double>> qs;
+  for (int w = 0; w < kWorlds; ++w) {
+    std::vector<double> qpos(14, 0.0);
+    for (int body = 0; body < 2; ++body) {
+      double n = 0;
+      for (int k = 0; k < 4; ++k) n += (qpos[7 * body + 3 + k] = unit(rng)) * qpos[7 * body + 3 + k];
+      for (int k = 0; k < 4; ++k) qpos[7 * body + 3 + k] /= std::sqrt(n);
+    }
+    for (int k = 0; k < 3; ++k) qpos[7 + k] = 0.2 * unit(rng);
+    qs.push_back(qFromMujoco(mjcf, qpos.data()));
+    batch.setQ(w, qs.back());
+  }
+  batch.evaluate();
+  const FieldView all = batch.field("softContact", MemorySpace::Host);
+  const FieldView udot = batch.field("udot", MemorySpace::Host);
+  int counts[3] = {0, 0, 0};  // worlds with no point, one, several
+  for (int w = 0; w < kWorlds; ++w) {
+    alone.setQ(0, qs[w]);
+    alone.evaluate();
+    const FieldView one = alone.field("softContact", MemorySpace::Host);
+    const FieldView oneUdot = alone.field("udot", MemorySpace::Host);
+    int active = 0;
+    for (std::int64_t c = 0; c < one.components; ++c) {
+      ASSERT_EQ(fieldValue(one, 0, c), fieldValue(all, w, c)) << "world " << w << " value " << c;
+      active += c % kSoftContactValues == 0 && fieldValue(one, 0, c) > 0.5;
+    }
+    for (std::int64_t c = 0; c < oneUdot.components; ++c)
+      ASSERT_EQ(fieldValue(oneUdot, 0, c), fieldValue(udot, w, c)) << "world " << w;
+    ++counts[std::min(active, 2)];
+  }
+  EXPECT_GE(counts[0], 3);
+  EXPECT_GE(counts[1], 3);
+  EXPECT_GE(counts[2], 3);
+}
+
 // A pair contact's bad values are refused with the element, the field and the reason: when the model
 // is built, and as per-world parameters.
 TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
@@ -312,7 +408,7 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
   refused([](PairContactDesc& d) { d.body2 = "nowhere"; }, "pair contact 'bad': body2: no body named");
   refused([](PairContactDesc& d) { std::swap(d.shape1, d.shape2); }, "shape1: must not come after shape2");
   refused([](PairContactDesc& d) { d.shape1 = kShapeCapsule; d.shape2 = kShapeBox; },
-          "shape: spheres and capsules with each other or with a cylinder, or a sphere and a box");
+          "shape: spheres and capsules with each other or with a cylinder, a sphere and a box, or two boxes");
   refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeCylinder; }, "cylinder pairs");
   refused([](PairContactDesc& d) { d.size2[1] = 0; }, "size2: must be > 0 (a capsule takes 2)");
   refused([](PairContactDesc& d) { d.condim = 4; }, "condim: 1 or 3");

@@ -23,7 +23,8 @@
 // penetration, with the plane's normal and MuJoCo's contact frame (mju_makeFrame: the capsule's axis
 // as the first tangent's hint). A pair's points are MuJoCo's too: a sphere pair's along the line of
 // centres, a capsule's from the nearest points of its segment (two for parallel capsules), a
-// cylinder's from its side, cap or rim nearest to a sphere (or to a capsule's deepest point), the
+// cylinder's from its side, cap or rim nearest to a sphere (or to a capsule's deepest point), a box
+// pair's from the separating axes and the clipped incident face (softBoxPair), the
 // normal from the first geom to the second, the row's Jacobian the second body's velocity of the
 // point minus the first's (MuJoCo's mj_jacDifPair). Each world (each lane of a pack) iterates until its own gradient is
 // small; a world that does not converge within the cap is flagged (kStatusSoftSolveFailed).
@@ -226,9 +227,23 @@ LOCKSTEP_HD void softPlanePoints(int shape, const Transform<T>& X_GG, const Vec3
   }
 }
 
-// The most points a pair of geoms makes (MuJoCo's capsule pair: 2; the others 1).
+// The pairs of shapes whose contacts Lockstep makes (MuJoCo's order: shape1 <= shape2): a sphere
+// with a sphere, a capsule, a cylinder or a box; a capsule with a capsule or a cylinder; two boxes.
+LOCKSTEP_HD_INLINE bool softPairModelled(int shape1, int shape2) {
+  if (shape1 > shape2) return false;
+  switch (shape1) {
+    case kShapeSphere: return shape2 != kShapeEllipsoid;
+    case kShapeCapsule: return shape2 == kShapeCapsule || shape2 == kShapeCylinder;
+    case kShapeBox: return shape2 == kShapeBox;
+    default: return false;
+  }
+}
+
+// The most points a pair of geoms makes (MuJoCo's box pair: a clipped face's eight vertices; its
+// capsule pair: 2; the others 1), and the most of any pair.
+constexpr int kSoftPairSlotsMax = 8;
 LOCKSTEP_HD_INLINE int softPairSlots(int shape1, int shape2) {
-  return shape1 == kShapeCapsule && shape2 == kShapeCapsule ? 2 : 1;
+  return shape1 == kShapeBox && shape2 == kShapeBox ? 8 : shape1 == kShapeCapsule && shape2 == kShapeCapsule ? 2 : 1;
 }
 
 // a where m, else b, lane by lane (a point that does not exist in a lane is b's there).
@@ -347,8 +362,273 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softCapsuleCylinder(const Vec3<T>& c, const Vec3
   return softSphereCylinder(c + T(T(T(2) * t - T(1)) * size[1]) * z, z, size[0], X_GC, cylinder, margin);
 }
 
+// MuJoCo 4's box pair (engine_collision_box.c, mjc_BoxBox) of boxes at X_G1, X_G2 with half-sizes
+// size1, size2, within margin: the points of its eight slots.
+//   axes   the separating-axis test over each box's three face normals and the nine crossings of an
+//          edge of one with an edge of the other (crossings of near-parallel edges skipped), with
+//          MuJoCo's rounding slack; the deepest axis wins, an edge axis only by a relative 1e-6
+//          over every face axis, and the best face replaces a winning edge within about 8 degrees
+//          of it unless the edge is deeper by 5% of the face's depth;
+//   edge   one point midway between the supporting edges' nearest points (both edges of a box
+//          tried where an axis component is too small to choose), its dist along the axis;
+//   face   the winning face's box is the reference, the other box's face most opposed to its normal
+//          the incident face: a point at every vertex of the incident face clipped to the reference
+//          face's rectangle whose height z above the reference face is within the margin, midway
+//          between the two surfaces, dist z, near-duplicates dropped.
+// The clipped polygon's vertices are found as a set, lane by lane: the incident face's corners
+// within the rectangle, the rectangle's corners within the incident face, and the crossings of the
+// incident face's edges with the rectangle's sides (what MuJoCo's Sutherland-Hodgman clipping
+// keeps), packed into the slots in that order.
+template <class T>
+LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, const Transform<T>& X_G2,
+                             const Vec3<T>& size2, T margin, SoftPoint<T>* out) {
+  using M = MaskOf<T>;
+  const bool single = sizeof(ScalarOf<T>) == sizeof(float);  // MuJoCo's rounding scales per precision
+  const T sepEps = T(single ? 1e-6 : 1e-13), parEps = T(single ? 1e-7 : 1e-16), sgnEps = T(single ? 1e-5 : 1e-9),
+          dupEps = T(single ? 1e-10 : 1e-14), edgeBias = T(1e-6), maxValue = T(1e10);  // mjMAXVAL
+  const Mat33<T> rot = (X_G1.R.inverse() * X_G2.R).R;  // box 2's axes in box 1's frame (columns)
+  const Vec3<T> p21 = X_G1.R.invTimes(X_G2.p - X_G1.p), p12 = X_G2.R.invTimes(X_G1.p - X_G2.p);
+  const T septol = margin + sepEps * (size1[0] + size1[1] + size1[2] + size2[0] + size2[1] + size2[2]);
+  const M no = T(0) > T(1);
+  auto column = [](const Mat33<T>& m, int j) { return Vec3<T>{{m.m[0][j], m.m[1][j], m.m[2][j]}}; };
+  auto row = [](const Mat33<T>& m, int i) { return Vec3<T>{{m.m[i][0], m.m[i][1], m.m[i][2]}}; };
+  // v[i + shift] (indices mod 3) where is[i], lane by lane.
+  auto at = [](const M (&is)[3], const Vec3<T>& v, int shift) {
+    return selectT(is[0], v[shift % 3], selectT(is[1], v[(1 + shift) % 3], v[(2 + shift) % 3]));
+  };
+  auto atVec = [](const M (&is)[3], const Vec3<T> (&v)[3], int shift) {
+    return selectVec3(is[0], v[shift % 3], selectVec3(is[1], v[(1 + shift) % 3], v[(2 + shift) % 3]));
+  };
+  auto clip = [](T x, T lo, T hi) { return selectT(x < lo, lo, selectT(x > hi, hi, x)); };
+
+  // ---- the separating axes: box 1's faces (codes 0-2), box 2's (3-5), edge pairs (6 + 3 i + j)
+  M separated = no;
+  T best = -maxValue, code = T(0);
+  for (int i = 0; i < 3; ++i) {
+    const T sep = absT(p21[i]) - size1[i] -
+                  (absT(rot.m[i][0]) * size2[0] + absT(rot.m[i][1]) * size2[1] + absT(rot.m[i][2]) * size2[2]);
+    separated = separated | (sep > septol);
+    const M deeper = sep > best;
+    best = selectT(deeper, sep, best);
+    code = selectT(deeper, T(i), code);
+  }
+  for (int j = 0; j < 3; ++j) {
+    const T sep = absT(p12[j]) - size2[j] -
+                  (absT(rot.m[0][j]) * size1[0] + absT(rot.m[1][j]) * size1[1] + absT(rot.m[2][j]) * size1[2]);
+    separated = separated | (sep > septol);
+    const M deeper = sep > best;
+    best = selectT(deeper, sep, best);
+    code = selectT(deeper, T(3 + j), code);
+  }
+  const T sepFace = best, codeFace = code;
+  Vec3<T> edgeAxis = Vec3<T>::zero();  // the winning edge pair's unit axis in box 1's frame, and i, j
+  T edgeI = T(0), edgeJ = T(0);
+  for (int i = 0; i < 3; ++i) {
+    const int i1 = (i + 1) % 3, i2 = (i + 2) % 3;
+    for (int j = 0; j < 3; ++j) {
+      const int j1 = (j + 1) % 3, j2 = (j + 2) % 3;
+      T ax1 = -rot.m[i2][j], ax2 = rot.m[i1][j];  // e_i x (box 2's axis j), in box 1's frame
+      const T norm2 = ax1 * ax1 + ax2 * ax2;
+      const M valid = !(norm2 < parEps);
+      const T inverse = T(1) / sqrtT(selectT(valid, norm2, T(1)));
+      ax1 = ax1 * inverse;
+      ax2 = ax2 * inverse;
+      const T radius1 = size1[i1] * absT(ax1) + size1[i2] * absT(ax2);
+      const T b1 = ax1 * rot.m[i1][j1] + ax2 * rot.m[i2][j1], b2 = ax1 * rot.m[i1][j2] + ax2 * rot.m[i2][j2];
+      const T radius2 = size2[j1] * absT(b1) + size2[j2] * absT(b2);
+      const T sep = absT(ax1 * p21[i1] + ax2 * p21[i2]) - radius1 - radius2;
+      separated = separated | (valid & (sep > septol));
+      const M deeper = valid & (sep - edgeBias * absT(sep) > best) & (sep > sepFace);
+      best = selectT(deeper, sep, best);
+      code = selectT(deeper, T(6 + 3 * i + j), code);
+      Vec3<T> axis = Vec3<T>::zero();
+      axis[i1] = ax1;
+      axis[i2] = ax2;
+      edgeAxis = selectVec3(deeper, axis, edgeAxis);
+      edgeI = selectT(deeper, T(i), edgeI);
+      edgeJ = selectT(deeper, T(j), edgeJ);
+    }
+  }
+  Vec3<T> faceAxis = Vec3<T>::zero();  // the best face axis in box 1's frame
+  for (int k = 0; k < 6; ++k) {
+    Vec3<T> e = Vec3<T>::zero();
+    if (k < 3) e[k] = T(1);
+    faceAxis = selectVec3(codeFace == T(k), k < 3 ? e : column(rot, k - 3), faceAxis);
+  }
+  const M edge = (code > T(5.5)) & !((absT(dot(edgeAxis, faceAxis)) > T(0.99)) &
+                                     (best < sepFace + T(0.05) * absT(sepFace) + T(kSoftMinValue)));
+  code = selectT(edge, code, codeFace);
+  const M touching = !separated;
+
+  // ---- an edge pair: the nearest points of the supporting edges
+  SoftPoint<T> edgePoint;
+  {
+    const M isI[3] = {edgeI == T(0), edgeI == T(1), edgeI == T(2)};
+    const M isJ[3] = {edgeJ == T(0), edgeJ == T(1), edgeJ == T(2)};
+    const Vec3<T> axis = selectVec3(dot(edgeAxis, p21) < T(0), T(-1) * edgeAxis, edgeAxis);  // box 1 to box 2
+    const Vec3<T> a2 = transposeTimes(rot, axis);  // in box 2's frame
+    const Vec3<T> columns[3] = {column(rot, 0), column(rot, 1), column(rot, 2)};
+    const Vec3<T> d2 = atVec(isJ, columns, 0);  // box 2's edge direction; box 1's is e_i
+    const T b = at(isI, d2, 0), denom = T(1) - b * b, half1 = at(isI, size1, 0), half2 = at(isJ, size2, 0);
+    const M parallel = denom < T(kSoftMinValue);
+    // The edges' corners: box 1's supports +axis, box 2's -axis; a component too small to choose
+    // a side (at most one per box) is tried both ways.
+    Vec3<T> c1, cc, ei;
+    M flip1[3], flip2[3];
+    M ambiguous1 = no, ambiguous2 = no;
+    for (int k = 0; k < 3; ++k) {
+      c1[k] = selectT(isI[k], T(0), selectT(axis[k] >= T(0), size1[k], -size1[k]));
+      cc[k] = selectT(isJ[k], T(0), selectT(a2[k] >= T(0), -size2[k], size2[k]));
+      ei[k] = selectT(isI[k], T(1), T(0));
+      flip1[k] = (!isI[k]) & (absT(axis[k]) < sgnEps);
+      flip2[k] = (!isJ[k]) & (absT(a2[k]) < sgnEps);
+      ambiguous1 = ambiguous1 | flip1[k];
+      ambiguous2 = ambiguous2 | flip2[k];
+    }
+    Vec3<T> w1 = Vec3<T>::zero(), w2 = Vec3<T>::zero();
+    T nearest = maxValue;
+    for (int v = 0; v < 4; ++v) {
+      const bool v1 = v & 2, v2 = v & 1;
+      const M tried = (v1 ? ambiguous1 : !no) & (v2 ? ambiguous2 : !no);
+      Vec3<T> s1 = c1, s2 = cc;
+      for (int k = 0; k < 3; ++k) {
+        if (v1) s1[k] = selectT(flip1[k], -s1[k], s1[k]);
+        if (v2) s2[k] = selectT(flip2[k], -s2[k], s2[k]);
+      }
+      const Vec3<T> c2 = rot * s2 + p21, e = c2 - s1;
+      const T d1e = at(isI, e, 0), d2e = dot(d2, e);
+      T s = selectT(parallel, T(0), (d1e - b * d2e) / selectT(parallel, T(1), denom));
+      s = clip(s, -half1, half1);
+      const T t = clip(b * s - d2e, -half2, half2);
+      s = clip(d1e + b * t, -half1, half1);
+      const Vec3<T> q1 = s1 + s * ei, q2 = c2 + t * d2, gap = q2 - q1;
+      const T gap2 = dot(gap, gap);
+      const M nearer = tried & (gap2 < nearest);
+      nearest = selectT(nearer, gap2, nearest);
+      w1 = selectVec3(nearer, q1, w1);
+      w2 = selectVec3(nearer, q2, w2);
+    }
+    edgePoint.dist = dot(w2 - w1, axis);
+    edgePoint.exists = !(edgePoint.dist > septol);
+    edgePoint.pos = X_G1.R * (T(0.5) * (w1 + w2)) + X_G1.p;
+    edgePoint.normal = X_G1.R * axis;
+    edgePoint.hint = Vec3<T>::zero();
+    edgePoint.hinted = false;
+  }
+
+  // ---- a face: the reference box owns it; the incident face is clipped to its rectangle, in the
+  // coordinates (x, y) along the reference axes a + 1, a + 2 and z, the height above the face.
+  const M ref1 = code < T(2.5);
+  const T a = selectT(ref1, code, code - T(3));
+  const M isA[3] = {a == T(0), a == T(1), a == T(2)};
+  const Vec3<T> sizeRef = selectVec3(ref1, size1, size2), sizeInc = selectVec3(ref1, size2, size1);
+  const Vec3<T> po = selectVec3(ref1, p21, p12);  // the incident box's centre in the reference frame
+  Mat33<T> rinc, Rref;  // rinc(r, c): component r of the incident box's axis c, in the reference frame
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      rinc.m[r][c] = selectT(ref1, rot.m[r][c], rot.m[c][r]);
+      Rref.m[r][c] = selectT(ref1, X_G1.R(r, c), X_G2.R(r, c));
+    }
+  const Vec3<T> rows[3] = {row(rinc, 0), row(rinc, 1), row(rinc, 2)};
+  const Vec3<T> alongA = atVec(isA, rows, 0);  // the incident axes' components along the normal
+  const T sgn = selectT(at(isA, po, 0) >= T(0), T(1), T(-1));
+  T binc = T(0), aligned = absT(alongA[0]);  // the incident axis most aligned with it (the first at a tie)
+  for (int k = 1; k < 3; ++k) {
+    const M more = absT(alongA[k]) > aligned;
+    aligned = selectT(more, absT(alongA[k]), aligned);
+    binc = selectT(more, T(k), binc);
+  }
+  const M isB[3] = {binc == T(0), binc == T(1), binc == T(2)};
+  const T tinc = selectT(sgn * at(isB, alongA, 0) > T(0), T(-1), T(1));  // the side facing the reference
+  T cx[3], du[3], dv[3];  // the incident face's centre and half-edges
+  for (int r = 0; r < 3; ++r) {
+    const int shift = (r + 1) % 3;  // x: a + 1, y: a + 2, z: a
+    const Vec3<T> rw = atVec(isA, rows, shift);
+    cx[r] = at(isA, po, shift) + tinc * at(isB, sizeInc, 0) * at(isB, rw, 0);
+    du[r] = at(isB, sizeInc, 1) * at(isB, rw, 1);
+    dv[r] = at(isB, sizeInc, 2) * at(isB, rw, 2);
+  }
+  cx[2] = sgn * cx[2] - at(isA, sizeRef, 0);
+  du[2] = sgn * du[2];
+  dv[2] = sgn * dv[2];
+  const T X = at(isA, sizeRef, 1), Y = at(isA, sizeRef, 2);
+
+  // Each vertex within the margin and not within a relative 1e-7 of one kept before goes into the
+  // next free slot, its (x, y) in pos and its z in dist until the slots are turned into points.
+  const M face = !edge, used = face & touching;
+  const T dupe2 = dupEps * (X * X + Y * Y);
+  T count = T(0);
+  for (int s = 0; s < kSoftPairSlotsMax; ++s) {
+    out[s].exists = no;
+    out[s].dist = T(0);
+    out[s].pos = Vec3<T>::zero();
+    out[s].hint = Vec3<T>::zero();
+    out[s].hinted = false;
+  }
+  auto vertex = [&](T x, T y, T z, M inside) {
+    M keep = used & inside & !(z > margin);
+    if (!anyLane(keep)) return;
+    for (int s = 0; s < kSoftPairSlotsMax; ++s) {
+      const T dx = out[s].pos[0] - x, dy = out[s].pos[1] - y;
+      keep = keep & !(out[s].exists & (dx * dx + dy * dy < dupe2));
+    }
+    for (int s = 0; s < kSoftPairSlotsMax; ++s) {
+      const M put = keep & (count == T(s));
+      out[s].exists = out[s].exists | put;
+      out[s].dist = selectT(put, z, out[s].dist);
+      out[s].pos = selectVec3(put, Vec3<T>{{x, y, T(0)}}, out[s].pos);
+    }
+    count = count + selectT(keep, T(1), T(0));
+  };
+  const T su[4] = {T(1), T(-1), T(-1), T(1)}, sv[4] = {T(1), T(1), T(-1), T(-1)};
+  T corner[4][3];
+  for (int k = 0; k < 4; ++k) {  // the incident face's corners within the rectangle
+    for (int r = 0; r < 3; ++r) corner[k][r] = cx[r] + su[k] * du[r] + sv[k] * dv[r];
+    vertex(corner[k][0], corner[k][1], corner[k][2], (absT(corner[k][0]) <= X) & (absT(corner[k][1]) <= Y));
+  }
+  // The rectangle's corners within the incident face, (x, y) = c + u du + v dv with |u|, |v| <= 1
+  // (the face's projection is never degenerate: its normal is the incident axis most aligned with
+  // the reference normal).
+  const T det = du[0] * dv[1] - du[1] * dv[0];
+  for (int k = 0; k < 4; ++k) {
+    const T x = su[k] * X, y = sv[k] * Y, rx = x - cx[0], ry = y - cx[1];
+    const T u = (rx * dv[1] - ry * dv[0]) / det, v = (du[0] * ry - du[1] * rx) / det;
+    vertex(x, y, cx[2] + u * du[2] + v * dv[2], (absT(u) <= T(1)) & (absT(v) <= T(1)));
+  }
+  for (int k = 0; k < 4; ++k) {  // the incident face's edges crossing the rectangle's sides
+    const T* p = corner[k];
+    const T* q = corner[(k + 1) % 4];
+    for (int side = 0; side < 4; ++side) {  // x <= X, -x <= X, y <= Y, -y <= Y
+      const int c = side / 2, o = 1 - c;
+      const T sg = side % 2 ? T(-1) : T(1), limit = c == 0 ? X : Y, across = c == 0 ? Y : X;
+      const T dp = sg * p[c] - limit, dq = sg * q[c] - limit;
+      const M crosses = ((dp < T(0)) & (dq > T(0))) | ((dp > T(0)) & (dq < T(0)));
+      const T t = dp / selectT(crosses, dp - dq, T(1));
+      T r[3];
+      for (int i = 0; i < 3; ++i) r[i] = p[i] + t * (q[i] - p[i]);
+      vertex(r[0], r[1], r[2], crosses & (absT(r[o]) <= across));
+    }
+  }
+  // The slots' points: midway between the reference face and the incident surface, the normal from
+  // box 1 to box 2.
+  const Vec3<T> normal = selectT(ref1, sgn, -sgn) * Vec3<T>{{at(isA, row(Rref, 0), 0), at(isA, row(Rref, 1), 0),
+                                                             at(isA, row(Rref, 2), 0)}};
+  const Vec3<T> pref = selectVec3(ref1, X_G1.p, X_G2.p);
+  const T heightRef = at(isA, sizeRef, 0);
+  for (int s = 0; s < kSoftPairSlotsMax; ++s) {
+    Vec3<T> local;
+    for (int k = 0; k < 3; ++k)
+      local[k] = selectT(isA[k], sgn * (heightRef + T(0.5) * out[s].dist),
+                         selectT(isA[(k + 2) % 3], out[s].pos[0], out[s].pos[1]));
+    out[s].pos = Rref * local + pref;
+    out[s].normal = normal;
+  }
+  out[0] = selectPoint(edge & touching, edgePoint, out[0]);
+}
+
 // MuJoCo's contacts of a pair of geoms (shape1 <= shape2: sphere-sphere, sphere-capsule,
-// sphere-cylinder, sphere-box, capsule-capsule, capsule-cylinder) at X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
+// sphere-cylinder, sphere-box, capsule-capsule, capsule-cylinder, box-box) at X_G1, X_G2 with
+// MuJoCo's sizes, within margin: the points of every slot.
 // A capsule pair whose axes are not parallel touches at the segments' nearest points; parallel ones
 // (|det| < mjMINVAL) at the first two of the four end-to-segment candidates that touch.
 template <class T>
@@ -392,6 +672,10 @@ LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3
     p.normal = R * selectVec3(inside, face, n);
     p.hint = Vec3<T>::zero();
     p.hinted = false;
+    return;
+  }
+  if (shape1 == kShapeBox) {
+    softBoxPair(X_G1, size1, X_G2, size2, margin, out);
     return;
   }
   if (shape2 == kShapeCylinder) {
@@ -625,7 +909,7 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     const Vec3<T> dif = c1 - c2;
     const T bound = rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin;
     const MaskOf<T> near = !(dot(dif, dif) > bound * bound);
-    SoftPoint<T> points[2];
+    SoftPoint<T> points[kSoftPairSlotsMax];
     bool touching = false;
     if (anyLane(near)) {
       Transform<T> X_G1, X_G2;
