@@ -14,8 +14,9 @@
 //             Newton's method: gradient g = M (qacc - qacc0) + J' D_active (J qacc - aref), Hessian
 //             M + J' D_active J (dense Cholesky), an exact line search along the step (the cost is a
 //             convex piecewise quadratic in the step length: Newton's method on its derivative within
-//             a bracket), from qacc0, until the gradient's largest entry is below the tolerance (1e-10
-//             of the forces' scale in double, 1e-5 in float) or the cap of iterations.
+//             a bracket), from qacc0, until the gradient's largest entry is below the tolerance (1e-11
+//             of the forces' scale in double, 1e-5 in float: the largest of 1, M qacc0, and
+//             M (qacc - qacc0) plus the rows' forces) or the cap of iterations.
 // The constraint force of a row is -D (J qacc - aref) where active, 0 elsewhere; qacc replaces udot.
 // M comes from crba.h. The contact points are MuJoCo's (engine_collision_primitive.c): a sphere's
 // deepest point, a capsule's two end spheres, a box's corners below the plane (at most four, the
@@ -378,7 +379,11 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softCapsuleCylinder(const Vec3<T>& c, const Vec3
 // The clipped polygon's vertices are found as a set, lane by lane: the incident face's corners
 // within the rectangle, the rectangle's corners within the incident face, and the crossings of the
 // incident face's edges with the rectangle's sides (what MuJoCo's Sutherland-Hodgman clipping
-// keeps), packed into the slots in that order.
+// keeps), packed into the slots in that order. At a tie, a vertex within a relative 1e-12 of a side
+// or an edge (boxes of one size stacked face on face, corner on corner), each vertex is taken once
+// and no crossing of an edge that runs along a side is made; MuJoCo's clipping there finds the
+// corners and, as its rounding falls, points along such edges (4 to 6 points for two aligned
+// boxes, docs/mjcf.md).
 template <class T>
 LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, const Transform<T>& X_G2,
                              const Vec3<T>& size2, T margin, SoftPoint<T>* out) {
@@ -386,6 +391,9 @@ LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, con
   const bool single = sizeof(ScalarOf<T>) == sizeof(float);  // MuJoCo's rounding scales per precision
   const T sepEps = T(single ? 1e-6 : 1e-13), parEps = T(single ? 1e-7 : 1e-16), sgnEps = T(single ? 1e-5 : 1e-9),
           dupEps = T(single ? 1e-10 : 1e-14), edgeBias = T(1e-6), maxValue = T(1e10);  // mjMAXVAL
+  // Lockstep's own: the relative band about the rectangle's sides and the incident face's edges
+  // within which a vertex is on them (a tie: see the face case below).
+  const T onEdge = T(single ? 1e-5 : 1e-12);
   const Mat33<T> rot = (X_G1.R.inverse() * X_G2.R).R;  // box 2's axes in box 1's frame (columns)
   const Vec3<T> p21 = X_G1.R.invTimes(X_G2.p - X_G1.p), p12 = X_G2.R.invTimes(X_G1.p - X_G2.p);
   const T septol = margin + sepEps * (size1[0] + size1[1] + size1[2] + size2[0] + size2[1] + size2[2]);
@@ -584,7 +592,8 @@ LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, con
   T corner[4][3];
   for (int k = 0; k < 4; ++k) {  // the incident face's corners within the rectangle
     for (int r = 0; r < 3; ++r) corner[k][r] = cx[r] + su[k] * du[r] + sv[k] * dv[r];
-    vertex(corner[k][0], corner[k][1], corner[k][2], (absT(corner[k][0]) <= X) & (absT(corner[k][1]) <= Y));
+    vertex(corner[k][0], corner[k][1], corner[k][2],
+           (absT(corner[k][0]) <= X + onEdge * X) & (absT(corner[k][1]) <= Y + onEdge * Y));
   }
   // The rectangle's corners within the incident face, (x, y) = c + u du + v dv with |u|, |v| <= 1
   // (the face's projection is never degenerate: its normal is the incident axis most aligned with
@@ -593,7 +602,7 @@ LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, con
   for (int k = 0; k < 4; ++k) {
     const T x = su[k] * X, y = sv[k] * Y, rx = x - cx[0], ry = y - cx[1];
     const T u = (rx * dv[1] - ry * dv[0]) / det, v = (du[0] * ry - du[1] * rx) / det;
-    vertex(x, y, cx[2] + u * du[2] + v * dv[2], (absT(u) <= T(1)) & (absT(v) <= T(1)));
+    vertex(x, y, cx[2] + u * du[2] + v * dv[2], (absT(u) <= T(1) + onEdge) & (absT(v) <= T(1) + onEdge));
   }
   for (int k = 0; k < 4; ++k) {  // the incident face's edges crossing the rectangle's sides
     const T* p = corner[k];
@@ -601,12 +610,12 @@ LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, con
     for (int side = 0; side < 4; ++side) {  // x <= X, -x <= X, y <= Y, -y <= Y
       const int c = side / 2, o = 1 - c;
       const T sg = side % 2 ? T(-1) : T(1), limit = c == 0 ? X : Y, across = c == 0 ? Y : X;
-      const T dp = sg * p[c] - limit, dq = sg * q[c] - limit;
-      const M crosses = ((dp < T(0)) & (dq > T(0))) | ((dp > T(0)) & (dq < T(0)));
+      const T dp = sg * p[c] - limit, dq = sg * q[c] - limit, band = onEdge * limit;
+      const M crosses = ((dp < -band) & (dq > band)) | ((dp > band) & (dq < -band));
       const T t = dp / selectT(crosses, dp - dq, T(1));
       T r[3];
       for (int i = 0; i < 3; ++i) r[i] = p[i] + t * (q[i] - p[i]);
-      vertex(r[0], r[1], r[2], crosses & (absT(r[o]) <= across));
+      vertex(r[0], r[1], r[2], crosses & (absT(r[o]) <= across + onEdge * across));
     }
   }
   // The slots' points: midway between the reference face and the incident surface, the normal from
@@ -1023,14 +1032,17 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     for (int j = 0; j < nu; ++j) y += row[j] * x[j];
     return y;
   };
-  // The tolerance on the gradient: a fraction of the forces' scale, M qacc0 and the rows' D aref.
+  // The tolerance on the gradient: a fraction of the forces' scale, the largest of 1 and M qacc0's
+  // entries, or at the iterate the largest of M (qacc - qacc0)'s entries plus the sum of the rows'
+  // forces' sizes (what the gradient's sums add up, whose rounding it must allow: a box pressed 4 cm
+  // into the floor, 100 N on 0.4 kg, leaves a float gradient at about 3e-5).
   T scale = T(1);
   for (int i = 0; i < nu; ++i) {
     T f = T(0);
     for (int j = 0; j < nu; ++j) f += M[i * nu + j] * a0[j];
     scale = selectT(absT(f) > scale, absT(f), scale);
   }
-  const T tolerance = byPrecision<T>(1e-6, 1e-11) * scale;
+  const T fraction = byPrecision<T>(1e-5, 1e-11);
   MaskOf<T> done = T(0) > T(1), failedLanes = done;
   T iterations = T(0), gmax = T(0);
   // out = M x(j), each entry summed in j's order (M is exactly symmetric: its row j is its column j),
@@ -1045,19 +1057,24 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   };
   for (int it = 0; it <= kSoftNewtonIterations; ++it) {
     timesM([&](int j) { return T(a[j]) - T(a0[j]); }, Mda);
-    for (int i = 0; i < nu; ++i) g[i] = Mda[i];
+    T forces = T(0);
+    for (int i = 0; i < nu; ++i) {
+      g[i] = Mda[i];
+      forces = selectT(absT(T(Mda[i])) > forces, absT(T(Mda[i])), forces);
+    }
     for (int r = 0; r < nr; ++r) {
       if (!rowUsed(r)) continue;
       jar[r] = rowDot(r, a) - T(rows[4 * r + 1]);
       const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
       if (!anyLane(active)) continue;  // (its force is 0 in every lane)
       const T f = selectT(active, T(rows[4 * r + 2]) * T(jar[r]), T(0));
+      forces += absT(f);
       const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
       for (int j = 0; j < nu; ++j) g[j] = T(g[j]) + f * row[j];
     }
     gmax = T(0);
     for (int j = 0; j < nu; ++j) gmax = selectT(absT(T(g[j])) > gmax, absT(T(g[j])), gmax);
-    done = done | !(gmax > tolerance);
+    done = done | !(gmax > fraction * selectT(forces > scale, forces, scale));
     if (allLanes(done) || it == kSoftNewtonIterations) break;
     iterations += selectT(done, T(0), T(1));
     // The Newton step: d = -(M + J' D_active J)^-1 g.

@@ -1,0 +1,92 @@
+"""What box pairs cost per world-step under MuJoCo's law, beside MuJoCo itself: models/mjcf/bin.xml
+(five static boxes, a free box and a free ball; eleven pairs, five
+of them box pairs of eight slots) at its 10 ms Euler step, from states where the box rests on the
+bin's floor and the ball on it or beside it (each world's own, after 3 s of a random throw), and
+from the same states lifted 1 m (nothing within reach: the broad phase alone). Lockstep steps all
+worlds at once (float64, the CPU's threads); MuJoCo's mj_step (PyPI's, its default solver) steps
+each world in turn on one thread, from a Python loop whose own cost (setting qpos and qvel) is
+measured apart. Each timed step starts from the chosen states again.
+
+    OMP_NUM_THREADS=2 .venv/bin/python bench/bin_cost.py --worlds 4096 --seconds 5
+
+bench/README.md ("Box pairs") records the figures with the machine's CPU.
+"""
+import argparse
+import os
+import time
+
+import mujoco
+import numpy as np
+
+import lockstep
+from bench_tasks import cpu_model
+
+BIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "mjcf", "bin.xml")
+
+
+def rate(step, worlds, seconds):
+    step()  # warm-up
+    steps, start = 0, time.perf_counter()
+    while True:
+        step()
+        steps += 1
+        wall = time.perf_counter() - start
+        if wall >= seconds and steps >= 3:
+            return worlds * steps / wall
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--worlds", type=int, default=4096)
+    p.add_argument("--seconds", type=float, default=5.0)
+    a = p.parse_args()
+    model = lockstep.load({"mjcf": {"path": BIN, "contact_law": "mujoco"}})
+    m = mujoco.MjModel.from_xml_path(BIN)
+    n, rng = a.worlds, np.random.default_rng(0)
+    qpos = np.tile(m.qpos0, (n, 1))
+    qpos[:, 0:3] = rng.uniform([-.2, -.2, .1], [.2, .2, .3], (n, 3))
+    qpos[:, 7:10] = qpos[:, 0:3] + [0, 0, 0.12]
+    for col in (3, 10):
+        q = rng.standard_normal((n, 4))
+        qpos[:, col:col + 4] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    batch = lockstep.Batch(model, n, dtype="float64")
+    batch.set_state(*model.from_mujoco(qpos, rng.uniform(-2, 2, (n, 12))))
+    batch.step(300)  # 3 s: everything has landed
+    rest_qpos, rest_qvel = np.array(batch.mujocoQpos), np.array(batch.mujocoQvel)
+    batch.evaluate()
+    points = np.array(batch.softContact).reshape(n, -1, 14)[:, :, 0] > 0.5
+    lifted = rest_qpos.copy()
+    lifted[:, [2, 9]] += 1.0
+    q, u = model.from_mujoco(rest_qpos, rest_qvel)
+    far_q, far_u = model.from_mujoco(lifted, rest_qvel)
+
+    def ours(q, u):
+        def step():
+            batch.set_state(q, u)
+            batch.step(1)
+        return step
+
+    d = mujoco.MjData(m)
+    sample = range(0, n, max(1, n // 512))  # MuJoCo on 512 of the states, in turn
+
+    def theirs(qpos, stepping=True):
+        def step():
+            for w in sample:
+                d.qpos[:], d.qvel[:] = qpos[w], rest_qvel[w]
+                if stepping:
+                    mujoco.mj_step(m, d)
+        return step
+
+    print(f"CPU: {cpu_model()}, {os.cpu_count()} threads; {n} worlds, float64, one Euler step of {model.dt} s")
+    print(f"contact points per world at rest: {points.sum(1).mean():.2f} of {points.shape[1]} slots")
+    rows = {"Lockstep, at rest in the bin": rate(ours(q, u), n, a.seconds),
+            "Lockstep, lifted 1 m (broad phase)": rate(ours(far_q, far_u), n, a.seconds),
+            "MuJoCo mj_step, one thread, at rest": rate(theirs(rest_qpos), len(sample), a.seconds),
+            "MuJoCo mj_step, one thread, lifted": rate(theirs(lifted), len(sample), a.seconds),
+            "(MuJoCo's Python loop without mj_step)": rate(theirs(lifted, False), len(sample), a.seconds)}
+    for name, r in rows.items():
+        print(f"{name:38s} {r:12.0f} world-steps/s  {1e6 / r:7.3f} us per world-step")
+
+
+if __name__ == "__main__":
+    main()
