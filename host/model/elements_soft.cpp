@@ -221,7 +221,7 @@ std::string describeElement(const Model& m, const PairContact& e) {
 InfoSection infoSection(const Model&, const std::vector<PairContact>&) {
   return {"pair contacts",
           " (MuJoCo's soft-constraint law between two bodies' geoms: spheres, capsules, sphere-box, sphere- and "
-          "capsule-cylinder)",
+          "capsule-cylinder, box-box)",
           /*showEmpty=*/false};
 }
 
