@@ -13,26 +13,19 @@ bench/README.md ("Box pairs") records the figures with the machine's CPU.
 """
 import argparse
 import os
-import time
 
 import mujoco
 import numpy as np
 
 import lockstep
 from bench_tasks import cpu_model
+from env_overhead import seconds_per_call
 
 BIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "mjcf", "bin.xml")
 
 
 def rate(step, worlds, seconds):
-    step()  # warm-up
-    steps, start = 0, time.perf_counter()
-    while True:
-        step()
-        steps += 1
-        wall = time.perf_counter() - start
-        if wall >= seconds and steps >= 3:
-            return worlds * steps / wall
+    return worlds / seconds_per_call(step, seconds)
 
 
 def main():
