@@ -1,8 +1,8 @@
 """What box pairs cost per world-step under MuJoCo's law, beside MuJoCo itself: models/mjcf/bin.xml
-(five static boxes, a free box and a free ball; eleven pairs, five
-of them box pairs of eight slots) at its 10 ms Euler step, from states where the box rests on the
-bin's floor and the ball on it or beside it (each world's own, after 3 s of a random throw), and
-from the same states lifted 1 m (nothing within reach: the broad phase alone). Lockstep steps all
+(five static boxes, a free box, a free ball and a free capsule; eighteen pairs, five of them box
+pairs of eight slots and six capsule-box pairs of two) at its 10 ms Euler step, from states where
+the three bodies rest on the bin's floor and on each other (each world's own, after 3 s of a
+random throw), and from the same states lifted 1 m (nothing within reach: the broad phase alone). Lockstep steps all
 worlds at once (float64, the CPU's threads); MuJoCo's mj_step (PyPI's, its default solver) steps
 each world in turn on one thread, from a Python loop whose own cost (setting qpos and qvel) is
 measured apart. Each timed step starts from the chosen states again.
@@ -38,18 +38,19 @@ def main():
     n, rng = a.worlds, np.random.default_rng(0)
     qpos = np.tile(m.qpos0, (n, 1))
     qpos[:, 0:3] = rng.uniform([-.2, -.2, .1], [.2, .2, .3], (n, 3))
-    qpos[:, 7:10] = qpos[:, 0:3] + [0, 0, 0.12]
-    for col in (3, 10):
+    qpos[:, 7:10] = qpos[:, 0:3] + [0, 0, 0.12]  # the ball and the capsule stacked over the box
+    qpos[:, 14:17] = qpos[:, 0:3] + [0, 0, 0.26]
+    for col in (3, 10, 17):
         q = rng.standard_normal((n, 4))
         qpos[:, col:col + 4] = q / np.linalg.norm(q, axis=1, keepdims=True)
     batch = lockstep.Batch(model, n, dtype="float64")
-    batch.set_state(*model.from_mujoco(qpos, rng.uniform(-2, 2, (n, 12))))
+    batch.set_state(*model.from_mujoco(qpos, rng.uniform(-2, 2, (n, m.nv))))
     batch.step(300)  # 3 s: everything has landed
     rest_qpos, rest_qvel = np.array(batch.mujocoQpos), np.array(batch.mujocoQvel)
     batch.evaluate()
     points = np.array(batch.softContact).reshape(n, -1, 14)[:, :, 0] > 0.5
     lifted = rest_qpos.copy()
-    lifted[:, [2, 9]] += 1.0
+    lifted[:, [2, 9, 16]] += 1.0
     q, u = model.from_mujoco(rest_qpos, rest_qvel)
     far_q, far_u = model.from_mujoco(lifted, rest_qvel)
 
@@ -71,7 +72,8 @@ def main():
         return step
 
     print(f"CPU: {cpu_model()}, {os.cpu_count()} threads; {n} worlds, float64, one Euler step of {model.dt} s")
-    print(f"contact points per world at rest: {points.sum(1).mean():.2f} of {points.shape[1]} slots")
+    print(f"contact points per world at rest: {points.sum(1).mean():.2f} of {points.shape[1]} slots; "
+          f"worlds flagged: {np.count_nonzero(batch.status)}")
     rows = {"Lockstep, at rest in the bin": rate(ours(q, u), n, a.seconds),
             "Lockstep, lifted 1 m (broad phase)": rate(ours(far_q, far_u), n, a.seconds),
             "MuJoCo mj_step, one thread, at rest": rate(theirs(rest_qpos), len(sample), a.seconds),

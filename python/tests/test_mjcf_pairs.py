@@ -79,6 +79,9 @@ FEATURES = {
                 ['size=".1 .07 .05"', 'euler=".3 .2 0"']),
     "box_box_margin": (scene(BOX, 'type="box" size=".06 .09 .04"', 'margin=".01"', 'condim="1"'),
                        ['margin=".01"', 'size=".06 .09 .04"']),
+    "capsule_box": (scene(CAPSULE, BOX, 'friction=".8"'), ['size=".12 .08 .1"', 'euler=".3 .2 0"', 'size=".05 .15"']),
+    "box_capsule_in_mujocos_order": (scene('type="box" size=".1 .06 .04"', SMALL_CAPSULE, 'margin=".01"', 'condim="1"'),
+                                     ['margin=".01"', 'size=".04 .12"']),
     "capsule_cylinder": (scene(CAPSULE, CYLINDER, 'friction=".7"'), ['size=".08 .1"', 'euler=".3 .2 0"']),
     "cylinder_capsule_in_mujocos_order": (scene(CYLINDER, SMALL_CAPSULE), [('size=".08 .1"', 'size=".08 .12"')]),
     "condim_1_frictionless": (scene(CAPSULE, SMALL_CAPSULE, 'condim="1"', 'condim="1" friction="1.2"'),
@@ -184,13 +187,13 @@ def test_pair_contact_feature_change_on_mujocos_side_is_noticed(feature, change,
 
 
 def test_pair_contacts_are_listed_and_other_kinds_are_named_in_a_warning(tmp_path):
-    """A pair that Lockstep does not collide yet (a capsule against a box) is named in a warning; the
+    """A pair that Lockstep does not collide yet (a cylinder against a box) is named in a warning; the
     pairs it has are elements of the model (lockstep info), named by their geoms."""
-    xml = scene('type="box" size=".1 .1 .1"', CAPSULE, children=CHILD.replace('type="capsule"', 'type="cylinder"'))
+    xml = scene('type="box" size=".1 .1 .1"', CYLINDER, children=CHILD)
     twin = Twin(tmp_path, xml, law="mujoco")
-    assert any("capsule-box (1 pair)" in w for w in twin.model.warnings), twin.model.warnings
+    assert any("cylinder-box (1 pair)" in w for w in twin.model.warnings), twin.model.warnings
     info = twin.model.info
-    assert "pair contacts 1" in info and "'g2/g3'" in info and "against cylinder" in info, info
+    assert "pair contacts 1" in info and "'g3/g2'" in info and "against cylinder" in info, info
 
 
 def test_humanoid_limbs_touch_each_other_as_in_mujoco(tmp_path):
@@ -331,6 +334,32 @@ def test_box_contacts_at_1000_random_poses_are_mujocos(margin, tmp_path):
     assert worst < 1e-12, worst
 
 
+@pytest.mark.parametrize("margin", [0.0, 0.02])
+def test_capsule_box_contacts_at_1000_random_poses_are_mujocos(margin, tmp_path):
+    """A capsule and a box at 1,000 random relative poses within reach: the same contacts as MuJoCo's
+    capsule-box (the segment's point nearest the box, then its heuristic second point), in count,
+    dist, point and normal to 1e-12, matched by position. Poses with no point, one and two occur,
+    with a margin and without."""
+    twin = Twin(tmp_path, scene(SMALL_CAPSULE, BOX, f'margin="{margin}"'), law="mujoco")
+    m, d = twin.m, twin.d
+    reach = sum(m.geom_rbound[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g)] for g in ("g1", "g2"))
+    rng = np.random.default_rng(37)
+    worst, counts = 0.0, {}
+    for _ in range(1000):
+        qpos, qvel, ctrl = pair_state(twin, rng, reach)
+        twin.set_state(qpos, qvel, ctrl)
+        theirs = np.array([np.concatenate([[c.dist], c.pos, c.frame[:3]]) for c in d.contact[:d.ncon]])
+        ours = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
+        ours = ours[ours[:, 0] > 0.5][:, 1:8]
+        assert len(ours) == len(theirs), (qpos, theirs, ours)
+        counts[len(theirs)] = counts.get(len(theirs), 0) + 1
+        for row in ours:
+            worst = max(worst, np.abs(theirs - row).max(axis=1).min())
+    print(f"capsule-box, margin {margin}: poses by number of points {dict(sorted(counts.items()))}, worst {worst:.1e}")
+    assert min(counts.get(k, 0) for k in (0, 1, 2)) >= 100, counts
+    assert worst < 1e-12, worst
+
+
 def test_a_pair_that_stops_touching_reads_zero_in_every_world(tmp_path):
     """Every value of a pair's points (softContact) reads 0 in a world where the pair does not touch,
     whatever the other worlds of its pack do and whatever it did at the last evaluation: 16 worlds
@@ -440,18 +469,71 @@ def test_a_stack_of_three_boxes_rests_without_creep_as_in_mujoco(offset, tmp_pat
         assert creep < 1e-12, creep
 
 
-# A bin of five static boxes on the world body, and a free box and a free ball to throw into it.
+# A bin of five static boxes on the world body, and a free box, a free ball and a free capsule to
+# throw into it (three free joints: qpos 7 and qvel 6 each).
 BIN = open(os.path.join(os.path.dirname(__file__), "..", "..", "models", "mjcf", "bin.xml")).read()
+BODIES = 3
+CENTRES = [7 * k + i for k in range(BODIES) for i in range(3)]
 
 
-def test_boxes_and_balls_thrown_into_a_bin_stay_in_it_at_10_ms_steps(tmp_path):
-    """1,000 worlds, each a box and a ball thrown at random into a bin of five static boxes (turned
-    at random, at up to 2 m/s sideways, 3 m/s down and 10 rad/s), at the file's 10 ms steps for 3 s
-    under MuJoCo's law, beside MuJoCo's mj_step of each: nothing passes through anything. Every world
-    stays healthy, both bodies' centres stay inside the bin at every step, 99% of the worlds follow
-    MuJoCo's own trajectories to 1e-9 (impacts make a few diverge), and the deepest any body goes
-    into the floor, the walls or the other body (MuJoCo's soft contacts at 10 ms: centimetres at
-    3 m/s) is MuJoCo's."""
+def bin_drops(m, worlds, rng):
+    """qpos and qvel of `worlds` random drops into the bin: each body's centre 10 to 35 cm up, at
+    least 18 cm from the others (their bounding spheres apart), turned at random, thrown at up to 2 m/s sideways (not over the
+    walls) and 3 m/s down, spinning at up to 10 rad/s."""
+    qpos = np.tile(m.qpos0, (worlds, 1))
+    centres = rng.uniform([-.2, -.2, .1], [.2, .2, .35], (worlds, BODIES, 3))
+    while True:  # drawn again where two bodies' bounding spheres overlap
+        close = np.zeros(worlds, bool)
+        for j in range(BODIES):
+            for k in range(j):
+                close |= np.linalg.norm(centres[:, j] - centres[:, k], axis=1) < 0.18
+        if not close.any():
+            break
+        centres[close] = rng.uniform([-.2, -.2, .1], [.2, .2, .35], (close.sum(), BODIES, 3))
+    for k in range(BODIES):
+        qpos[:, 7 * k:7 * k + 3] = centres[:, k]
+        q = rng.standard_normal((worlds, 4))
+        qpos[:, 7 * k + 3:7 * k + 7] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    throw = [-2, -2, -3], [2, 2, 0]
+    qvel = np.concatenate([np.concatenate([rng.uniform(*throw, (worlds, 3)), rng.uniform(-10, 10, (worlds, 3))], axis=1)
+                           for _ in range(BODIES)], axis=1)
+    return qpos, qvel
+
+
+class BinCrossings:
+    """Tracks each body's centre (worlds x bodies x 3) from step to step: a centre that crosses a
+    wall's middle plane (the walls are 10 cm thick, 40 cm high) below the wall's top, or the floor's
+    middle plane (20 cm thick), has passed through (`through` counts the steps of each body beyond);
+    one that crosses a wall above its top has left the bin over it (`escaped`, per world and body),
+    and is followed no further."""
+
+    WALL, TOP, FLOOR = 0.35, 0.4, -0.1
+
+    def __init__(self, centres):
+        self.previous = centres
+        self.escaped = np.zeros(centres.shape[:2], bool)
+        self.through = 0
+
+    def step(self, centres):
+        prev, now = self.previous, centres
+        for axis in (0, 1):
+            crossing = (np.abs(prev[:, :, axis]) < self.WALL) & (np.abs(now[:, :, axis]) >= self.WALL) & ~self.escaped
+            t = (self.WALL - np.abs(prev[:, :, axis])) / np.where(crossing, np.abs(now[:, :, axis]) - np.abs(prev[:, :, axis]), 1)
+            height = prev[:, :, 2] + t * (now[:, :, 2] - prev[:, :, 2])
+            self.through += np.sum(crossing & (height < self.TOP))
+            self.escaped |= crossing & (height >= self.TOP)
+        self.through += np.sum(~self.escaped & (now[:, :, 2] < self.FLOOR))
+        self.previous = centres
+
+
+def test_boxes_balls_and_capsules_thrown_into_a_bin_stay_in_it_at_10_ms_steps(tmp_path):
+    """1,000 worlds, each a box, a ball and a capsule thrown at random into a bin of five static boxes
+    (turned at random, at up to 2 m/s sideways, 3 m/s down and 10 rad/s), at the file's 10 ms steps
+    for 3 s under MuJoCo's law, beside MuJoCo's mj_step of each: nothing passes through anything.
+    Every world stays healthy, no body's centre passes through a wall or the floor (BinCrossings), 99%
+    of the worlds follow MuJoCo's own trajectories to 1e-9 (impacts make a few diverge), the bodies
+    that MuJoCo throws over a wall are Lockstep's, and the deepest any body goes into the floor, the
+    walls or another body (MuJoCo's soft contacts at 10 ms: centimetres at 3 m/s) is MuJoCo's."""
     import lockstep
     path = tmp_path / "bin.xml"
     path.write_text(BIN)
@@ -461,76 +543,77 @@ def test_boxes_and_balls_thrown_into_a_bin_stay_in_it_at_10_ms_steps(tmp_path):
     m = mujoco.MjModel.from_xml_string(BIN)
     m.opt.solver = mujoco.mjtSolver.mjSOL_NEWTON  # MuJoCo's solve to convergence, as Lockstep's
     m.opt.tolerance, m.opt.iterations = 1e-15, 1000
-    qpos = np.tile(m.qpos0, (worlds, 1))
-    qpos[:, 0:3] = rng.uniform([-.2, -.2, .1], [.2, .2, .35], (worlds, 3))
-    qpos[:, 7:10] = rng.uniform([-.2, -.2, .1], [.2, .2, .35], (worlds, 3))
-    apart = np.linalg.norm(qpos[:, 0:3] - qpos[:, 7:10], axis=1) > 0.12  # the two start apart
-    qpos[~apart, 9] = qpos[~apart, 2] + 0.12
-    for col in (3, 10):
-        q = rng.standard_normal((worlds, 4))
-        qpos[:, col:col + 4] = q / np.linalg.norm(q, axis=1, keepdims=True)
-    throw = [-2, -2, -3], [2, 2, 0]  # sideways and down, not over the walls
-    qvel = np.concatenate([rng.uniform(*throw, (worlds, 3)), rng.uniform(-10, 10, (worlds, 3)),
-                           rng.uniform(*throw, (worlds, 3)), rng.uniform(-10, 10, (worlds, 3))], axis=1)
+    qpos, qvel = bin_drops(m, worlds, rng)
     batch = lockstep.Batch(model, worlds, dtype="float64")
     batch.set_state(*model.from_mujoco(qpos, qvel))
     theirs = [mujoco.MjData(m) for _ in range(worlds)]
     for w, d in enumerate(theirs):
         d.qpos[:], d.qvel[:] = qpos[w], qvel[w]
-    centres = [0, 1, 2, 7, 8, 9]
+    start = qpos[:, CENTRES].reshape(worlds, BODIES, 3)
+    ours_crossing, theirs_crossing = BinCrossings(start), BinCrossings(start)
     apart_ours, apart_theirs, error = np.inf, np.inf, np.zeros(worlds)
+    capsule_box = 0  # steps of worlds where the capsule touches a box
+    rod = mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_BODY, "rod")
     for step in range(300):
         batch.evaluate()  # the contacts at the state the step starts from, as MuJoCo's d.contact
         contacts = np.array(batch.softContact).reshape(worlds, -1, _SOFT_WIDTH)
         apart_ours = min(apart_ours, np.where(contacts[:, :, 0] > 0.5, contacts[:, :, 1], np.inf).min())
         batch.step(1)
         assert not np.any(batch.status), [batch.describe_status(w) for w in np.flatnonzero(batch.status)[:3]]
-        ours = np.array(batch.mujocoQpos)[:, centres].reshape(worlds, 2, 3)
-        assert np.all(np.abs(ours[:, :, :2]) < 0.3) and np.all(ours[:, :, 2] > 0), step
+        ours = np.array(batch.mujocoQpos)[:, CENTRES].reshape(worlds, BODIES, 3)
+        ours_crossing.step(ours)
         for w, d in enumerate(theirs):
             mujoco.mj_step(m, d)
-            error[w] = max(error[w], np.abs(ours[w].ravel() - d.qpos[centres]).max())
+            error[w] = max(error[w], np.abs(ours[w].ravel() - d.qpos[CENTRES]).max())
             if d.ncon:  # the deepest contact, MuJoCo's
                 apart_theirs = min(apart_theirs, d.contact.dist[:d.ncon].min())
+                capsule_box += any(rod in (m.geom_bodyid[c.geom1], m.geom_bodyid[c.geom2]) and
+                                   mujoco.mjtGeom.mjGEOM_BOX in (m.geom_type[c.geom1], m.geom_type[c.geom2])
+                                   for c in d.contact[:d.ncon])
+        theirs_crossing.step(np.array([d.qpos[CENTRES] for d in theirs]).reshape(worlds, BODIES, 3))
+    followed = error < 1e-9
     print(f"bin: deepest contact {apart_ours:.4f} m (MuJoCo's {apart_theirs:.4f}); worlds off MuJoCo's "
-          f"trajectory by more than 1e-9: {np.sum(error > 1e-9)}, the median {np.median(error):.1e}")
+          f"trajectory by more than 1e-9: {np.sum(~followed)}, the median {np.median(error):.1e}; "
+          f"world-steps with the capsule on a box: {capsule_box}; bodies thrown over a wall: "
+          f"{ours_crossing.escaped.sum()} (MuJoCo's {theirs_crossing.escaped.sum()})")
+    assert ours_crossing.through == 0 and theirs_crossing.through == 0, (ours_crossing.through, theirs_crossing.through)
+    assert np.array_equal(ours_crossing.escaped[followed], theirs_crossing.escaped[followed])
+    assert ours_crossing.escaped.sum() < 0.01 * worlds
+    assert capsule_box > 100 * worlds
     assert np.percentile(error, 99) < 1e-9, np.percentile(error, 99)
     assert abs(apart_ours - apart_theirs) < 1e-9 and apart_ours > -0.05, (apart_ours, apart_theirs)
 
 
 def test_in_float_the_bin_holds_and_deep_contacts_converge(tmp_path):
-    """In float32: the bin of test_boxes_and_balls_thrown_into_a_bin_stay_in_it_at_10_ms_steps with
-    1,000 worlds for 3 s keeps every world healthy and every body in the bin; and a box turned at
-    random up to 9 cm into the bin's floor (forces of tens of newtons on 0.4 kg, where a gradient
-    rounds to about 3e-5) converges in every world, its contact forces within 1e-3 of float64's."""
+    """In float32: the bin of test_boxes_balls_and_capsules_thrown_into_a_bin_stay_in_it_at_10_ms_steps
+    with 1,000 worlds for 3 s keeps every world healthy and no body passes through anything; and a box
+    turned at random up to 9 cm into the bin's floor (forces of tens of newtons on 0.4 kg, where a
+    gradient rounds to about 3e-5) converges in every world, its contact forces within 1e-3 of
+    float64's."""
     import lockstep
     path = tmp_path / "bin.xml"
     path.write_text(BIN)
     model = lockstep.load({"mjcf": {"path": str(path), "contact_law": "mujoco"}})
     m = mujoco.MjModel.from_xml_string(BIN)
     worlds, rng = 1000, np.random.default_rng(29)
-    qpos = np.tile(m.qpos0, (worlds, 1))
-    qpos[:, 0:3] = rng.uniform([-.2, -.2, .1], [.2, .2, .3], (worlds, 3))
-    qpos[:, 7:10] = qpos[:, 0:3] + [0, 0, 0.12]
-    for col in (3, 10):
-        q = rng.standard_normal((worlds, 4))
-        qpos[:, col:col + 4] = q / np.linalg.norm(q, axis=1, keepdims=True)
-    qvel = rng.uniform(-2, 2, (worlds, 12))
-    qvel[:, [2, 8]] = -np.abs(qvel[:, [2, 8]])
+    qpos, qvel = bin_drops(m, worlds, rng)
     batch = lockstep.Batch(model, worlds, dtype="float32")
     batch.set_state(*model.from_mujoco(qpos, qvel))
+    crossings = BinCrossings(qpos[:, CENTRES].reshape(worlds, BODIES, 3))
     for step in range(300):
         batch.step(1)
         assert not np.any(batch.status), (step, [batch.describe_status(w) for w in np.flatnonzero(batch.status)[:3]])
-        centres = np.array(batch.mujocoQpos)[:, [0, 1, 2, 7, 8, 9]].reshape(worlds, 2, 3)
-        assert np.all(np.abs(centres[:, :, :2]) < 0.3) and np.all(centres[:, :, 2] > 0), step
+        crossings.step(np.array(batch.mujocoQpos, dtype=np.float64)[:, CENTRES].reshape(worlds, BODIES, 3))
+    print(f"float bin: bodies thrown over a wall {crossings.escaped.sum()}")
+    assert crossings.through == 0 and crossings.escaped.sum() < 0.01 * worlds, (crossings.through, crossings.escaped.sum())
     deep = qpos[:64].copy()
     deep[:, 2] = rng.uniform(-0.03, 0.06, 64)  # the box's centre from 3 cm below the floor's top
     deep[:, 7:10] = [0, 0, 0.3]
+    deep[:, 14:17] = [0, 0.15, 0.3]
     forces = {}
     for dtype in ("float64", "float32"):
         b = lockstep.Batch(model, 64, dtype=dtype)
-        b.set_state(*model.from_mujoco(deep, np.zeros((64, 12))))
+        b.set_state(*model.from_mujoco(deep, np.zeros((64, m.nv))))
         b.evaluate()
         assert not np.any(b.status), [b.describe_status(w) for w in np.flatnonzero(b.status)[:3]]
         forces[dtype] = np.array(b.softContact, dtype=np.float64).reshape(64, -1, _SOFT_WIDTH)[:, :, 8:11]

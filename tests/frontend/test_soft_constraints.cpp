@@ -332,14 +332,16 @@ TEST(SoftPair, AlignedBoxesTouchAtTheSmallerBoxsCorners) {
   }
 }
 
-// The box pair in packs of worlds equals each world alone, bit for bit: 40 worlds at random
-// relative poses (clipped faces, edge pairs and no contact in one pack), then each alone.
-TEST(SoftPair, BoxPairsInAPackEqualEachWorldAlone) {
-  const std::string path = writeModel("soft_pair_boxes_packed.xml", R"(<mujoco>
+// A pair of free bodies with geoms geom1 and geom2 in packs of worlds equals each world alone, bit
+// for bit: 40 worlds at random relative poses (no contact, one point and several in one pack), then
+// each alone.
+void expectPairsInAPackEqualEachWorldAlone(const std::string& name, const std::string& geom1,
+                                           const std::string& geom2) {
+  const std::string path = writeModel(name, R"(<mujoco>
   <option gravity="0 0 0"/>
   <worldbody>
-    <body name="a"><freejoint/><geom name="g1" type="box" size="0.12 0.08 0.1" margin="0.01"/></body>
-    <body name="b"><freejoint/><geom name="g2" type="box" size="0.1 0.07 0.05"/></body>
+    <body name="a"><freejoint/><geom name="g1" )" + geom1 + R"(/></body>
+    <body name="b"><freejoint/><geom name="g2" )" + geom2 + R"(/></body>
   </worldbody>
 </mujoco>)");
   const MjcfImport mjcf = softImport(path);
@@ -382,6 +384,19 @@ TEST(SoftPair, BoxPairsInAPackEqualEachWorldAlone) {
   EXPECT_GE(counts[2], 3);
 }
 
+// The box pair (clipped faces, edge pairs).
+TEST(SoftPair, BoxPairsInAPackEqualEachWorldAlone) {
+  expectPairsInAPackEqualEachWorldAlone("soft_pair_boxes_packed.xml", R"(type="box" size="0.12 0.08 0.1" margin="0.01")",
+                                        R"(type="box" size="0.1 0.07 0.05")");
+}
+
+// The capsule-box pair (MuJoCo's second point by a corner, an edge or a face).
+TEST(SoftPair, CapsuleBoxPairsInAPackEqualEachWorldAlone) {
+  expectPairsInAPackEqualEachWorldAlone("soft_pair_capsule_box_packed.xml",
+                                        R"(type="capsule" size="0.04 0.12" margin="0.01")",
+                                        R"(type="box" size="0.1 0.07 0.05")");
+}
+
 // A pair contact's bad values are refused with the element, the field and the reason: when the model
 // is built, and as per-world parameters.
 TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
@@ -407,8 +422,8 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
   refused([](PairContactDesc& d) { d.body2 = d.body1; }, "pair contact 'bad': body2: must differ from body1");
   refused([](PairContactDesc& d) { d.body2 = "nowhere"; }, "pair contact 'bad': body2: no body named");
   refused([](PairContactDesc& d) { std::swap(d.shape1, d.shape2); }, "shape1: must not come after shape2");
-  refused([](PairContactDesc& d) { d.shape1 = kShapeCapsule; d.shape2 = kShapeBox; },
-          "shape: spheres and capsules with each other or with a cylinder, a sphere and a box, or two boxes");
+  refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeBox; },
+          "shape: spheres and capsules with each other, a cylinder or a box, or two boxes");
   refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeCylinder; }, "cylinder pairs");
   refused([](PairContactDesc& d) { d.size2[1] = 0; }, "size2: must be > 0 (a capsule takes 2)");
   refused([](PairContactDesc& d) { d.condim = 4; }, "condim: 1 or 3");

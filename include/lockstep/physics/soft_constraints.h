@@ -234,7 +234,7 @@ LOCKSTEP_HD_INLINE bool softPairModelled(int shape1, int shape2) {
   if (shape1 > shape2) return false;
   switch (shape1) {
     case kShapeSphere: return shape2 != kShapeEllipsoid;
-    case kShapeCapsule: return shape2 == kShapeCapsule || shape2 == kShapeCylinder;
+    case kShapeCapsule: return shape2 == kShapeCapsule || shape2 == kShapeCylinder || shape2 == kShapeBox;
     case kShapeBox: return shape2 == kShapeBox;
     default: return false;
   }
@@ -244,7 +244,9 @@ LOCKSTEP_HD_INLINE bool softPairModelled(int shape1, int shape2) {
 // capsule pair: 2; the others 1), and the most of any pair.
 constexpr int kSoftPairSlotsMax = 8;
 LOCKSTEP_HD_INLINE int softPairSlots(int shape1, int shape2) {
-  return shape1 == kShapeBox && shape2 == kShapeBox ? 8 : shape1 == kShapeCapsule && shape2 == kShapeCapsule ? 2 : 1;
+  return shape1 == kShapeBox && shape2 == kShapeBox ? 8
+         : shape1 == kShapeCapsule && (shape2 == kShapeCapsule || shape2 == kShapeBox) ? 2
+                                                                                         : 1;
 }
 
 // a where m, else b, lane by lane (a point that does not exist in a lane is b's there).
@@ -361,6 +363,185 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softCapsuleCylinder(const Vec3<T>& c, const Vec3
   }
   const T t = T(0.25) * (lo1 + hi1 + lo2 + hi2);
   return softSphereCylinder(c + T(T(T(2) * t - T(1)) * size[1]) * z, z, size[0], X_GC, cylinder, margin);
+}
+
+// MuJoCo 4's sphere-box (engine_collision_box.c, mjraw_SphereBox): a sphere of radius r at c against
+// a box at X_GB with half-sizes size, the normal from the sphere into the box. A centre outside: the
+// normal from the centre to the box's nearest point, the point between that and the sphere's
+// deepest point. A centre inside the box: the nearest face's inward normal, its distance the face's.
+template <class T>
+LOCKSTEP_HD_INLINE SoftPoint<T> softSphereBox(const Vec3<T>& c, T r, const Transform<T>& X_GB, const Vec3<T>& size,
+                                              T margin) {
+  const Rotation<T>& R = X_GB.R;
+  const Vec3<T> centre = R.invTimes(c - X_GB.p);  // the sphere's centre in the box's frame
+  Vec3<T> clamped;
+  for (int k = 0; k < 3; ++k)
+    clamped[k] = selectT(centre[k] < -size[k], -size[k], selectT(centre[k] > size[k], size[k], centre[k]));
+  const Vec3<T> toBox = clamped - centre;
+  const T dist = norm(toBox);
+  const Vec3<T> n = softNormalized(toBox, dist);
+  const MaskOf<T> inside = !(dist > T(kSoftMinValue));
+  T closest = T(2) * (size[0] + size[1] + size[2]);
+  Vec3<T> face = Vec3<T>::zero();
+  for (int i = 0; i < 6; ++i) {
+    const T gap = absT((i % 2 ? T(1) : T(-1)) * size[i / 2] - centre[i / 2]);
+    const MaskOf<T> nearer = closest > gap;
+    closest = selectT(nearer, gap, closest);
+    for (int k = 0; k < 3; ++k) face[k] = selectT(nearer, k == i / 2 ? (i % 2 ? T(-1) : T(1)) : T(0), face[k]);
+  }
+  const Vec3<T> outsidePos = T(0.5) * clamped + T(0.5) * (centre + r * n);
+  const Vec3<T> insidePos = centre + ((r - closest) / T(2)) * face;
+  SoftPoint<T> p;
+  p.exists = !(dist - r > margin);
+  p.dist = selectT(inside, -closest, dist) - r;
+  p.pos = R * selectVec3(inside, insidePos, outsidePos) + X_GB.p;
+  p.normal = R * selectVec3(inside, face, n);
+  p.hint = Vec3<T>::zero();
+  p.hinted = false;
+  return p;
+}
+
+// MuJoCo's capsule-box (engine_collision_box.c, mjraw_CapsuleBox): a capsule (centre c, axis z,
+// MuJoCo's size: radius, half-length) against a box at X_GB with half-sizes size, up to two points,
+// each a sphere of the capsule's radius on its segment against the box (softSphereBox).
+//   first    the segment's point nearest the box: of the segment's ends, those whose nearest box
+//            point is on a face (clamped in at most one coordinate), and the nearest points of the
+//            segment and each of the box's twelve edges (skipped where they are parallel); the
+//            nearest wins, an edge only by more than mjMINVAL.
+//   second   MuJoCo's heuristic along the segment from the first (secondpos, in half-lengths): by
+//            the box's corner nearest, unless the segment points to or away from it, the farther
+//            end, cut where the segment leaves the edge (a segment within 45 degrees of it) or the
+//            faces about the corner; by the middle of an edge, where the segment crosses it (not
+//            in a T), the end on the side of the face the segment is flatter to, cut where it
+//            leaves that face or passes the edge's end; by an end over a face, the other end, cut
+//            where the segment leaves the face's slab. None where the first point is an end inside
+//            the box.
+// Lane by lane: MuJoCo's integer codes become T flags (the winning candidate's kind, its box edge,
+// the bits of its box corner), and its case analysis selects between the three second points.
+template <class T>
+LOCKSTEP_HD void softCapsuleBox(const Vec3<T>& c, const Vec3<T>& z, const Vec3<T>& capsule, const Transform<T>& X_GB,
+                                const Vec3<T>& size, T margin, SoftPoint<T>* out) {
+  using M = MaskOf<T>;
+  const T radius = capsule[0], half = capsule[1];
+  const Vec3<T> pos = X_GB.R.invTimes(c - X_GB.p), axis = X_GB.R.invTimes(z), ha = half * axis;
+  T axisBit[3];  // MuJoCo's axisdir: the half-axis's signs
+  for (int k = 0; k < 3; ++k) axisBit[k] = selectT(ha[k] > T(0), T(1), T(0));
+  // v[(idx + shift) % 3] for a per-lane index idx in {0, 1, 2}.
+  auto at = [](T idx, const T* v, int shift) {
+    return selectT(idx == T(0), v[shift % 3], selectT(idx == T(1), v[(1 + shift) % 3], v[(2 + shift) % 3]));
+  };
+  auto atMin = [](T e, T current) { return selectT(e < current, e, current); };  // MuJoCo's "if (e1 < pos) pos = e1"
+
+  // ---- the nearest point: kind -4 none, -3 / -1 the end at -1 / +1 over a face, 0..8 an edge
+  // (3 s1 + s2: s1 where on the box's edge, s2 where on the segment; 0 one end, 1 between, 2 the other)
+  T best = margin + T(2) * (radius + half + size[0] + size[1] + size[2]);
+  T kind = T(-4), segmentAt = T(0), edgeAt = T(0), face = T(-1), onEdge = T(0), edgeAxis = T(0);
+  T corner[3] = {T(0), T(0), T(0)};  // the bits of the box corner at the edge's end nearest
+  for (int i = -1; i <= 1; i += 2) {
+    const Vec3<T> end = pos + T(i) * ha;
+    T clampedCount = T(0), clampedAxis = T(-1), gap2 = T(0);
+    for (int j = 0; j < 3; ++j) {
+      const M out1 = (end[j] < -size[j]) | (end[j] > size[j]);
+      clampedCount = clampedCount + selectT(out1, T(1), T(0));
+      clampedAxis = selectT(out1, T(j), clampedAxis);
+      const T g = selectT(end[j] < -size[j], -size[j], selectT(end[j] > size[j], size[j], end[j])) - end[j];
+      gap2 = gap2 + g * g;
+    }
+    const M nearer = (clampedCount < T(1.5)) & (gap2 < best);
+    best = selectT(nearer, gap2, best);
+    segmentAt = selectT(nearer, T(i), segmentAt);
+    kind = selectT(nearer, T(-2 + i), kind);
+    face = selectT(nearer, clampedAxis, face);
+  }
+  const T mc = half * half;
+  for (int j = 0; j < 3; ++j)
+    for (int i = 0; i < 8; ++i) {
+      if (i & (1 << j)) continue;
+      Vec3<T> mid{{(i & 1) ? size[0] : -size[0], (i & 2) ? size[1] : -size[1], (i & 4) ? size[2] : -size[2]}};
+      mid[j] = T(0);  // the edge along axis j through corner i, from its middle
+      const Vec3<T> dif = mid - pos;
+      const T ma = size[j] * size[j], mb = -size[j] * ha[j], u = -size[j] * dif[j], v = dot(ha, dif);
+      const T det = ma * mc - mb * mb;
+      const M valid = !(absT(det) < T(kSoftMinValue));
+      const T idet = T(1) / selectT(valid, det, T(1));
+      T x1 = (mc * u - mb * v) * idet, x2 = (ma * v - mb * u) * idet;  // along the edge, the segment
+      const M over1 = x1 > T(1), under1 = x1 < T(-1);
+      x2 = selectT(over1, (v - mb) * (T(1) / mc), selectT(under1, (v + mb) * (T(1) / mc), x2));
+      x1 = selectT(over1, T(1), selectT(under1, T(-1), x1));
+      T s1 = selectT(over1, T(2), selectT(under1, T(0), T(1)));
+      const M over2 = x2 > T(1), under2 = x2 < T(-1), again = over2 | under2;
+      const T x1again = selectT(over2, (u - mb) * (T(1) / ma), (u + mb) * (T(1) / ma));
+      s1 = selectT(again & (x1again > T(1)), T(2), selectT(again & (x1again < T(-1)), T(0), s1));
+      x1 = selectT(again, selectT(x1again > T(1), T(1), selectT(x1again < T(-1), T(-1), x1again)), x1);
+      const T s2 = selectT(over2, T(2), selectT(under2, T(0), T(1)));
+      x2 = selectT(over2, T(1), selectT(under2, T(-1), x2));
+      Vec3<T> gap = dif - x2 * ha;
+      gap[j] = gap[j] + size[j] * x1;
+      const T gap2 = dot(gap, gap);
+      const M nearer = valid & (gap2 < best - T(kSoftMinValue));
+      best = selectT(nearer, gap2, best);
+      segmentAt = selectT(nearer, x2, segmentAt);
+      edgeAt = selectT(nearer, x1, edgeAt);
+      kind = selectT(nearer, T(3) * s1 + s2, kind);
+      onEdge = selectT(nearer, s1, onEdge);
+      edgeAxis = selectT(nearer, T(j), edgeAxis);
+      for (int k = 0; k < 3; ++k)
+        corner[k] = selectT(nearer, k == j ? selectT(s1 == T(2), T(1), T(0)) : T((i >> k) & 1), corner[k]);
+    }
+  const M found = kind > T(-3.5), byEdge = kind > T(-0.5);
+  T differ[3], absHa[3];  // MuJoCo's axisdir ^ clcorner, bit by bit; |ha|
+  for (int k = 0; k < 3; ++k) {
+    differ[k] = absT(axisBit[k] - corner[k]);
+    absHa[k] = absT(ha[k]);
+  }
+  const T differing = differ[0] + differ[1] + differ[2];
+
+  // ---- by a corner: the segment not pointing to or away from it (one or two bits differ)
+  const M two = differing == T(2);
+  const T cornerMul = selectT(two, T(-1), T(1));
+  const T de = selectT(two, T(1) + segmentAt, T(1) - segmentAt), dp = selectT(two, T(1) - segmentAt, T(1) + segmentAt);
+  const T ax = selectT(differ[0] != selectT(two, T(1), T(0)), T(0),
+                       selectT(differ[1] != selectT(two, T(1), T(0)), T(1), T(2)));  // the odd bit
+  const T axisAx = at(ax, axis.v, 0);
+  const T alongEdge = atMin(T(2) * at(ax, size.v, 0) / at(ax, absHa, 0), de) * cornerMul;
+  const T alongFace =
+      atMin(T(2) * at(ax, size.v, 2) / at(ax, absHa, 2), atMin(T(2) * at(ax, size.v, 1) / at(ax, absHa, 1), dp)) *
+      -cornerMul;
+  const T byCornerAt = selectT(axisAx * axisAx > T(0.5), alongEdge, alongFace);
+  const M byCorner = byEdge & (onEdge != T(1)) & (differing > T(0.5)) & (differing < T(2.5));
+
+  // ---- by an edge's middle: crossing it (the bits off the edge's axis differ in one place, not a T)
+  T crossing[3];
+  for (int k = 0; k < 3; ++k) crossing[k] = selectT(edgeAxis == T(k), T(0), differ[k]);
+  const T flatter = selectT(absT(at(edgeAxis, axis.v, 1)) > absT(at(edgeAxis, axis.v, 2)), edgeAxis + T(1),
+                            edgeAxis + T(2));
+  const T ax2 = selectT(flatter > T(2.5), flatter - T(3), flatter);  // MuJoCo's ax2
+  const M up = at(ax2, crossing, 0) == T(1);
+  const T middleMul = selectT(up, T(1), T(-1));
+  T middleAt = selectT(up, T(1) - segmentAt, T(1) + segmentAt);
+  middleAt = atMin(T(2) * at(ax2, size.v, 0) / at(ax2, absHa, 0), middleAt);
+  const T e2 = selectT(at(edgeAxis, axisBit, 0) == at(ax2, crossing, 0), T(1) - edgeAt, T(1) + edgeAt);
+  middleAt = atMin(at(edgeAxis, size.v, 0) * e2 / at(edgeAxis, absHa, 0), middleAt) * middleMul;
+  const M byMiddle = byEdge & (onEdge == T(1)) & (crossing[0] + crossing[1] + crossing[2] == T(1));
+
+  // ---- by an end over a face: toward the other end, until the segment leaves the face's slab
+  const T endMul = -segmentAt;
+  const Vec3<T> from = pos - endMul * ha;
+  T endAt = T(2);
+  for (int k = 0; k < 3; ++k)
+    for (int sign = 1; sign >= -1; sign -= 2) {
+      const T e1 = (T(sign) * size[k] - from[k]) / ha[k] * endMul;
+      endAt = selectT((face != T(k)) & (e1 > T(0)) & (e1 < endAt), e1, endAt);
+    }
+  endAt = endAt * endMul;
+  const M byEnd = found & !byEdge & (face > T(-0.5));
+
+  const M second = byCorner | byMiddle | byEnd;
+  const T secondAt = selectT(byCorner, byCornerAt, selectT(byMiddle, middleAt, endAt)) + segmentAt;
+  out[0] = softSphereBox(X_GB.R * (pos + segmentAt * ha) + X_GB.p, radius, X_GB, size, margin);
+  out[0].exists = out[0].exists & found;
+  out[1] = softSphereBox(X_GB.R * (pos + secondAt * ha) + X_GB.p, radius, X_GB, size, margin);
+  out[1].exists = out[1].exists & second;
 }
 
 // MuJoCo 4's box pair (engine_collision_box.c, mjc_BoxBox) of boxes at X_G1, X_G2 with half-sizes
@@ -636,7 +817,7 @@ LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, con
 }
 
 // MuJoCo's contacts of a pair of geoms (shape1 <= shape2: sphere-sphere, sphere-capsule,
-// sphere-cylinder, sphere-box, capsule-capsule, capsule-cylinder, box-box) at X_G1, X_G2 with
+// sphere-cylinder, sphere-box, capsule-capsule, capsule-cylinder, capsule-box, box-box) at X_G1, X_G2 with
 // MuJoCo's sizes, within margin: the points of every slot.
 // A capsule pair whose axes are not parallel touches at the segments' nearest points; parallel ones
 // (|det| < mjMINVAL) at the first two of the four end-to-segment candidates that touch.
@@ -651,36 +832,12 @@ LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3
     out[0] = softSpherePair(c1, z1, r1, c2, z2, r2, margin);
     return;
   }
-  if (shape1 == kShapeSphere && shape2 == kShapeBox) {  // MuJoCo 4's sphere-box (engine_collision_box.c)
-    const Rotation<T>& R = X_G2.R;
-    const Vec3<T> centre = R.invTimes(c1 - c2);  // the sphere's centre in the box's frame
-    Vec3<T> clamped;
-    for (int k = 0; k < 3; ++k)
-      clamped[k] = selectT(centre[k] < -size2[k], -size2[k], selectT(centre[k] > size2[k], size2[k], centre[k]));
-    const Vec3<T> toBox = clamped - centre;
-    const T dist = norm(toBox);
-    const Vec3<T> n = softNormalized(toBox, dist);
-    // Outside: the normal from the centre to the nearest point of the box, the point between that
-    // and the sphere's deepest point. Inside (the centre in the box): the nearest face's inward
-    // normal, its distance the face's.
-    const MaskOf<T> inside = !(dist > T(kSoftMinValue));
-    T closest = T(2) * (size2[0] + size2[1] + size2[2]);
-    Vec3<T> face = Vec3<T>::zero();
-    for (int i = 0; i < 6; ++i) {
-      const T gap = absT((i % 2 ? T(1) : T(-1)) * size2[i / 2] - centre[i / 2]);
-      const MaskOf<T> nearer = closest > gap;
-      closest = selectT(nearer, gap, closest);
-      for (int k = 0; k < 3; ++k) face[k] = selectT(nearer, k == i / 2 ? (i % 2 ? T(-1) : T(1)) : T(0), face[k]);
-    }
-    const Vec3<T> outsidePos = T(0.5) * clamped + T(0.5) * (centre + r1 * n);
-    const Vec3<T> insidePos = centre + ((r1 - closest) / T(2)) * face;
-    SoftPoint<T>& p = out[0];
-    p.exists = !(dist - r1 > margin);
-    p.dist = selectT(inside, -closest, dist) - r1;
-    p.pos = R * selectVec3(inside, insidePos, outsidePos) + c2;
-    p.normal = R * selectVec3(inside, face, n);
-    p.hint = Vec3<T>::zero();
-    p.hinted = false;
+  if (shape1 == kShapeSphere && shape2 == kShapeBox) {
+    out[0] = softSphereBox(c1, r1, X_G2, size2, margin);
+    return;
+  }
+  if (shape1 == kShapeCapsule && shape2 == kShapeBox) {
+    softCapsuleBox(c1, z1, size1, X_G2, size2, margin, out);
     return;
   }
   if (shape1 == kShapeBox) {
