@@ -363,11 +363,13 @@ class Converter {
       for (int plane : planes) {
         if (!touches(g, plane)) continue;
         const int type = m_->geom_type[g];
-        if (type != mjGEOM_SPHERE && type != mjGEOM_CAPSULE && type != mjGEOM_BOX && type != mjGEOM_CYLINDER) {
+        const bool mujocoLaw = options_.law == MjcfOptions::ContactLaw::Mujoco;
+        if (type != mjGEOM_SPHERE && type != mjGEOM_CAPSULE && type != mjGEOM_BOX && type != mjGEOM_CYLINDER &&
+            !(type == mjGEOM_ELLIPSOID && mujocoLaw)) {  // an ellipsoid's contact spheres: not yet
           ignored_[std::string(geomTypeName(type)) + " geoms on the ground"].push_back(geomName(g));
           break;
         }
-        if (options_.law == MjcfOptions::ContactLaw::Mujoco) {
+        if (mujocoLaw) {
           const Transformd X_GP = placement_[m_->geom_bodyid[plane]].X_BL *
                                   poseOf(m_->geom_pos + 3 * plane, m_->geom_quat + 4 * plane);
           builder_.add(mjcfPlaneContact(m_, g, plane, geomName(g) + (planes.size() > 1 ? "@" + geomName(plane) : ""),

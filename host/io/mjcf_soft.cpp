@@ -68,7 +68,9 @@ PlaneContactShape mjcfShape(int type) {
     case mjGEOM_CAPSULE: return kShapeCapsule;
     case mjGEOM_BOX: return kShapeBox;
     case mjGEOM_CYLINDER: return kShapeCylinder;
-    default: return kShapeEllipsoid;  // refused by the elements' build rules, naming it
+    // An ellipsoid; the other kinds (meshes, height fields, SDFs) never reach a plane contact (the
+    // import names them), and softPairModelled pairs no ellipsoid.
+    default: return kShapeEllipsoid;
   }
 }
 

@@ -31,7 +31,7 @@ void validateSoftLaw(const std::array<double, 2>& solref, const std::array<doubl
 // A geom's MuJoCo size: positive where its shape reads it (a sphere 1, a capsule and a cylinder 2, a
 // box 3), finite.
 void validateShapeSize(int shape, const Vec3d& size, const std::string& where, const char* field) {
-  const int sizes = shape == kShapeSphere ? 1 : shape == kShapeBox ? 3 : 2;
+  const int sizes = shape == kShapeSphere ? 1 : shape == kShapeBox || shape == kShapeEllipsoid ? 3 : 2;
   for (int k = 0; k < sizes; ++k) {
     validateFinite(size[k], where, field);
     if (!(size[k] > 0)) throw ModelError(where + ": " + field + ": must be > 0 (a " + kShapeNames[shape] + " takes " +
@@ -89,8 +89,8 @@ PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
   const std::string where = build.where("plane contact", d.name);
   const int body = build.body(d.body, where, "body");
   if (body < 0) throw ModelError(where + ": body: must be a body, not ground");
-  if (d.shape == kShapeEllipsoid || d.shape < kShapeSphere || d.shape > kShapeBox)
-    throw ModelError(where + ": shape: a sphere, capsule, box or cylinder (ellipsoids against planes: not yet)");
+  if (d.shape < kShapeSphere || d.shape > kShapeBox)
+    throw ModelError(where + ": shape: a sphere, capsule, ellipsoid, cylinder or box");
   validateShapeSize(d.shape, d.size, where, "size");
   validateTransform(d.X_BG, where, "X_BG");
   validateGroundPlane(d.planeNormal, d.planePoint, where);

@@ -179,6 +179,8 @@ class Twin:
             return c @ n - s[1] * abs(axial) - s[0] * np.sqrt(max(0.0, 1 - axial ** 2))
         if t == mujoco.mjtGeom.mjGEOM_BOX:
             return c @ n - np.abs(R.T @ n) @ s[:3]
+        if t == mujoco.mjtGeom.mjGEOM_ELLIPSOID:
+            return c @ n - np.linalg.norm(s[:3] * (R.T @ n))
         raise ValueError(f"geom {g}: no support function for type {t}")
 
     def set_state(self, qpos, qvel, ctrl):

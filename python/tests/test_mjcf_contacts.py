@@ -40,6 +40,7 @@ def scene(shape, geom="", floor="", option="", flags="", children="", world="", 
 
 SPHERE, CAPSULE = 'type="sphere" size=".1"', 'type="capsule" size=".05 .15" euler=".3 .2 0"'
 BOX, CYLINDER = 'type="box" size=".1 .15 .05"', 'type="cylinder" size=".08 .1" euler="0 .4 .1"'
+ELLIPSOID = 'type="ellipsoid" size=".12 .07 .05" euler=".3 .2 .1"'
 # A welded child at a rotated and offset frame, whose own welded child carries a capsule that
 # touches the floor: MuJoCo's contacts are on the grandchild, Lockstep's on the free body.
 WELDED = """
@@ -73,6 +74,8 @@ FEATURES = {
     "capsule_ends": (scene(CAPSULE, 'friction=".8"'), ['size=".05 .15"']),
     "box_corners": (scene(BOX, 'friction=".6"', 'friction=".9"'), ['friction=".9"']),
     "cylinder_rim": (scene(CYLINDER), ['size=".08 .1"']),
+    "ellipsoid_support_point": (scene(ELLIPSOID, 'friction=".8"', 'margin=".003"'),
+                                ['size=".12 .07 .05"', 'euler=".3 .2 .1"', 'margin=".003"']),
     "condim_1_frictionless": (scene(BOX, 'condim="1"', 'condim="1" friction="1.2"'),
                               [('condim="1" friction', 'condim="3" friction')]),
     "solref_solimp_mixed_by_solmix": (

@@ -124,6 +124,10 @@ TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
       } else if (type == mjGEOM_CYLINDER) {
         const double a = size[1] * std::abs(R[8]), r = size[0] * std::sqrt(std::max(0.0, 1 - R[8] * R[8]));
         z = d->geom_xpos[5] - a - r;
+      } else if (type == mjGEOM_ELLIPSOID) {  // the support along -z: |diag(size) R' z|
+        double s = 0;
+        for (int c = 0; c < 3; ++c) s += (R[6 + c] * size[c]) * (R[6 + c] * size[c]);
+        z = d->geom_xpos[5] - std::sqrt(s);
       }
       lowest = std::min(lowest, z);
     }
@@ -142,7 +146,8 @@ TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
 INSTANTIATE_TEST_SUITE_P(Shapes, SoftPrimitive,
                          ::testing::Values("type=\"sphere\" size=\"0.1\"", "type=\"capsule\" size=\"0.05 0.2\"",
                                            "type=\"box\" size=\"0.1 0.15 0.05\"",
-                                           "type=\"cylinder\" size=\"0.08 0.1\"", "type=\"sphere\" size=\"0.1\" condim=\"1\""),
+                                           "type=\"cylinder\" size=\"0.08 0.1\"", "type=\"ellipsoid\" size=\"0.12 0.07 0.05\"",
+                                           "type=\"sphere\" size=\"0.1\" condim=\"1\""),
                          [](const ::testing::TestParamInfo<const char*>& info) {
                            const std::string s = info.param;
                            std::string name = s.substr(6, s.find('"', 6) - 6);
@@ -608,7 +613,8 @@ namespace lockstep::test {
 namespace {
 
 // What MuJoCo's law here does not have is refused or named: elliptic cones (refused, naming the
-// option), ellipsoids (a warning naming the geom), and a contact law that is not one of the two.
+// option), an ellipsoid's contact spheres under the compliant law (a warning naming the geom; under
+// MuJoCo's law it touches the plane), and a contact law that is not one of the two.
 TEST(SoftLaw, UnsupportedFeaturesAndUnknownLawsAreNamed) {
   const std::string plane = R"(<geom type="plane" size="1 1 .1"/>)";
   const std::string cone = writeModel("soft_cone.xml", R"(<mujoco><option cone="elliptic"/><worldbody>)" + plane +
@@ -624,9 +630,12 @@ TEST(SoftLaw, UnsupportedFeaturesAndUnknownLawsAreNamed) {
   const std::string ellipsoid = writeModel("soft_ellipsoid.xml", "<mujoco><worldbody>" + plane +
       R"(<body name="egg" pos="0 0 .2"><freejoint/><geom type="ellipsoid" size=".1 .2 .1" mass="1"/></body></worldbody></mujoco>)");
   const MjcfImport egg = softImport(ellipsoid);
-  EXPECT_TRUE(egg.model->planeContacts().empty());
-  ASSERT_EQ(egg.warnings.size(), 1u);
-  EXPECT_NE(egg.warnings[0].find("ellipsoid geoms on the ground: egg.geom1"), std::string::npos) << egg.warnings[0];
+  EXPECT_EQ(egg.model->planeContacts().size(), 1u);
+  EXPECT_TRUE(egg.warnings.empty());
+  const MjcfImport compliantEgg = importCompliant(ellipsoid);
+  ASSERT_EQ(compliantEgg.warnings.size(), 1u);
+  EXPECT_NE(compliantEgg.warnings[0].find("ellipsoid geoms on the ground: egg.geom1"), std::string::npos)
+      << compliantEgg.warnings[0];
   const std::string scene = ::testing::TempDir() + "soft_law_typo.json";
   std::ofstream(scene) << R"({"mjcf": {"path": ")" + cone + R"(", "contact_law": "mujok"}})";
   try {

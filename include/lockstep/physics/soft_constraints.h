@@ -145,8 +145,9 @@ LOCKSTEP_HD_INLINE int softPointSlots(int shape) {
   }
 }
 
-// MuJoCo's plane collisions (engine_collision_primitive.c) of a geom at X_GG with MuJoCo's size
-// against the plane through p with unit normal n, within margin: the points of every slot.
+// MuJoCo's plane collisions (engine_collision_primitive.c; an ellipsoid's, mjc_PlaneConvex in
+// engine_collision_convex.c: one point, the support point along -n) of a geom at X_GG with MuJoCo's
+// size against the plane through p with unit normal n, within margin: the points of every slot.
 template <class T>
 LOCKSTEP_HD void softPlanePoints(int shape, const Transform<T>& X_GG, const Vec3<T>& size, const Vec3<T>& n,
                                  const Vec3<T>& p, T margin, SoftPoint<T>* out) {
@@ -222,6 +223,20 @@ LOCKSTEP_HD void softPlanePoints(int shape, const Transform<T>& X_GG, const Vec3
       vec1 = (size[0] * T(0.8660254037844386) / norm(vec1)) * vec1;  // sqrt(3) / 2
       point(out[2], triangle, dist0 + prjaxis + prjvec1, X_GG.p + vec1 + ha + T(-0.5) * vec);
       point(out[3], triangle, dist0 + prjaxis + prjvec1, X_GG.p - vec1 + ha + T(-0.5) * vec);
+      break;
+    }
+    case kShapeEllipsoid: {  // mjc_PlaneConvex: the ellipsoid's support point along -n
+      const Vec3<T> d = R.invTimes(T(-1) * n);
+      Vec3<T> s{{d[0] * size[0], d[1] * size[1], d[2] * size[2]}};
+      s = softNormalized(s, norm(s));
+      for (int k = 0; k < 3; ++k) s[k] = s[k] * size[k];
+      const Vec3<T> support = R * s + X_GG.p;
+      SoftPoint<T>& point = out[0];
+      point.dist = dot(n, support - p);
+      point.exists = !(point.dist > margin);
+      point.pos = support + T(-point.dist * T(0.5)) * n;
+      point.hinted = false;
+      point.hint = Vec3<T>::zero();
       break;
     }
     default: break;
