@@ -346,6 +346,11 @@ def planar_box_on_the_floor(twin, rng):
 # case -> (xml, its states)
 STEPS = {
     "euler_hinges": (F.model(F.arm()), Twin.random_state),
+    # Servos with kv in MuJoCo 4.0's Euler: its implicit damping is the joints' (a servo's kv stays in
+    # the bias force, explicit, as in Lockstep's).
+    "euler_servos_with_kv": (F.model(F.arm(shoulder='type="hinge" damping=".2"'),
+                                     '<general joint="shoulder" gainprm="9" biastype="affine" biasprm="0 -9 -1.3" '
+                                     'gear="2.2"/><velocity joint="elbow" kv="3" gear="-1.6"/>'), Twin.random_state),
     "rk4_hinges": (F.model(F.arm(shoulder='type="hinge" damping=".5"'), option='integrator="RK4"'), Twin.random_state),
     "rk4_hinges_and_slides_with_contacts": (PLANAR_BOX, planar_box_on_the_floor),
     "rk4_ball": (F.model(F.arm(elbow='type="ball"'), option='integrator="RK4"'), Twin.random_state),
