@@ -5,7 +5,8 @@ the three bodies rest on the bin's floor and on each other (each world's own, af
 random throw), and from the same states lifted 1 m (nothing within reach: the broad phase alone). Lockstep steps all
 worlds at once (float64, the CPU's threads); MuJoCo's mj_step (PyPI's, its default solver) steps
 each world in turn on one thread, from a Python loop whose own cost (setting qpos and qvel) is
-measured apart. Each timed step starts from the chosen states again.
+measured apart. Each timed step starts from the chosen states again. A world flagged during the 3 s
+is replayed in MuJoCo, which says whether it finds that state unstable too (its mjWARN_BADQACC).
 
     OMP_NUM_THREADS=2 .venv/bin/python bench/bin_cost.py --worlds 4096 --seconds 5
 
@@ -44,7 +45,8 @@ def main():
         q = rng.standard_normal((n, 4))
         qpos[:, col:col + 4] = q / np.linalg.norm(q, axis=1, keepdims=True)
     batch = lockstep.Batch(model, n, dtype="float64")
-    batch.set_state(*model.from_mujoco(qpos, rng.uniform(-2, 2, (n, m.nv))))
+    qvel = rng.uniform(-2, 2, (n, m.nv))
+    batch.set_state(*model.from_mujoco(qpos, qvel))
     batch.step(300)  # 3 s: everything has landed
     rest_qpos, rest_qvel = np.array(batch.mujocoQpos), np.array(batch.mujocoQvel)
     batch.evaluate()
@@ -72,8 +74,20 @@ def main():
         return step
 
     print(f"CPU: {cpu_model()}, {os.cpu_count()} threads; {n} worlds, float64, one Euler step of {model.dt} s")
+    flagged = np.flatnonzero(batch.status)
     print(f"contact points per world at rest: {points.sum(1).mean():.2f} of {points.shape[1]} slots; "
-          f"worlds flagged: {np.count_nonzero(batch.status)}")
+          f"worlds flagged: {len(flagged)}")
+    for w in flagged:  # the same world in MuJoCo: the step at which it reports the state unstable
+        d = mujoco.MjData(m)
+        d.qpos[:], d.qvel[:] = qpos[w], qvel[w]
+        unstable = None
+        for k in range(300):
+            mujoco.mj_step(m, d)
+            if d.warning[mujoco.mjtWarning.mjWARN_BADQACC].number:
+                unstable = k
+                break
+        print(f"  world {w}: {batch.describe_status(w)}; MuJoCo's mj_step of it: "
+              f"{'unstable at step %d' % unstable if unstable is not None else 'stable for 3 s'}")
     rows = {"Lockstep, at rest in the bin": rate(ours(q, u), n, a.seconds),
             "Lockstep, lifted 1 m (broad phase)": rate(ours(far_q, far_u), n, a.seconds),
             "MuJoCo mj_step, one thread, at rest": rate(theirs(rest_qpos), len(sample), a.seconds),

@@ -385,8 +385,8 @@ class Converter {
   // explicit <pair>, and every other pair of geoms whose contype and conaffinity match either way,
   // except geoms welded into one body, a body's and its parent's (where neither is the world and
   // filterparent is on), <exclude>d body pairs, and the geoms of an explicit pair. Planes are the
-  // ground contacts'; the kinds softPairModelled names pair here (spheres and capsules with each
-  // other and with cylinders, a sphere with a box, two boxes); other kinds are named in a warning.
+  // ground contacts'; the kinds softPairModelled names pair here (a sphere with any primitive, a
+  // capsule with a capsule, a cylinder or a box, two boxes); other kinds are named in a warning.
   void addPairContacts() {
     if (disabled(mjDSBL_CONTACT) || options_.law != MjcfOptions::ContactLaw::Mujoco) return;
     auto weld = [&](int g) { return m_->body_weldid[m_->geom_bodyid[g]]; };
@@ -403,7 +403,10 @@ class Converter {
       if (m_->geom_type[g1] > m_->geom_type[g2]) std::swap(g1, g2);  // MuJoCo's order: by type
       const int t1 = m_->geom_type[g1], t2 = m_->geom_type[g2];
       if (t1 == mjGEOM_PLANE) return;  // the ground contacts'
-      if (!softPairModelled(mjcfShape(t1), mjcfShape(t2))) {
+      auto primitive = [](int t) {
+        return t == mjGEOM_SPHERE || t == mjGEOM_CAPSULE || t == mjGEOM_ELLIPSOID || t == mjGEOM_CYLINDER || t == mjGEOM_BOX;
+      };
+      if (!primitive(t1) || !primitive(t2) || !softPairModelled(mjcfShape(t1), mjcfShape(t2))) {
         ++unpaired[std::string(geomTypeName(t1)) + "-" + geomTypeName(t2)];
         return;
       }

@@ -68,8 +68,8 @@ PlaneContactShape mjcfShape(int type) {
     case mjGEOM_CAPSULE: return kShapeCapsule;
     case mjGEOM_BOX: return kShapeBox;
     case mjGEOM_CYLINDER: return kShapeCylinder;
-    // An ellipsoid; the other kinds (meshes, height fields, SDFs) never reach a plane contact (the
-    // import names them), and softPairModelled pairs no ellipsoid.
+    // An ellipsoid; the other kinds (meshes, height fields, SDFs) never reach a plane or a pair
+    // contact (the import names them in a warning first).
     default: return kShapeEllipsoid;
   }
 }

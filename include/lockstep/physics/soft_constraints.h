@@ -244,11 +244,11 @@ LOCKSTEP_HD void softPlanePoints(int shape, const Transform<T>& X_GG, const Vec3
 }
 
 // The pairs of shapes whose contacts Lockstep makes (MuJoCo's order: shape1 <= shape2): a sphere
-// with a sphere, a capsule, a cylinder or a box; a capsule with a capsule or a cylinder; two boxes.
+// with anything; a capsule with a capsule, a cylinder or a box; two boxes.
 LOCKSTEP_HD_INLINE bool softPairModelled(int shape1, int shape2) {
   if (shape1 > shape2) return false;
   switch (shape1) {
-    case kShapeSphere: return shape2 != kShapeEllipsoid;
+    case kShapeSphere: return true;
     case kShapeCapsule: return shape2 == kShapeCapsule || shape2 == kShapeCylinder || shape2 == kShapeBox;
     case kShapeBox: return shape2 == kShapeBox;
     default: return false;
@@ -338,6 +338,83 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softSphereCylinder(const Vec3<T>& c, const Vec3<
   const Vec3<T> rim = X_GC.p + selectT(top, height, -height) * axis + scale * across;
   const SoftPoint<T> onRim = softSpherePair(c, z, r, rim, axis, T(0), margin);
   return selectPoint(side, onSide, selectPoint(cap, onCap, onRim));
+}
+
+// A sphere (centre c, radius r) against an ellipsoid at X_GE with radii size: MuJoCo's
+// general convex contact (its nativeccd; one contact, multiccd skips ellipsoids), which is exact
+// geometry to its tolerance: the ellipsoid's surface point x nearest the centre (or, with the centre
+// inside, nearest it from inside), the normal from the sphere into the ellipsoid along the surface
+// normal at x, the distance the centre's signed distance from the surface less r. In the
+// ellipsoid's frame x = a^2 p / (a^2 + t) with the t at which x is on the surface (Lagrange's
+// condition; t > 0 outside, -min a^2 < t < 0 inside: unique there), found by bisection; a centre
+// on the plane of the smallest radius inside, where that t does not exist (the centre itself, for
+// one), touches the surface off that plane along that radius.
+template <class T>
+LOCKSTEP_HD_INLINE SoftPoint<T> softSphereEllipsoid(const Vec3<T>& c, T r, const Transform<T>& X_GE, const Vec3<T>& size,
+                                                    T margin) {
+  using M = MaskOf<T>;
+  const Vec3<T> p = X_GE.R.invTimes(c - X_GE.p);
+  T a2[3], inside1 = T(0);
+  for (int k = 0; k < 3; ++k) {
+    a2[k] = size[k] * size[k];
+    inside1 = inside1 + p[k] * p[k] / a2[k];
+  }
+  const M inside = inside1 < T(1);
+  // The smallest radius's axis (the first at a tie) and its a^2.
+  T small = T(0), a2min = a2[0];
+  for (int k = 1; k < 3; ++k) {
+    const M less = a2[k] < a2min;
+    small = selectT(less, T(k), small);
+    a2min = selectT(less, a2[k], a2min);
+  }
+  const T largest = selectT(size[0] > size[1], selectT(size[0] > size[2], size[0], size[2]),
+                            selectT(size[1] > size[2], size[1], size[2]));
+  T lo = selectT(inside, -a2min, T(0)), hi = selectT(inside, T(0), norm(p) * largest);
+  auto excess = [&](T t) {  // sum (a p / (a^2 + t))^2 - 1: decreasing in t
+    T f = T(-1);
+    for (int k = 0; k < 3; ++k) {
+      const T q = size[k] * p[k] / (a2[k] + t);
+      f = f + q * q;
+    }
+    return f;
+  };
+  constexpr int kIterations = sizeof(ScalarOf<T>) == sizeof(float) ? 32 : 64;
+  for (int i = 0; i < kIterations; ++i) {
+    const T t = T(0.5) * (lo + hi);
+    const M above = excess(t) > T(0);
+    lo = selectT(above, t, lo);
+    hi = selectT(above, hi, t);
+  }
+  const T t = T(0.5) * (lo + hi);
+  Vec3<T> x;
+  for (int k = 0; k < 3; ++k) x[k] = a2[k] * p[k] / (a2[k] + t);
+  // A centre inside on the smallest radius's plane: the others' coordinates at t = -min a^2, the
+  // smallest radius's from the surface's equation, on the centre's side (+ on the plane itself).
+  T rest = T(1);
+  Vec3<T> off;
+  for (int k = 0; k < 3; ++k) {
+    const M isSmall = small == T(k);
+    off[k] = a2[k] * p[k] / selectT(isSmall, T(1), a2[k] - a2min);
+    rest = rest - selectT(isSmall, T(0), off[k] * off[k] / a2[k]);
+  }
+  T pSmall = p[0];
+  for (int k = 1; k < 3; ++k) pSmall = selectT(small == T(k), p[k], pSmall);
+  const M onPlane = inside & (absT(pSmall) < T(kSoftMinValue)) & (rest > T(0));
+  const T height = sqrtT(selectT(rest > T(0), rest, T(0))) * sqrtT(a2min);
+  for (int k = 0; k < 3; ++k)
+    off[k] = selectT(small == T(k), selectT(pSmall < T(0), -height, height), off[k]);
+  x = selectVec3(onPlane, off, x);
+  const Vec3<T> gradient{{x[0] / a2[0], x[1] / a2[1], x[2] / a2[2]}};
+  const Vec3<T> outward = softNormalized(gradient, norm(gradient));
+  const T gap = norm(p - x);
+  SoftPoint<T> q;
+  q.dist = selectT(inside, -gap, gap) - r;
+  q.exists = !(q.dist > margin);
+  q.normal = X_GE.R * (T(-1) * outward);
+  q.pos = c + (r + q.dist / T(2)) * q.normal;
+  q.hint = Vec3<T>::zero();
+  q.hinted = false;
+  return q;
 }
 
 // A capsule (centre c, axis z, MuJoCo's size: radius, half-length) against a cylinder at X_GC:
@@ -832,8 +909,8 @@ LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, con
 }
 
 // MuJoCo's contacts of a pair of geoms (shape1 <= shape2: sphere-sphere, sphere-capsule,
-// sphere-cylinder, sphere-box, capsule-capsule, capsule-cylinder, capsule-box, box-box) at X_G1, X_G2 with
-// MuJoCo's sizes, within margin: the points of every slot.
+// sphere-ellipsoid, sphere-cylinder, sphere-box, capsule-capsule, capsule-cylinder, capsule-box, box-box) at
+// X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
 // A capsule pair whose axes are not parallel touches at the segments' nearest points; parallel ones
 // (|det| < mjMINVAL) at the first two of the four end-to-segment candidates that touch.
 template <class T>
@@ -857,6 +934,10 @@ LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3
   }
   if (shape1 == kShapeBox) {
     softBoxPair(X_G1, size1, X_G2, size2, margin, out);
+    return;
+  }
+  if (shape2 == kShapeEllipsoid) {  // a sphere's
+    out[0] = softSphereEllipsoid(c1, r1, X_G2, size2, margin);
     return;
   }
   if (shape2 == kShapeCylinder) {
