@@ -162,8 +162,8 @@ PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
   if (d.shape1 > d.shape2)
     throw ModelError(where + ": shape1: must not come after shape2 (MuJoCo's order: sphere, capsule, cylinder, box)");
   if (!softPairModelled(d.shape1, d.shape2))
-    throw ModelError(where + ": shape: a sphere with any shape, a capsule with a capsule, a cylinder or a box, or two "
-                             "boxes (cylinder pairs, cylinder-box and ellipsoids against other than a sphere: not yet)");
+    throw ModelError(where + ": shape: a sphere or a capsule with any shape, or two boxes (cylinder pairs, cylinder-box, "
+                             "and an ellipsoid with a cylinder, a box or an ellipsoid: not yet)");
   validateShapeSize(d.shape1, d.size1, where, "size1");
   validateShapeSize(d.shape2, d.size2, where, "size2");
   validateTransform(d.X_BG1, where, "X_BG1");
@@ -220,8 +220,7 @@ std::string describeElement(const Model& m, const PairContact& e) {
 
 InfoSection infoSection(const Model&, const std::vector<PairContact>&) {
   return {"pair contacts",
-          " (MuJoCo's soft-constraint law between two bodies' geoms: spheres, capsules, sphere-ellipsoid, sphere- and "
-          "capsule-box, sphere- and capsule-cylinder, box-box)",
+          " (MuJoCo's soft-constraint law between two bodies' geoms: a sphere or a capsule with any shape, box-box)",
           /*showEmpty=*/false};
 }
 

@@ -434,7 +434,7 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
   refused([](PairContactDesc& d) { d.body2 = "nowhere"; }, "pair contact 'bad': body2: no body named");
   refused([](PairContactDesc& d) { std::swap(d.shape1, d.shape2); }, "shape1: must not come after shape2");
   refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeBox; },
-          "shape: a sphere with any shape, a capsule with a capsule, a cylinder or a box, or two boxes");
+          "shape: a sphere or a capsule with any shape, or two boxes");
   refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeCylinder; }, "cylinder pairs");
   refused([](PairContactDesc& d) { d.size2[1] = 0; }, "size2: must be > 0 (a capsule takes 2)");
   refused([](PairContactDesc& d) { d.condim = 4; }, "condim: 1 or 3");

@@ -244,12 +244,12 @@ LOCKSTEP_HD void softPlanePoints(int shape, const Transform<T>& X_GG, const Vec3
 }
 
 // The pairs of shapes whose contacts Lockstep makes (MuJoCo's order: shape1 <= shape2): a sphere
-// with anything; a capsule with a capsule, a cylinder or a box; two boxes.
+// or a capsule with anything; two boxes.
 LOCKSTEP_HD_INLINE bool softPairModelled(int shape1, int shape2) {
   if (shape1 > shape2) return false;
   switch (shape1) {
     case kShapeSphere: return true;
-    case kShapeCapsule: return shape2 == kShapeCapsule || shape2 == kShapeCylinder || shape2 == kShapeBox;
+    case kShapeCapsule: return shape2 != kShapeSphere;
     case kShapeBox: return shape2 == kShapeBox;
     default: return false;
   }
@@ -340,20 +340,20 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softSphereCylinder(const Vec3<T>& c, const Vec3<
   return selectPoint(side, onSide, selectPoint(cap, onCap, onRim));
 }
 
-// A sphere (centre c, radius r) against an ellipsoid at X_GE with radii size: MuJoCo's
-// general convex contact (its nativeccd; one contact, multiccd skips ellipsoids), which is exact
-// geometry to its tolerance: the ellipsoid's surface point x nearest the centre (or, with the centre
-// inside, nearest it from inside), the normal from the sphere into the ellipsoid along the surface
-// normal at x, the distance the centre's signed distance from the surface less r. In the
-// ellipsoid's frame x = a^2 p / (a^2 + t) with the t at which x is on the surface (Lagrange's
-// condition; t > 0 outside, -min a^2 < t < 0 inside: unique there), found by bisection; a centre
-// on the plane of the smallest radius inside, where that t does not exist (the centre itself, for
-// one), touches the surface off that plane along that radius.
+// The point x of an ellipsoid with radii size nearest a point p (both in the ellipsoid's frame; with
+// p inside, nearest it from inside), the outward unit normal there and p's signed distance from the
+// surface (negative inside). x = a^2 p / (a^2 + t) at the t where x is on the surface (Lagrange's
+// condition; t > 0 outside, -min a^2 < t < 0 inside: unique there), found by bisection; a point
+// inside on the plane of the smallest radius, where that t does not exist (the centre, for one),
+// has its nearest point off that plane along that radius.
 template <class T>
-LOCKSTEP_HD_INLINE SoftPoint<T> softSphereEllipsoid(const Vec3<T>& c, T r, const Transform<T>& X_GE, const Vec3<T>& size,
-                                                    T margin) {
+struct EllipsoidNearest {
+  Vec3<T> x, outward;
+  T signedDistance;
+};
+template <class T>
+LOCKSTEP_HD_INLINE EllipsoidNearest<T> softEllipsoidNearest(const Vec3<T>& p, const Vec3<T>& size) {
   using M = MaskOf<T>;
-  const Vec3<T> p = X_GE.R.invTimes(c - X_GE.p);
   T a2[3], inside1 = T(0);
   for (int k = 0; k < 3; ++k) {
     a2[k] = size[k] * size[k];
@@ -386,35 +386,68 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softSphereEllipsoid(const Vec3<T>& c, T r, const
     hi = selectT(above, hi, t);
   }
   const T t = T(0.5) * (lo + hi);
-  Vec3<T> x;
-  for (int k = 0; k < 3; ++k) x[k] = a2[k] * p[k] / (a2[k] + t);
-  // A centre inside on the smallest radius's plane: the others' coordinates at t = -min a^2, the
-  // smallest radius's from the surface's equation, on the centre's side (+ on the plane itself).
-  T rest = T(1);
+  EllipsoidNearest<T> e;
+  for (int k = 0; k < 3; ++k) e.x[k] = a2[k] * p[k] / (a2[k] + t);
+  // A point inside on the smallest radius's plane: the others' coordinates at t = -min a^2, the
+  // smallest radius's from the surface's equation, on the point's side (+ on the plane itself).
+  T rest = T(1), pSmall = p[0];
   Vec3<T> off;
   for (int k = 0; k < 3; ++k) {
     const M isSmall = small == T(k);
     off[k] = a2[k] * p[k] / selectT(isSmall, T(1), a2[k] - a2min);
     rest = rest - selectT(isSmall, T(0), off[k] * off[k] / a2[k]);
+    pSmall = selectT(isSmall, p[k], pSmall);
   }
-  T pSmall = p[0];
-  for (int k = 1; k < 3; ++k) pSmall = selectT(small == T(k), p[k], pSmall);
   const M onPlane = inside & (absT(pSmall) < T(kSoftMinValue)) & (rest > T(0));
   const T height = sqrtT(selectT(rest > T(0), rest, T(0))) * sqrtT(a2min);
-  for (int k = 0; k < 3; ++k)
-    off[k] = selectT(small == T(k), selectT(pSmall < T(0), -height, height), off[k]);
-  x = selectVec3(onPlane, off, x);
-  const Vec3<T> gradient{{x[0] / a2[0], x[1] / a2[1], x[2] / a2[2]}};
-  const Vec3<T> outward = softNormalized(gradient, norm(gradient));
-  const T gap = norm(p - x);
+  for (int k = 0; k < 3; ++k) off[k] = selectT(small == T(k), selectT(pSmall < T(0), -height, height), off[k]);
+  e.x = selectVec3(onPlane, off, e.x);
+  const Vec3<T> gradient{{e.x[0] / a2[0], e.x[1] / a2[1], e.x[2] / a2[2]}};
+  e.outward = softNormalized(gradient, norm(gradient));
+  const T gap = norm(p - e.x);
+  e.signedDistance = selectT(inside, -gap, gap);
+  return e;
+}
+
+// A sphere (centre c, radius r) against an ellipsoid at X_GE with radii size: MuJoCo's general
+// convex contact (its nativeccd; one contact, multiccd leaves ellipsoids alone), which is exact
+// geometry to its tolerance: the ellipsoid's surface point nearest the centre (softEllipsoidNearest),
+// the normal from the sphere into the ellipsoid along the surface normal there, the distance the
+// centre's signed distance from the surface less r, the point in the middle of the penetration.
+template <class T>
+LOCKSTEP_HD_INLINE SoftPoint<T> softSphereEllipsoid(const Vec3<T>& c, T r, const Transform<T>& X_GE, const Vec3<T>& size,
+                                                    T margin) {
+  const EllipsoidNearest<T> e = softEllipsoidNearest(X_GE.R.invTimes(c - X_GE.p), size);
   SoftPoint<T> q;
-  q.dist = selectT(inside, -gap, gap) - r;
+  q.dist = e.signedDistance - r;
   q.exists = !(q.dist > margin);
-  q.normal = X_GE.R * (T(-1) * outward);
+  q.normal = X_GE.R * (T(-1) * e.outward);
   q.pos = c + (r + q.dist / T(2)) * q.normal;
   q.hint = Vec3<T>::zero();
   q.hinted = false;
   return q;
+}
+
+// A capsule (centre c, axis z, MuJoCo's size: radius, half-length) against an ellipsoid at X_GE:
+// MuJoCo's general convex contact in exact geometry, as softCapsuleCylinder: the point of the
+// capsule's segment deepest into the ellipsoid (its signed distance is convex along the segment,
+// its slope the outward normal at the nearest point dotted with the segment: bisection on the
+// slope's sign) as a sphere of the capsule's radius against it (softSphereEllipsoid). Where the
+// segment itself enters the ellipsoid, the deepest point's nearest surface, not MuJoCo's least
+// translation of the whole capsule (docs/mjcf.md).
+template <class T>
+LOCKSTEP_HD_INLINE SoftPoint<T> softCapsuleEllipsoid(const Vec3<T>& c, const Vec3<T>& z, const Vec3<T>& size,
+                                                     const Transform<T>& X_GE, const Vec3<T>& radii, T margin) {
+  const Vec3<T> start = X_GE.R.invTimes(c - size[1] * z - X_GE.p), d = X_GE.R.invTimes(T(T(2) * size[1]) * z);
+  T lo = T(0), hi = T(1);  // the first t where the slope is positive
+  for (int k = 0; k < 56; ++k) {
+    const T mid = T(0.5) * (lo + hi);
+    const MaskOf<T> rising = dot(softEllipsoidNearest(start + mid * d, radii).outward, d) > T(0);
+    hi = selectT(rising, mid, hi);
+    lo = selectT(rising, lo, mid);
+  }
+  const T t = T(0.5) * (lo + hi);
+  return softSphereEllipsoid(c + T(T(T(2) * t - T(1)) * size[1]) * z, size[0], X_GE, radii, margin);
 }
 
 // A capsule (centre c, axis z, MuJoCo's size: radius, half-length) against a cylinder at X_GC:
@@ -909,8 +942,8 @@ LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, con
 }
 
 // MuJoCo's contacts of a pair of geoms (shape1 <= shape2: sphere-sphere, sphere-capsule,
-// sphere-ellipsoid, sphere-cylinder, sphere-box, capsule-capsule, capsule-cylinder, capsule-box, box-box) at
-// X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
+// sphere-ellipsoid, sphere-cylinder, sphere-box, capsule-capsule, capsule-ellipsoid, capsule-cylinder,
+// capsule-box, box-box) at X_G1, X_G2 with MuJoCo's sizes, within margin: the points of every slot.
 // A capsule pair whose axes are not parallel touches at the segments' nearest points; parallel ones
 // (|det| < mjMINVAL) at the first two of the four end-to-segment candidates that touch.
 template <class T>
@@ -936,8 +969,9 @@ LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3
     softBoxPair(X_G1, size1, X_G2, size2, margin, out);
     return;
   }
-  if (shape2 == kShapeEllipsoid) {  // a sphere's
-    out[0] = softSphereEllipsoid(c1, r1, X_G2, size2, margin);
+  if (shape2 == kShapeEllipsoid) {
+    out[0] = shape1 == kShapeSphere ? softSphereEllipsoid(c1, r1, X_G2, size2, margin)
+                                    : softCapsuleEllipsoid(c1, z1, size1, X_G2, size2, margin);
     return;
   }
   if (shape2 == kShapeCylinder) {
