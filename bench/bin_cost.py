@@ -88,8 +88,12 @@ def main():
                 break
         print(f"  world {w}: {batch.describe_status(w)}; MuJoCo's mj_step of it: "
               f"{'unstable at step %d' % unstable if unstable is not None else 'stable for 3 s'}")
+    def set_only():
+        batch.set_state(far_q, far_u)
+
     rows = {"Lockstep, at rest in the bin": rate(ours(q, u), n, a.seconds),
             "Lockstep, lifted 1 m (broad phase)": rate(ours(far_q, far_u), n, a.seconds),
+            "(Lockstep's set_state alone, lifted)": rate(set_only, n, a.seconds),
             "MuJoCo mj_step, one thread, at rest": rate(theirs(rest_qpos), len(sample), a.seconds),
             "MuJoCo mj_step, one thread, lifted": rate(theirs(lifted), len(sample), a.seconds),
             "(MuJoCo's Python loop without mj_step)": rate(theirs(lifted, False), len(sample), a.seconds)}
