@@ -390,6 +390,38 @@ def test_ellipsoid_contacts_at_1000_random_poses_are_mujocos(kind, margin, tmp_p
         assert inner >= 100 and perpendicular < 1e-10, (inner, perpendicular)
 
 
+@pytest.mark.parametrize("kind", ["sphere", "capsule"])
+def test_ellipsoid_contacts_in_float_equal_float64s(kind, tmp_path):
+    """A sphere or a capsule against an ellipsoid at 512 random relative poses within reach, deep ones
+    included (a capsule's segment crossing the ellipsoid's middle plane, where its deepest point is a
+    kink of the signed distance and the nearest surface point's t is within a rounding of -min a^2),
+    evaluated in float32 and float64: the same points touch, at the same dist to 1e-5 (float's
+    rounding of the frames), and where the sphere's centre or the capsule's point is outside the
+    ellipsoid, with the same normal to 1e-4."""
+    import lockstep
+    twin = Twin(tmp_path, scene(SPHERE if kind == "sphere" else SMALL_CAPSULE, ELLIPSOID), law="mujoco")
+    m, rng = twin.m, np.random.default_rng(43)
+    reach = sum(m.geom_rbound[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g)] for g in ("g1", "g2"))
+    qpos = np.array([pair_state(twin, rng, reach)[0] for _ in range(512)])
+    points = {}
+    for dtype in ("float64", "float32"):
+        batch = lockstep.Batch(twin.model, len(qpos), dtype=dtype)
+        batch.set_state(*twin.model.from_mujoco(qpos, np.zeros((len(qpos), m.nv))))
+        batch.evaluate()
+        assert not np.any(batch.status)
+        points[dtype] = np.array(batch.softContact, dtype=np.float64).reshape(len(qpos), -1, _SOFT_WIDTH)[:, 0]
+    ours, theirs = points["float32"], points["float64"]
+    radius = m.geom_size[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "g1")][0]
+    touching = theirs[:, 0] > 0.5
+    outside = touching & (theirs[:, 1] > -radius)
+    dist = np.abs(ours[touching, 1] - theirs[touching, 1]).max()
+    normal = np.abs(ours[outside, 5:8] - theirs[outside, 5:8]).max()
+    print(f"{kind}-ellipsoid in float32: {touching.sum()} touching ({touching.sum() - outside.sum()} deep); dist off by "
+          f"{dist:.1e}, normal (outside) by {normal:.1e}")
+    assert np.array_equal(ours[:, 0] > 0.5, touching) and touching.sum() - outside.sum() >= 50
+    assert dist < 1e-5 and normal < 1e-4, (dist, normal)
+
+
 @pytest.mark.parametrize("margin", [0.0, 0.02])
 def test_box_contacts_at_1000_random_poses_are_mujocos(margin, tmp_path):
     """Two boxes at 1,000 random relative poses within reach: the same contacts as MuJoCo 4's box

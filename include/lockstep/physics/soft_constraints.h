@@ -369,25 +369,30 @@ LOCKSTEP_HD_INLINE EllipsoidNearest<T> softEllipsoidNearest(const Vec3<T>& p, co
   }
   const T largest = selectT(size[0] > size[1], selectT(size[0] > size[2], size[0], size[2]),
                             selectT(size[1] > size[2], size[1], size[2]));
-  T lo = selectT(inside, -a2min, T(0)), hi = selectT(inside, T(0), norm(p) * largest);
-  auto excess = [&](T t) {  // sum (a p / (a^2 + t))^2 - 1: decreasing in t
+  // The bisection runs on s = t + min a^2 (0 < s < min a^2 inside), so that a^2 + t = (a^2 - min a^2)
+  // + s keeps its digits where the root is near -min a^2 (a point near the smallest radius's plane,
+  // where a capsule's deepest point lies when its segment crosses that plane inside).
+  T lo = selectT(inside, T(0), a2min), hi = selectT(inside, a2min, a2min + norm(p) * largest);
+  T base[3];
+  for (int k = 0; k < 3; ++k) base[k] = a2[k] - a2min;
+  auto excess = [&](T shifted) {  // sum (a p / (a^2 + t))^2 - 1: decreasing in t
     T f = T(-1);
     for (int k = 0; k < 3; ++k) {
-      const T q = size[k] * p[k] / (a2[k] + t);
+      const T q = size[k] * p[k] / (base[k] + shifted);
       f = f + q * q;
     }
     return f;
   };
-  constexpr int kIterations = sizeof(ScalarOf<T>) == sizeof(float) ? 32 : 64;
+  constexpr int kIterations = sizeof(ScalarOf<T>) == sizeof(float) ? 40 : 80;
   for (int i = 0; i < kIterations; ++i) {
-    const T t = T(0.5) * (lo + hi);
-    const M above = excess(t) > T(0);
-    lo = selectT(above, t, lo);
-    hi = selectT(above, hi, t);
+    const T shifted = T(0.5) * (lo + hi);
+    const M above = excess(shifted) > T(0);
+    lo = selectT(above, shifted, lo);
+    hi = selectT(above, hi, shifted);
   }
-  const T t = T(0.5) * (lo + hi);
+  const T shifted = T(0.5) * (lo + hi);
   EllipsoidNearest<T> e;
-  for (int k = 0; k < 3; ++k) e.x[k] = a2[k] * p[k] / (a2[k] + t);
+  for (int k = 0; k < 3; ++k) e.x[k] = a2[k] * p[k] / (base[k] + shifted);
   // A point inside on the smallest radius's plane: the others' coordinates at t = -min a^2, the
   // smallest radius's from the surface's equation, on the point's side (+ on the plane itself).
   T rest = T(1), pSmall = p[0];
