@@ -105,9 +105,9 @@ struct ConstantForceDesc {
 struct PlaneContactDesc {
   std::string name;
   std::string body;                          // the geom's body (not Ground)
-  PlaneContactShape shape = kShapeSphere;    // sphere, capsule, box or cylinder (ellipsoids: not yet)
+  PlaneContactShape shape = kShapeSphere;    // sphere, capsule, ellipsoid, cylinder or box
   Transformd X_BG = Transformd::identity();  // the geom's frame on the body (a capsule's and a cylinder's axis: z)
-  Vec3d size = {{0.05, 0, 0}};               // MuJoCo's: radius; radius, half-length; half-sizes
+  Vec3d size = {{0.05, 0, 0}};               // MuJoCo's: radius; radius, half-length; radii; half-sizes
   Vec3d planeNormal = {{0, 0, 1}};           // in Ground, out of the plane into free space; |n| > 0
   Vec3d planePoint = Vec3d::zero();
   int condim = 3;                            // 1 (frictionless) or 3 (a friction pyramid)
@@ -122,16 +122,17 @@ struct PlaneContactDesc {
   double invweight = 0;                      // MuJoCo's body_invweight0 (translation) of the geom's body; >= 0
 };
 // Two primitive geoms on different bodies under MuJoCo's law (one of them may be on Ground): MuJoCo's
-// contact between them (a sphere or capsule against a sphere or capsule), with the pair's mixed
-// parameters. The MJCF importer makes one for every pair MuJoCo's collision rules let touch.
+// contact between them (a sphere or a capsule against any primitive, or two boxes:
+// softPairModelled), with the pair's mixed parameters. The MJCF importer makes one for every pair
+// MuJoCo's collision rules let touch.
 struct PairContactDesc {
   std::string name;
   std::string body1, body2;                   // the geoms' bodies: different, at most one of them Ground
-  PlaneContactShape shape1 = kShapeSphere;    // sphere or capsule, shape1 <= shape2 (MuJoCo's order)
+  PlaneContactShape shape1 = kShapeSphere;    // shape1 <= shape2 (MuJoCo's order); softPairModelled
   PlaneContactShape shape2 = kShapeSphere;
   Transformd X_BG1 = Transformd::identity();  // each geom's frame on its body (a capsule's axis: z)
   Transformd X_BG2 = Transformd::identity();
-  Vec3d size1 = {{0.05, 0, 0}}, size2 = {{0.05, 0, 0}};  // MuJoCo's: radius; radius, half-length
+  Vec3d size1 = {{0.05, 0, 0}}, size2 = {{0.05, 0, 0}};  // MuJoCo's, as PlaneContactDesc::size
   int condim = 3;                             // 1 (frictionless) or 3 (a friction pyramid)
   double friction = 1;                        // as PlaneContactDesc's
   std::array<double, 2> solref{{0.02, 1}};
