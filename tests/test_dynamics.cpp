@@ -100,6 +100,25 @@ TEST(Integration, SemiImplicitEulerConvergesAtFirstOrder) {
   EXPECT_GT(r1 / r2, 14.0);
 }
 
+// One semi-implicit Euler step from rest: the speeds take dt udot, and the positions move with the
+// new speeds (q1 = q0 + dt u1; pins: qdot = u), where explicit Euler would leave them where they were.
+TEST(Integration, SemiImplicitEulerMovesThePositionsWithTheNewSpeeds) {
+  const auto model = makeChain(3);
+  Batch<double> batch(model, 1);
+  const std::vector<double> q0 = chainInitialQ(3);
+  batch.setQ(0, q0);
+  const double dt = 1e-3;
+  batch.step(dt, 1, Integrator::SemiImplicitEuler);
+  const std::vector<double> q1 = batch.q(0), u1 = batch.u(0);
+  ASSERT_EQ(q1.size(), u1.size());
+  double moved = 0;
+  for (std::size_t i = 0; i < q1.size(); ++i) {
+    EXPECT_NEAR(q1[i] - q0[i], dt * u1[i], 1e-15) << "coordinate " << i;
+    moved = std::max(moved, std::abs(q1[i] - q0[i]));
+  }
+  EXPECT_GT(moved, 1e-8);  // gravity moves the chain from rest
+}
+
 TEST(Batch, WorldOfABatchEqualsTheSameWorldAloneBitForBit) {
   Random rnd(202);
   const RandomCase c = randomTree(rnd, 8);
