@@ -126,6 +126,12 @@ FEATURES = {
 }
 
 
+def touching_points(twin):
+    """The rows of softContact (world 0) whose points touch."""
+    ours = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
+    return ours[ours[:, 0] > 0.5]
+
+
 def pair_state(twin, rng, reach):
     """A random state (speeds, joint angles, a's pose) with b's centre within `reach` of a's, in a
     cube about it: most of them touch."""
@@ -302,8 +308,7 @@ def test_cylinder_contacts_at_1000_random_poses_are_mujocos(kind, tmp_path):
         if too_deep_to_compare(m, d):
             deep += 1
             continue
-        ours = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
-        ours = ours[ours[:, 0] > 0.5]
+        ours = touching_points(twin)
         assert len(ours) == len(theirs), (qpos, [c.dist for c in theirs], ours)
         touching += len(theirs) > 0
         for row, c in zip(ours, theirs):
@@ -357,8 +362,7 @@ def test_ellipsoid_contacts_at_1000_random_poses_are_mujocos(kind, margin, tmp_p
         if kind == "capsule" and too_deep_to_compare(m, d):
             segment_inside += 1
             continue
-        ours = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
-        ours = ours[ours[:, 0] > 0.5]
+        ours = touching_points(twin)
         assert len(ours) == len(theirs), (qpos, [c.dist for c in theirs], ours)
         touching += len(theirs) > 0
         for row, c in zip(ours, theirs):
@@ -438,8 +442,7 @@ def test_box_contacts_at_1000_random_poses_are_mujocos(margin, tmp_path):
         qpos, qvel, ctrl = pair_state(twin, rng, reach)
         twin.set_state(qpos, qvel, ctrl)
         theirs = np.array([np.concatenate([[c.dist], c.pos, c.frame[:3]]) for c in d.contact[:d.ncon]])
-        ours = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
-        ours = ours[ours[:, 0] > 0.5][:, 1:8]
+        ours = touching_points(twin)[:, 1:8]
         assert len(ours) == len(theirs), (qpos, theirs, ours)
         counts[len(theirs)] = counts.get(len(theirs), 0) + 1
         for row in ours:
@@ -503,8 +506,7 @@ def test_capsule_box_contacts_at_1000_random_poses_are_mujocos(margin, tmp_path)
                 qpos = near_grid_pose(m, rng, g1, g2, reach)
             twin.set_state(qpos, qvel, ctrl)
             theirs = np.array([np.concatenate([[c.dist], c.pos, c.frame[:3]]) for c in d.contact[:d.ncon]])
-            ours = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
-            ours = ours[ours[:, 0] > 0.5][:, 1:8]
+            ours = touching_points(twin)[:, 1:8]
             assert len(ours) == len(theirs), (kind, qpos, theirs, ours)
             counts[len(theirs)] = counts.get(len(theirs), 0) + 1
             if len(ours):
@@ -820,8 +822,7 @@ def test_box_contacts_at_touching_corners_are_mujocos(case, tmp_path):
         mujoco.mju_mulQuat(qpos[b + 3:b + 7], turned, unturn)
         twin.set_state(qpos, qvel, np.zeros(m.nu))
         theirs = np.array([np.concatenate([[c.dist], c.pos, c.frame[:3]]) for c in d.contact[:d.ncon]])
-        ours = np.array(twin.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
-        ours = ours[ours[:, 0] > 0.5][:, 1:8]
+        ours = touching_points(twin)[:, 1:8]
         assert len(ours) == 4 and (len(ours) == len(theirs) or case == "aligned_equal_boxes"), (qpos, theirs, ours)
         counts[len(theirs)] = counts.get(len(theirs), 0) + 1
         for row in ours:
