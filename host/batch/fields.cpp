@@ -70,11 +70,11 @@ Sizes sizesOf(const Model& m) {
   s.nc = m.numConstraintEquations();
   for (const PlaneContact& e : m.planeContacts()) {
     s.nSoftPoints += softPointSlots(e.desc.shape);
-    s.nSoftRows += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim);
+    s.nSoftRows += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim, e.desc.elliptic);
   }
   for (const PairContact& e : m.pairContacts()) {
     s.nSoftPoints += softPairSlots(e.desc.shape1, e.desc.shape2);
-    s.nSoftRows += softPairSlots(e.desc.shape1, e.desc.shape2) * softRowsPerPoint(e.desc.condim);
+    s.nSoftRows += softPairSlots(e.desc.shape1, e.desc.shape2) * softRowsPerPoint(e.desc.condim, e.desc.elliptic);
   }
   s.nSoftRows += 2 * static_cast<std::int32_t>(m.softLimits().size());
   s.mujocoStepping = m.mujocoStepping() || s.nSoftRows > 0 ? 1 : 0;

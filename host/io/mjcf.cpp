@@ -126,10 +126,6 @@ class Converter {
 
   void refuseUnsupported() {
     readFlags();
-    if (options_.law == MjcfOptions::ContactLaw::Mujoco && m_->opt.cone == mjCONE_ELLIPTIC)
-      fail("option cone=\"elliptic\"", "MuJoCo's law here has pyramidal friction cones only (cone=\"pyramidal\", "
-                                          "MuJoCo's default), or the compliant contact law (a scene's \"mjcf\": {\"contact_law\": "
-                                          "\"compliant\"}, MjcfOptions::law)");
     if (m_->neq > 0 && !disabled(mjDSBL_EQUALITY))
       fail("equality " + inQuotes(nameOf(m_, mjOBJ_EQUALITY, 0, "#0")),
            "equality constraints have no Lockstep counterpart (remove them, or model the loop otherwise)");

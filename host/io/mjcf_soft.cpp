@@ -54,6 +54,7 @@ void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
   // MuJoCo 3 and earlier left out the last gap of it).
   d.margin = m->geom_margin[g1] + m->geom_margin[g2];
   d.gap = 0;
+  d.elliptic = m->opt.cone == mjCONE_ELLIPTIC;  // MuJoCo's cone for every contact with friction
   d.impratio = m->opt.impratio;
   d.timestep = m->opt.timestep;
   // diagApprox's translation: both bodies' invweight0 (the world's is 0).

@@ -50,6 +50,11 @@ void validateContactLaw(const Desc& d, const std::string& where) {
   if (!(d.impratio > 0)) throw ModelError(where + ": impratio: must be > 0");
   validateSoftLaw(d.solref, d.solimp, d.timestep, d.invweight, where);
 }
+// How a contact's friction is modelled, after its condim in a description.
+template <class Desc>
+const char* coneName(const Desc& d) {
+  return d.condim == 1 ? "" : d.elliptic ? " (elliptic cone)" : " (pyramid)";
+}
 template <class Desc>
 std::vector<double> contactLawBlock(const Desc& d) {
   std::vector<double> v = {d.friction, d.solref[0], d.solref[1]};
@@ -71,11 +76,11 @@ void softSlotsSoFar(const Model& m, int* point, int* row) {
   *point = *row = 0;
   for (const PlaneContact& e : m.planeContacts()) {
     *point += softPointSlots(e.desc.shape);
-    *row += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim);
+    *row += softPointSlots(e.desc.shape) * softRowsPerPoint(e.desc.condim, e.desc.elliptic);
   }
   for (const PairContact& e : m.pairContacts()) {
     *point += softPairSlots(e.desc.shape1, e.desc.shape2);
-    *row += softPairSlots(e.desc.shape1, e.desc.shape2) * softRowsPerPoint(e.desc.condim);
+    *row += softPairSlots(e.desc.shape1, e.desc.shape2) * softRowsPerPoint(e.desc.condim, e.desc.elliptic);
   }
 }
 
@@ -102,7 +107,8 @@ PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
 }
 
 PlaneContactTopology elementTopology(const Model&, const PlaneContact& e) {
-  return {e.body, e.desc.shape, e.desc.condim, softPointSlots(e.desc.shape), e.point, e.row, e.desc.mujocoBody};
+  return {e.body,  e.desc.shape, e.desc.condim, e.desc.elliptic ? 1 : 0, softPointSlots(e.desc.shape),
+          e.point, e.row,  e.desc.mujocoBody};
 }
 
 std::vector<double> parameterBlock(const PlaneContact& e, ParamId id) {
@@ -138,11 +144,11 @@ void validateParameterBlock(const std::vector<PlaneContact>&, ParamId id, const 
 
 std::string describeElement(const Model& m, const PlaneContact& e) {
   const PlaneContactDesc& d = e.desc;
-  return textf("plane contact '%s': %s of size %s on %s at %s; plane normal %s through %s; condim %d, friction %g, "
-               "solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
+  return textf("plane contact '%s': %s of size %s on %s at %s; plane normal %s through %s; condim %d%s, "
+               "friction %g, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
                d.name.c_str(), kShapeNames[d.shape], formatVec(d.size).c_str(), bodyName(m, e.body).c_str(),
                formatVec(d.X_BG.p).c_str(), formatVec(d.planeNormal).c_str(), formatVec(d.planePoint).c_str(), d.condim,
-               d.friction, d.solref[0], d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4],
+               coneName(d), d.friction, d.solref[0], d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4],
                d.margin, d.gap);
 }
 
@@ -175,7 +181,7 @@ PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
 }
 
 PairContactTopology elementTopology(const Model&, const PairContact& e) {
-  return {e.body1, e.body2, e.desc.shape1, e.desc.shape2, e.desc.condim,
+  return {e.body1, e.body2, e.desc.shape1, e.desc.shape2, e.desc.condim, e.desc.elliptic ? 1 : 0,
           softPairSlots(e.desc.shape1, e.desc.shape2), e.point, e.row, e.desc.mujocoBody1, e.desc.mujocoBody2};
 }
 
@@ -210,11 +216,11 @@ void validateParameterBlock(const std::vector<PairContact>&, ParamId id, const s
 
 std::string describeElement(const Model& m, const PairContact& e) {
   const PairContactDesc& d = e.desc;
-  return textf("pair contact '%s': %s of size %s on %s at %s against %s of size %s on %s at %s; condim %d, "
+  return textf("pair contact '%s': %s of size %s on %s at %s against %s of size %s on %s at %s; condim %d%s, "
                "friction %g, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
                d.name.c_str(), kShapeNames[d.shape1], formatVec(d.size1).c_str(), bodyName(m, e.body1).c_str(),
                formatVec(d.X_BG1.p).c_str(), kShapeNames[d.shape2], formatVec(d.size2).c_str(),
-               bodyName(m, e.body2).c_str(), formatVec(d.X_BG2.p).c_str(), d.condim, d.friction, d.solref[0],
+               bodyName(m, e.body2).c_str(), formatVec(d.X_BG2.p).c_str(), d.condim, coneName(d), d.friction, d.solref[0],
                d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4], d.margin, d.gap);
 }
 

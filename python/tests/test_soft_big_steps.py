@@ -4,20 +4,22 @@ its Newton solver to convergence), whole rollouts long:
 - a box dropped onto the floor comes to rest and stays: no creep, no drift, its weight on the floor;
 - a capsule across a slope rolls down without slipping at g sin(a) / (1 + I / (m r^2));
 - a box on a slope steeper than its friction allows slides down at g (sin(a) - mu cos(a)), and on a
-  gentler one it stays."""
+  gentler one it stays.
+Each with MuJoCo's two friction cones: its default pyramid and its elliptic cone."""
 import numpy as np
 import pytest
 
 from mujoco_twin import _SOFT_WIDTH, Twin, mujoco
 
 STEPS_MS = (1, 5, 10)
+CONES = ("pyramidal", "elliptic")
 G = 9.81
 
 
-def scene(body: str, dt_ms: int, slope_deg: float = 0.0, friction: float = 1.0) -> str:
+def scene(body: str, dt_ms: int, slope_deg: float = 0.0, friction: float = 1.0, cone: str = "pyramidal") -> str:
     """A free body over a floor tilted by slope_deg about y (downhill along +x), at dt_ms."""
     return f"""<mujoco><compiler angle="degree"/>
-  <option timestep="{dt_ms / 1000}" integrator="RK4" gravity="0 0 -{G}"/>
+  <option timestep="{dt_ms / 1000}" integrator="RK4" gravity="0 0 -{G}" cone="{cone}"/>
   <worldbody>
     <geom name="floor" type="plane" size="10 10 .1" euler="0 {slope_deg} 0" friction="{friction}"/>
     <body name="body" pos="0 0 1"><joint name="root" type="free"/>{body}</body>
@@ -46,9 +48,10 @@ def downhill(slope_deg):
     return np.array([np.cos(a), 0.0, -np.sin(a)])  # along the floor, in the world
 
 
+@pytest.mark.parametrize("cone", CONES)
 @pytest.mark.parametrize("dt_ms", STEPS_MS)
-def test_a_dropped_box_comes_to_rest_without_creep(dt_ms, tmp_path):
-    twin = Twin(tmp_path, scene('<geom type="box" size=".2 .15 .1" mass="2"/>', dt_ms), law="mujoco")
+def test_a_dropped_box_comes_to_rest_without_creep(dt_ms, cone, tmp_path):
+    twin = Twin(tmp_path, scene('<geom type="box" size=".2 .15 .1" mass="2"/>', dt_ms, cone=cone), law="mujoco")
     qpos = np.array([0, 0, 0.12, np.cos(0.05), np.sin(0.05), 0, 0])  # 2 cm up, tilted 5.7 degrees
     states, worst = rollout(twin, qpos, 3.0)
     assert worst < 1e-8, f"{dt_ms} ms: Lockstep and MuJoCo 4.0 part by {worst:.1e}"
@@ -64,11 +67,12 @@ def test_a_dropped_box_comes_to_rest_without_creep(dt_ms, tmp_path):
     assert np.sum(contacts[:, 11:14], axis=0) == pytest.approx([0, 0, 2 * G], abs=1e-6 * 2 * G)
 
 
+@pytest.mark.parametrize("cone", CONES)
 @pytest.mark.parametrize("dt_ms", STEPS_MS)
-def test_a_capsule_rolls_down_a_slope_at_the_rolling_acceleration(dt_ms, tmp_path):
+def test_a_capsule_rolls_down_a_slope_at_the_rolling_acceleration(dt_ms, cone, tmp_path):
     slope, r, half = 10.0, 0.05, 0.2
     body = f'<geom type="capsule" size="{r} {half}" euler="90 0 0" mass="1"/>'  # its axis along y
-    twin = Twin(tmp_path, scene(body, dt_ms, slope), law="mujoco")
+    twin = Twin(tmp_path, scene(body, dt_ms, slope, cone=cone), law="mujoco")
     n = -np.cross(downhill(slope), [0, 1, 0])  # the floor's normal
     # Lying across the slope, 0.5 mm into it (a contact exactly at distance 0 is a tie: MuJoCo keeps
     # one whose distance rounds below 0 and drops one at 0, and so does Lockstep, rounding otherwise).
@@ -86,11 +90,12 @@ def test_a_capsule_rolls_down_a_slope_at_the_rolling_acceleration(dt_ms, tmp_pat
     assert np.linalg.norm(spin) * r == pytest.approx(v_end[:3] @ along, rel=0.02)
 
 
+@pytest.mark.parametrize("cone", CONES)
 @pytest.mark.parametrize("dt_ms", STEPS_MS)
 @pytest.mark.parametrize("slope,friction", [(30.0, 0.3), (10.0, 0.5)])
-def test_a_box_on_a_slope_slides_as_coulomb_friction_says(dt_ms, slope, friction, tmp_path):
+def test_a_box_on_a_slope_slides_as_coulomb_friction_says(dt_ms, slope, friction, cone, tmp_path):
     box = f'<geom type="box" size=".1 .1 .05" mass="1" friction="{friction}"/>'  # MuJoCo takes the larger
-    twin = Twin(tmp_path, scene(box, dt_ms, slope, friction), law="mujoco")
+    twin = Twin(tmp_path, scene(box, dt_ms, slope, friction, cone), law="mujoco")
     a = np.radians(slope)
     n = np.array([np.sin(a), 0.0, np.cos(a)])
     qpos = np.concatenate([(0.05 - 5e-4) * n, [np.cos(a / 2), 0, np.sin(a / 2), 0]])  # flat on it, 0.5 mm in
@@ -104,7 +109,7 @@ def test_a_box_on_a_slope_slides_as_coulomb_friction_says(dt_ms, slope, friction
     # where friction holds.
     if sliding:
         coulomb = G * (np.sin(a) - friction * np.cos(a))
-        print(f"{dt_ms} ms: sliding at {acceleration:.4f} m/s^2, Coulomb {coulomb:.4f}")
+        print(f"{dt_ms} ms, {cone}: sliding at {acceleration:.4f} m/s^2, Coulomb {coulomb:.4f}")
         assert acceleration == pytest.approx(coulomb, rel=0.04)
     else:
         assert abs(v_end[:3] @ downhill(slope)) < 1e-3

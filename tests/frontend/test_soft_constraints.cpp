@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <random>
 #include <string>
@@ -73,14 +74,21 @@ double compareAtState(const MjcfImport& mjcf, Batch<double>& batch, const mjMode
   return worst;
 }
 
-class SoftPrimitive : public ::testing::TestWithParam<const char*> {};
+// A geom on a free body, and more of <option>'s attributes (MuJoCo's elliptic cones).
+struct PrimitiveCase {
+  const char* geom;
+  const char* option;
+};
+class SoftPrimitive : public ::testing::TestWithParam<PrimitiveCase> {};
 
 // One geom of each shape on a free body, dropped on a plane at random poses and velocities within a
-// few millimetres of it: every contact point MuJoCo makes, with friction.
+// few millimetres of it: every contact point MuJoCo makes, with friction (a pyramid, or an elliptic
+// cone with impratio 3).
 TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
-  const std::string geom = GetParam();
-  const std::string path = writeModel("soft_" + geom.substr(0, geom.find(' ')) + ".xml", R"(<mujoco>
-  <option timestep="0.005"/>
+  const std::string geom = GetParam().geom, option = GetParam().option;
+  const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();  // .../<case>
+  const std::string path = writeModel("soft_" + test.substr(test.find('/') + 1) + ".xml", R"(<mujoco>
+  <option timestep="0.005" )" + option + R"(/>
   <worldbody>
     <geom type="plane" size="5 5 .1" friction="0.7"/>
     <body name="b" pos="0 0 1"><freejoint/><geom )" + geom + R"( mass="2" friction="0.9" margin="0.002"/></body>
@@ -96,6 +104,7 @@ TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
   std::uniform_real_distribution<double> unit(-1, 1);
   double worst = 0;
   int touching = 0;
+  std::map<int, int> zones;  // MuJoCo's elliptic rows by state (mjCNSTRSTATE_*)
   for (int trial = 0; trial < 40; ++trial) {
     mj_resetData(m.get(), d.get());
     double q[4], n = 0;
@@ -132,26 +141,48 @@ TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
       lowest = std::min(lowest, z);
     }
     d->qpos[2] = -lowest + 0.001 * (unit(rng) - 1) * 2;
-    for (int i = 0; i < m->nv; ++i) d->qvel[i] = 0.5 * unit(rng);
+    // Every third state nearly at rest, where friction holds (a cone's lower zone), the others sliding.
+    const double speed = trial % 3 == 0 ? 0.005 : 0.5;
+    for (int i = 0; i < m->nv; ++i) d->qvel[i] = speed * unit(rng);
     int constraints = 0;
     const double error = compareAtState(mjcf, batch, m.get(), d.get(), &constraints);
-    EXPECT_LT(error, 1e-6) << geom << " trial " << trial << " (" << constraints << " constraint rows)";
+    for (int i = 0; i < d->nefc; ++i)
+      if (d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC) ++zones[d->efc_state[i]];
+    EXPECT_LT(error, 1e-6) << geom << " " << option << " trial " << trial << " (" << constraints << " constraint rows)";
     worst = std::max(worst, error);
     touching += constraints > 0;
   }
   EXPECT_GT(touching, 30);
-  std::printf("%s: largest |qacc - MuJoCo's| / max(1, |qacc|) over 40 states: %.2e\n", geom.c_str(), worst);
+  if (option.find("elliptic") != std::string::npos && geom.find("condim") == std::string::npos) {
+    // The cone's two zones with a force both occur: sliding (on the cone) and holding (inside it).
+    EXPECT_GT(zones[mjCNSTRSTATE_CONE], 0);
+    EXPECT_GT(zones[mjCNSTRSTATE_QUADRATIC], 0);
+    std::printf("elliptic rows: %d on the cone, %d inside, %d free\n", zones[mjCNSTRSTATE_CONE],
+                zones[mjCNSTRSTATE_QUADRATIC], zones[mjCNSTRSTATE_SATISFIED]);
+  }
+  std::printf("%s %s: largest |qacc - MuJoCo's| / max(1, |qacc|) over 40 states: %.2e\n", geom.c_str(), option.c_str(),
+              worst);
 }
 
+constexpr const char* kElliptic = "cone=\"elliptic\" impratio=\"3\"";
 INSTANTIATE_TEST_SUITE_P(Shapes, SoftPrimitive,
-                         ::testing::Values("type=\"sphere\" size=\"0.1\"", "type=\"capsule\" size=\"0.05 0.2\"",
-                                           "type=\"box\" size=\"0.1 0.15 0.05\"",
-                                           "type=\"cylinder\" size=\"0.08 0.1\"", "type=\"ellipsoid\" size=\"0.12 0.07 0.05\"",
-                                           "type=\"sphere\" size=\"0.1\" condim=\"1\""),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           const std::string s = info.param;
+                         ::testing::Values(PrimitiveCase{"type=\"sphere\" size=\"0.1\"", ""},
+                                           PrimitiveCase{"type=\"capsule\" size=\"0.05 0.2\"", ""},
+                                           PrimitiveCase{"type=\"box\" size=\"0.1 0.15 0.05\"", ""},
+                                           PrimitiveCase{"type=\"cylinder\" size=\"0.08 0.1\"", ""},
+                                           PrimitiveCase{"type=\"ellipsoid\" size=\"0.12 0.07 0.05\"", ""},
+                                           PrimitiveCase{"type=\"sphere\" size=\"0.1\" condim=\"1\"", ""},
+                                           PrimitiveCase{"type=\"sphere\" size=\"0.1\"", kElliptic},
+                                           PrimitiveCase{"type=\"capsule\" size=\"0.05 0.2\"", kElliptic},
+                                           PrimitiveCase{"type=\"box\" size=\"0.1 0.15 0.05\"", kElliptic},
+                                           PrimitiveCase{"type=\"cylinder\" size=\"0.08 0.1\"", kElliptic},
+                                           PrimitiveCase{"type=\"ellipsoid\" size=\"0.12 0.07 0.05\"", kElliptic},
+                                           PrimitiveCase{"type=\"sphere\" size=\"0.1\" condim=\"1\"", kElliptic}),
+                         [](const ::testing::TestParamInfo<PrimitiveCase>& info) {
+                           const std::string s = info.param.geom;
                            std::string name = s.substr(6, s.find('"', 6) - 6);
                            if (s.find("condim") != std::string::npos) name += "Frictionless";
+                           if (*info.param.option) name += "Elliptic";
                            return name;
                          });
 
@@ -338,12 +369,13 @@ TEST(SoftPair, AlignedBoxesTouchAtTheSmallerBoxsCorners) {
 }
 
 // A pair of free bodies with geoms geom1 and geom2 (a pair of `slots` points) in packs of worlds
-// equals each world alone, bit for bit: 40 worlds at random relative poses (no contact, one point
-// and, with more slots, several in one pack), then each alone.
+// equals each world alone, bit for bit: 40 worlds at random relative poses and speeds (no contact,
+// one point and, with more slots, several in one pack), then each alone; option: more of <option>'s
+// attributes.
 void expectPairsInAPackEqualEachWorldAlone(const std::string& name, const std::string& geom1, const std::string& geom2,
-                                           int slots) {
+                                           int slots, const std::string& option = "") {
   const std::string path = writeModel(name, R"(<mujoco>
-  <option gravity="0 0 0"/>
+  <option gravity="0 0 0" )" + option + R"(/>
   <worldbody>
     <body name="a"><freejoint/><geom name="g1" )" + geom1 + R"(/></body>
     <body name="b"><freejoint/><geom name="g2" )" + geom2 + R"(/></body>
@@ -354,9 +386,10 @@ void expectPairsInAPackEqualEachWorldAlone(const std::string& name, const std::s
   Batch<double> batch(mjcf.model, kWorlds, Backend::Cpu), alone(mjcf.model, 1, Backend::Cpu);
   std::mt19937_64 rng(5);
   std::uniform_real_distribution<double> unit(-1, 1);
-  std::vector<std::vector<double>> qs;
+  std::vector<std::vector<double>> qs, us;
   for (int w = 0; w < kWorlds; ++w) {
-    std::vector<double> qpos(14, 0.0);
+    std::vector<double> qpos(14, 0.0), qvel(12);
+    for (double& v : qvel) v = unit(rng);
     for (int body = 0; body < 2; ++body) {
       double n = 0;
       for (int k = 0; k < 4; ++k) n += (qpos[7 * body + 3 + k] = unit(rng)) * qpos[7 * body + 3 + k];
@@ -364,7 +397,9 @@ void expectPairsInAPackEqualEachWorldAlone(const std::string& name, const std::s
     }
     for (int k = 0; k < 3; ++k) qpos[7 + k] = 0.2 * unit(rng);
     qs.push_back(qFromMujoco(mjcf, qpos.data()));
+    us.push_back(uFromMujoco(mjcf, qpos.data(), qvel.data()));
     batch.setQ(w, qs.back());
+    batch.setU(w, us.back());
   }
   batch.evaluate();
   const FieldView all = batch.field("softContact", MemorySpace::Host);
@@ -372,6 +407,7 @@ void expectPairsInAPackEqualEachWorldAlone(const std::string& name, const std::s
   int counts[3] = {0, 0, 0};  // worlds with no point, one, several
   for (int w = 0; w < kWorlds; ++w) {
     alone.setQ(0, qs[w]);
+    alone.setU(0, us[w]);
     alone.evaluate();
     const FieldView one = alone.field("softContact", MemorySpace::Host);
     const FieldView oneUdot = alone.field("udot", MemorySpace::Host);
@@ -387,6 +423,12 @@ void expectPairsInAPackEqualEachWorldAlone(const std::string& name, const std::s
   EXPECT_GE(counts[0], 3);
   EXPECT_GE(counts[1], 3);
   if (slots > 1) EXPECT_GE(counts[2], 3);
+}
+
+// MuJoCo's elliptic cones (a capsule's two points on a box, sliding or held).
+TEST(SoftPair, EllipticConesInAPackEqualEachWorldAlone) {
+  expectPairsInAPackEqualEachWorldAlone("soft_pair_elliptic_packed.xml", R"(type="capsule" size="0.05 0.15")",
+                                        R"(type="box" size="0.12 0.08 0.1")", 2, R"(cone="elliptic" impratio="3")");
 }
 
 // The box pair (clipped faces, edge pairs).
@@ -618,20 +660,18 @@ INSTANTIATE_TEST_SUITE_P(Gymnasium, SoftRobot,
 namespace lockstep::test {
 namespace {
 
-// What MuJoCo's law here does not have is refused or named: elliptic cones (refused, naming the
-// option), an ellipsoid's contact spheres under the compliant law (a warning naming the geom; under
-// MuJoCo's law it touches the plane), and a contact law that is not one of the two.
+// What MuJoCo's law here does not have is refused or named: an ellipsoid's contact spheres under the
+// compliant law (a warning naming the geom; under MuJoCo's law it touches the plane), and a contact
+// law that is not one of the two. An elliptic cone is MuJoCo's law's (the compliant law has none).
 TEST(SoftLaw, UnsupportedFeaturesAndUnknownLawsAreNamed) {
   const std::string plane = R"(<geom type="plane" size="1 1 .1"/>)";
   const std::string cone = writeModel("soft_cone.xml", R"(<mujoco><option cone="elliptic"/><worldbody>)" + plane +
                                       R"(<body pos="0 0 .2"><freejoint/><geom size=".1" mass="1"/></body></worldbody></mujoco>)");
-  try {
-    softImport(cone);
-    ADD_FAILURE() << "an elliptic cone was accepted under MuJoCo's law";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("option cone=\"elliptic\": MuJoCo's law here has pyramidal friction cones only"),
-              std::string::npos) << e.what();
-  }
+  const MjcfImport elliptic = softImport(cone);
+  ASSERT_EQ(elliptic.model->planeContacts().size(), 1u);
+  EXPECT_TRUE(elliptic.model->planeContacts()[0].desc.elliptic);
+  EXPECT_NE(describeElement(*elliptic.model, elliptic.model->planeContacts()[0]).find("condim 3 (elliptic cone)"),
+            std::string::npos);
   EXPECT_NO_THROW(importCompliant(cone));  // the compliant law has no cones
   const std::string ellipsoid = writeModel("soft_ellipsoid.xml", "<mujoco><worldbody>" + plane +
       R"(<body name="egg" pos="0 0 .2"><freejoint/><geom type="ellipsoid" size=".1 .2 .1" mass="1"/></body></worldbody></mujoco>)");

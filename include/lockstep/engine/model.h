@@ -110,7 +110,8 @@ struct PlaneContactDesc {
   Vec3d size = {{0.05, 0, 0}};               // MuJoCo's: radius; radius, half-length; radii; half-sizes
   Vec3d planeNormal = {{0, 0, 1}};           // in Ground, out of the plane into free space; |n| > 0
   Vec3d planePoint = Vec3d::zero();
-  int condim = 3;                            // 1 (frictionless) or 3 (a friction pyramid)
+  int condim = 3;                            // 1 (frictionless) or 3 (friction: a pyramid or an elliptic cone)
+  bool elliptic = false;                     // MuJoCo's cone="elliptic" (condim 3), else its pyramid
   double friction = 1;                       // the contact's (MuJoCo's mixed) tangential friction; >= 0
   std::array<double, 2> solref{{0.02, 1}};    // MuJoCo's: timeconst, dampratio (or -stiffness, -damping)
   std::array<double, 5> solimp{{0.9, 0.95, 0.001, 0.5, 2}};
@@ -133,7 +134,8 @@ struct PairContactDesc {
   Transformd X_BG1 = Transformd::identity();  // each geom's frame on its body (a capsule's axis: z)
   Transformd X_BG2 = Transformd::identity();
   Vec3d size1 = {{0.05, 0, 0}}, size2 = {{0.05, 0, 0}};  // MuJoCo's, as PlaneContactDesc::size
-  int condim = 3;                             // 1 (frictionless) or 3 (a friction pyramid)
+  int condim = 3;                             // 1 (frictionless) or 3 (friction: a pyramid or an elliptic cone)
+  bool elliptic = false;                      // as PlaneContactDesc's
   double friction = 1;                        // as PlaneContactDesc's
   std::array<double, 2> solref{{0.02, 1}};
   std::array<double, 5> solimp{{0.9, 0.95, 0.001, 0.5, 2}};

@@ -1,23 +1,27 @@
 // Stage 4b, soft constraints: MuJoCo's constraint law for contacts against planes, contacts between
 // geoms on different bodies (pair contacts) and joint limits (MuJoCo's documentation, "Computation"),
 // solved per world in joint space:
-//   rows      each contact point within its margin gives a frictionless row (condim 1) or the four
-//             edges of a friction pyramid (condim 3: n +- mu t1, n +- mu t2); each joint limit within
-//             its margin gives a row per side. J is the rows' Jacobian, pos the point's (or side's)
+//   rows      each contact point within its margin gives a frictionless row (condim 1), the four
+//             edges of a friction pyramid (condim 3: n +- mu t1, n +- mu t2) or, under MuJoCo's
+//             elliptic cone, the rows n, t1, t2 of one cone; each joint limit within its margin gives
+//             a row per side. J is the rows' Jacobian, pos the point's (or side's)
 //             distance, margin what MuJoCo calls includemargin (margin - gap);
 //   law       impedance d(pos) from solimp; R = max(1e-15, (1 - d) / d * dA) with dA MuJoCo's
 //             diagApprox from the bodies' and dofs' invweight0; a pyramid's rows all get
-//             Rpy = 2 mu^2 R_0 / impratio; D = 1/R; K and B from solref (timeconst at least twice the
-//             model's timestep: refsafe); aref = -B (J u) - K d (pos - margin);
+//             Rpy = 2 mu^2 R_0 / impratio, a cone's tangents R_0 / impratio; D = 1/R; K and B from
+//             solref (timeconst at least twice the model's timestep: refsafe); aref = -B (J u) -
+//             K d (pos - margin) (a cone's tangents: -B (J u));
 //   solve     qacc = argmin 1/2 ||qacc - qacc0||^2_M + sum over rows with J qacc - aref < 0 of
-//             1/2 D (J qacc - aref)^2, qacc0 the unconstrained acceleration (the sweep's udot), by
-//             Newton's method: gradient g = M (qacc - qacc0) + J' D_active (J qacc - aref), Hessian
-//             M + J' D_active J (dense Cholesky), an exact line search along the step (the cost is a
-//             convex piecewise quadratic in the step length: Newton's method on its derivative within
-//             a bracket), from qacc0, until the gradient's largest entry is below the tolerance (1e-11
+//             1/2 D (J qacc - aref)^2 + each cone's cost (softConeForce), qacc0 the unconstrained
+//             acceleration (the sweep's udot), by Newton's method: gradient g = M (qacc - qacc0) -
+//             J' f (f the rows' forces), Hessian M + J' D_active J + each cone's J' H J (dense
+//             Cholesky), an exact line search along the step (the cost is convex and its slope
+//             continuous in the step length: Newton's method on its derivative within a bracket),
+//             from qacc0, until the gradient's largest entry is below the tolerance (1e-11
 //             of the forces' scale in double, 1e-5 in float: the largest of 1, M qacc0, and
 //             M (qacc - qacc0) plus the rows' forces) or the cap of iterations.
-// The constraint force of a row is -D (J qacc - aref) where active, 0 elsewhere; qacc replaces udot.
+// The constraint force of a row is -D (J qacc - aref) where active, 0 elsewhere (a cone's from its
+// zone); qacc replaces udot. Friction is at least MuJoCo's mjMINMU (1e-5).
 // M comes from crba.h. The contact points are MuJoCo's (engine_collision_primitive.c): a sphere's
 // deepest point, a capsule's two end spheres, a box's corners below the plane (at most four, the
 // first in corner order), a cylinder's rim points and triangle points, each at the middle of its
@@ -42,8 +46,13 @@ constexpr int kSoftLineSearchSteps = 50;
 constexpr double kSoftMinValue = 1e-15;
 constexpr double kSoftMinImpedance = 0.0001, kSoftMaxImpedance = 0.9999;
 
-// Rows of one plane contact point: 1 (condim 1) or the four pyramid edges (condim 3).
-LOCKSTEP_HD_INLINE int softRowsPerPoint(int condim) { return condim == 1 ? 1 : 2 * (condim - 1); }
+// Rows of one contact point: 1 (condim 1), the four pyramid edges (condim 3) or, under an elliptic
+// cone, the normal and the two tangents (condim 3).
+LOCKSTEP_HD_INLINE int softRowsPerPoint(int condim, bool elliptic) {
+  return condim == 1 ? 1 : elliptic ? condim : 2 * (condim - 1);
+}
+// MuJoCo's mjMINMU: the least friction a contact takes (mj_assignFriction).
+constexpr double kSoftMinFriction = 1e-5;
 
 // The parameters of one row's law (planeContactLaw, softLimitLaw), as MuJoCo's getsolparam makes them.
 template <class T>
@@ -1103,21 +1112,26 @@ LOCKSTEP_HD_INLINE SoftPointLaw<T> softPointLaw(const SoftLaw<T>& law, T pos) {
 }
 
 // The rows of one contact point q between body1 and body2 (body1 -1: Ground) from row r0 on: its
-// normal's (condim 1) or its pyramid's edges n + mu t1, n - mu t1, n + mu t2, n - mu t2 (condim 3,
-// MuJoCo's order), with one R: R0 from the first edge's diagApprox (tran (1 + mu^2)), then Rpy =
-// 2 mu^2 / impratio R0; and the point into its softContact entry (its force comes with the solve).
+// normal's (condim 1), its pyramid's edges n + mu t1, n - mu t1, n + mu t2, n - mu t2 (condim 3,
+// MuJoCo's order) with one R: R0 from the first edge's diagApprox (tran (1 + mu^2)), then Rpy =
+// 2 mu^2 / impratio R0, or its elliptic cone's n, t1, t2 (condim 3, elliptic: R0 from diagApprox
+// tran, the tangents' R1 = R0 / impratio, their aref without the position term, and in the rows'
+// first value the map to MuJoCo's regular cone: mu = friction sqrt(R1 / R0), friction, friction);
+// and the point into its softContact entry (its force comes with the solve). The friction is at
+// least MuJoCo's mjMINMU.
 template <class T>
 LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, int body1,
-                               int body2, int condim, const SoftPoint<T>& q, const SoftLaw<T>& law,
+                               int body2, int condim, bool elliptic, const SoftPoint<T>& q, const SoftLaw<T>& law,
                                Strided<const T> lawParams, int r0, Strided<T> out) {
   const Sizes& s = model.sizes;
   const Strided<T> rows = ws.softRows(), J = ws.softJ();
-  const T friction = lawParams[0], impratio = lawParams[10], tran = lawParams[12];
+  const T impratio = lawParams[10], tran = lawParams[12];
+  const T friction = selectT(T(lawParams[0]) < T(kSoftMinFriction), T(kSoftMinFriction), T(lawParams[0]));
   out[0] = selectT(q.exists, T(1), T(0));
   out[1] = q.dist;
   storeVec3(out + 2, q.pos);
   storeVec3(out + 5, q.normal);
-  const int perPoint = softRowsPerPoint(condim);
+  const int perPoint = softRowsPerPoint(condim, elliptic);
   if (!anyLane(q.exists)) {  // no rows in any lane: the solve skips them
     for (int e = 0; e < perPoint; ++e) rows[4 * (r0 + e) + 3] = T(0);
     return;
@@ -1140,8 +1154,23 @@ LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w,
   }
   Vec3<T> t1, t2;
   softContactTangents(n, q.hint, q.hinted, &t1, &t2);
-  const Vec3<T> edges[4] = {n + friction * t1, n - friction * t1, n + friction * t2, n - friction * t2};
   const SoftPointLaw<T> pl = softPointLaw(law, q.dist);
+  const T impr = selectT(impratio < T(kSoftMinValue), T(kSoftMinValue), impratio);
+  if (elliptic) {
+    const Vec3<T> frame[3] = {n, t1, t2};
+    softContactJacobian(model, ws, body1, body2, q.pos, frame, J + std::int64_t(r0) * s.nu);
+    const T R0 = pl.R(tran), R1 = R0 / impr;
+    const T scale[3] = {friction * sqrtT(R1 / R0), friction, friction};
+    for (int e = 0; e < 3; ++e) {
+      const Strided<T> row = rows + 4 * (r0 + e);
+      row[0] = scale[e];
+      row[1] = e == 0 ? pl.aref(velocityOf(n)) : -pl.B * velocityOf(frame[e]);
+      row[2] = T(1) / (e == 0 ? R0 : R1);
+      row[3] = exists;
+    }
+    return;
+  }
+  const Vec3<T> edges[4] = {n + friction * t1, n - friction * t1, n + friction * t2, n - friction * t2};
   const T R0 = pl.R(T(tran + friction * friction * tran));  // the first edge's
   softContactJacobian(model, ws, body1, body2, q.pos, edges, J + std::int64_t(r0) * s.nu);
   for (int e = 0; e < 4; ++e) {
@@ -1149,7 +1178,6 @@ LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w,
     rows[4 * (r0 + e) + 1] = pl.aref(velocityOf(edges[e]));
     rows[4 * (r0 + e) + 3] = exists;
   }
-  const T impr = selectT(impratio < T(kSoftMinValue), T(kSoftMinValue), impratio);
   const T Rpy = T(2) * friction * friction * (R0 / impr);
   for (int e = 0; e < 4; ++e) rows[4 * (r0 + e) + 2] = T(1) / Rpy;
 }
@@ -1183,12 +1211,12 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     // includemargin) become rows.
     SoftPoint<T> points[8];
     softPlanePoints<T>(topo.shape, X_GG, loadVec3<T>(geom + 12), n, p, T(lawParams[8]), points);
-    const int perPoint = softRowsPerPoint(topo.condim);
+    const int perPoint = softRowsPerPoint(topo.condim, topo.elliptic);
     for (int k = 0; k < topo.points; ++k) {
       points[k].exists = points[k].exists & (points[k].dist < law.margin);
       points[k].normal = n;
-      softPointRows(model, w, ws, -1, topo.body, topo.condim, points[k], law, lawParams, topo.row + k * perPoint,
-                    softContactAt(w, topo.point + k));
+      softPointRows(model, w, ws, -1, topo.body, topo.condim, topo.elliptic, points[k], law, lawParams,
+                    topo.row + k * perPoint, softContactAt(w, topo.point + k));
     }
   }
   for (int i = 0; i < s.nPairContacts; ++i) {
@@ -1221,7 +1249,7 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
         touching = touching || anyLane(points[k].exists);
       }
     }
-    const int perPoint = softRowsPerPoint(topo.condim);
+    const int perPoint = softRowsPerPoint(topo.condim, topo.elliptic);
     for (int k = 0; k < topo.points; ++k) {
       const Strided<T> out = softContactAt(w, topo.point + k);
       if (!touching) {
@@ -1238,7 +1266,8 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
       q.pos = selectVec3(q.exists, q.pos, Vec3<T>::zero());
       const Vec3<T> x{{T(1), T(0), T(0)}};
       q.normal = selectVec3(q.exists, q.normal, x);
-      softPointRows(model, w, ws, topo.body1, topo.body2, topo.condim, q, law, lawParams, topo.row + k * perPoint, out);
+      softPointRows(model, w, ws, topo.body1, topo.body2, topo.condim, topo.elliptic, q, law, lawParams,
+                    topo.row + k * perPoint, out);
       out[5] = selectT(q.exists, T(out[5]), T(0));
     }
   }
@@ -1302,6 +1331,75 @@ LOCKSTEP_HD void softNegativeSolve(Strided<const T> L, int n, Strided<T> x) {
   for (int i = 0; i < n; ++i) x[i] = -x[i];
 }
 
+// The rows in blocks, in row order: f(r0, cone) for each. A contact point's three rows under an
+// elliptic cone are one block (cone true); every other row (a pyramid's edge, a frictionless point's
+// normal, a limit's side) is a block of its own.
+template <class T, class F>
+LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
+  auto contact = [&](int row, int points, int condim, int elliptic) {
+    const int perPoint = softRowsPerPoint(condim, elliptic);
+    for (int k = 0; k < points; ++k) {
+      if (perPoint == 3) {
+        f(row + 3 * k, true);
+        continue;
+      }
+      for (int e = 0; e < perPoint; ++e) f(row + k * perPoint + e, false);
+    }
+  };
+  for (int i = 0; i < model.sizes.nPlaneContacts; ++i) {
+    const PlaneContactTopology& t = model.planeContact[i];
+    contact(t.row, t.points, t.condim, t.elliptic);
+  }
+  for (int i = 0; i < model.sizes.nPairContacts; ++i) {
+    const PairContactTopology& t = model.pairContact[i];
+    contact(t.row, t.points, t.condim, t.elliptic);
+  }
+  for (int i = 0; i < model.sizes.nSoftLimits; ++i)
+    for (int side = 0; side < 2; ++side) f(model.softLimit[i].row + side, false);
+}
+
+// An elliptic cone's forces (its three rows') at x = J qacc - aref, and the Hessian of its cost in
+// x (row-major 3 x 3), in MuJoCo's zones (mj_constraintUpdate) of the regular cone U = (mu x0, f x1,
+// f x2), N = U0, Tn = |(U1, U2)|: above it (N >= mu Tn) no force; below it (mu N + Tn <= 0) each
+// row's D x^2 / 2; between, Dm (N - mu Tn)^2 / 2 with Dm = D0 / (mu^2 (1 + mu^2)). The cost is
+// convex and its slope continuous across the zones. engaged: the lanes with a force.
+template <class T>
+struct SoftConeForce {
+  T force[3], H[9];
+  MaskOf<T> engaged;
+};
+template <class T>
+LOCKSTEP_HD_INLINE SoftConeForce<T> softConeForce(const T (&x)[3], const T (&scale)[3], const T (&D)[3],
+                                                  MaskOf<T> exists) {
+  const T mu = scale[0];
+  const T U[3] = {scale[0] * x[0], scale[1] * x[1], scale[2] * x[2]};
+  const T N = U[0], Tn = sqrtT(U[1] * U[1] + U[2] * U[2]);
+  const MaskOf<T> flat = !(Tn > T(0));
+  const MaskOf<T> above = (flat & !(N < T(0))) | !(N < mu * Tn) | !exists;
+  const MaskOf<T> below = (flat | !(mu * N + Tn > T(0))) & !above;
+  const MaskOf<T> between = !(above | below);
+  const T Ts = selectT(between, Tn, T(1));  // (Tn > 0 where it is read)
+  const T Dm = D[0] / (mu * mu * (T(1) + mu * mu));
+  const T f0 = -Dm * (N - mu * Ts) * mu;
+  SoftConeForce<T> c;
+  c.engaged = !above;
+  for (int k = 0; k < 3; ++k) {
+    const T cone = k == 0 ? f0 : -f0 / Ts * U[k] * scale[k];
+    c.force[k] = selectT(between, cone, selectT(below, -D[k] * x[k], T(0)));
+  }
+  // Between: Dm diag(scale) h diag(scale), h = [1, -mu U_t' / Tn; -mu U_t / Tn, mu N / Tn^3 U_t U_t' +
+  // (mu^2 - mu N / Tn) I] (MuJoCo's cone Hessian, exact).
+  for (int a = 0; a < 3; ++a)
+    for (int b = 0; b < 3; ++b) {
+      T h;
+      if (a == 0 && b == 0) h = T(1);
+      else if (a == 0 || b == 0) h = -mu / Ts * U[a + b];
+      else h = mu * N / (Ts * Ts * Ts) * U[a] * U[b] + (a == b ? mu * mu - mu * N / Ts : T(0));
+      c.H[3 * a + b] = selectT(between, Dm * scale[a] * scale[b] * h, selectT(below & MaskOf<T>(a == b), D[a], T(0)));
+    }
+  return c;
+}
+
 // The soft-constraint solve of one world at its state, after computeKinematics and the sweep (udot:
 // qacc0 in, qacc out); the contact points' and limits' forces and the solve's statistics into the
 // fields softContact, softLimitForce and softSolver. Returns the StatusFlag bits (per lane).
@@ -1323,6 +1421,29 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
     for (int j = 0; j < nu; ++j) y += row[j] * x[j];
     return y;
+  };
+  // A block's forces f at its rows' x = J qacc - aref (x(r)) and, unless H is null, the Hessian of
+  // its cost in x (a row: D where active; a cone: softConeForce's); false where no lane has a force.
+  auto blockForce = [&](int r0, bool cone, auto x, T* f, T* Hb) {
+    const MaskOf<T> exists = T(rows[4 * r0 + 3]) > T(0.5);
+    if (!cone) {
+      const T xr = x(r0);
+      const MaskOf<T> active = exists & (xr < T(0));
+      if (!anyLane(active)) return false;
+      const T D = selectT(active, T(rows[4 * r0 + 2]), T(0));
+      f[0] = -(D * xr);
+      if (Hb) Hb[0] = D;
+      return true;
+    }
+    const T xs[3] = {x(r0), x(r0 + 1), x(r0 + 2)};
+    const T scale[3] = {T(rows[4 * r0]), T(rows[4 * r0 + 4]), T(rows[4 * r0 + 8])};
+    const T D[3] = {T(rows[4 * r0 + 2]), T(rows[4 * r0 + 6]), T(rows[4 * r0 + 10])};
+    const SoftConeForce<T> c = softConeForce(xs, scale, D, exists);
+    if (!anyLane(c.engaged)) return false;
+    for (int k = 0; k < 3; ++k) f[k] = c.force[k];
+    if (Hb)
+      for (int k = 0; k < 9; ++k) Hb[k] = c.H[k];
+    return true;
   };
   // The tolerance on the gradient: a fraction of the forces' scale, the largest of 1 and M qacc0's
   // entries, or at the iterate the largest of M (qacc - qacc0)'s entries plus the sum of the rows'
@@ -1354,16 +1475,18 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       g[i] = Mda[i];
       forces = selectT(absT(T(Mda[i])) > forces, absT(T(Mda[i])), forces);
     }
-    for (int r = 0; r < nr; ++r) {
-      if (!rowUsed(r)) continue;
-      jar[r] = rowDot(r, a) - T(rows[4 * r + 1]);
-      const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
-      if (!anyLane(active)) continue;  // (its force is 0 in every lane)
-      const T f = selectT(active, T(rows[4 * r + 2]) * T(jar[r]), T(0));
-      forces += absT(f);
-      const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
-      for (int j = 0; j < nu; ++j) g[j] = T(g[j]) + f * row[j];
-    }
+    forEachSoftBlock(model, [&](int r0, bool cone) {
+      if (!rowUsed(r0)) return;
+      const int n = cone ? 3 : 1;
+      for (int e = 0; e < n; ++e) jar[r0 + e] = rowDot(r0 + e, a) - T(rows[4 * (r0 + e) + 1]);
+      T f[3];
+      if (!blockForce(r0, cone, [&](int r) { return T(jar[r]); }, f, nullptr)) return;  // 0 in every lane
+      for (int e = 0; e < n; ++e) {
+        forces += absT(f[e]);
+        const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0 + e) * nu;
+        for (int j = 0; j < nu; ++j) g[j] = T(g[j]) - f[e] * row[j];
+      }
+    });
     gmax = T(0);
     for (int j = 0; j < nu; ++j) gmax = selectT(absT(T(g[j])) > gmax, absT(T(g[j])), gmax);
     done = done | !(gmax > fraction * selectT(forces > scale, forces, scale));
@@ -1371,20 +1494,31 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     iterations += selectT(done, T(0), T(1));
     // The Newton step: d = -(M + J' D_active J)^-1 g.
     for (int k = 0; k < nu * nu; ++k) H[k] = M[k];
-    for (int r = 0; r < nr; ++r) {
-      if (!rowUsed(r)) continue;
-      const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
-      if (!anyLane(active)) continue;
-      const T D = selectT(active, T(rows[4 * r + 2]), T(0));
-      const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
+    forEachSoftBlock(model, [&](int r0, bool cone) {
+      if (!rowUsed(r0)) return;
+      T f[3], Hb[9];
+      if (!blockForce(r0, cone, [&](int r) { return T(jar[r]); }, f, Hb)) return;
+      const int n = cone ? 3 : 1;
+      const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0) * nu;
       for (int i = 0; i < nu; ++i) {
         // A row is zero off its bodies' chains to Ground (a foot's row: the free joint and its leg):
         // those lines of H are left as they are (most of them, in a legged robot).
-        if (!anyLane(T(row[i]) != T(0))) continue;
-        const T Di = D * row[i];
-        for (int j = 0; j <= i; ++j) H[i * nu + j] = T(H[i * nu + j]) + Di * row[j];
+        bool zero = true;
+        for (int e = 0; e < n; ++e) zero = zero && !anyLane(T(row[e * nu + i]) != T(0));
+        if (zero) continue;
+        if (!cone) {
+          const T Di = Hb[0] * row[i];
+          for (int j = 0; j <= i; ++j) H[i * nu + j] = T(H[i * nu + j]) + Di * row[j];
+          continue;
+        }
+        // H += J_b' Hb J_b, the block's rows J_b: (J_b' Hb)_i = c, then c J_b.
+        T c[3];
+        for (int b = 0; b < 3; ++b)
+          c[b] = row[i] * Hb[b] + row[nu + i] * Hb[3 + b] + row[2 * nu + i] * Hb[6 + b];
+        for (int j = 0; j <= i; ++j)
+          H[i * nu + j] = T(H[i * nu + j]) + (c[0] * row[j] + c[1] * row[nu + j] + c[2] * row[2 * nu + j]);
       }
-    }
+    });
     failedLanes = failedLanes | (softCholesky<T>(H, nu) & !done);
     for (int j = 0; j < nu; ++j) d[j] = g[j];
     softNegativeSolve<T>(Strided<const T>(H), nu, d);
@@ -1399,14 +1533,20 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       if (rowUsed(r)) Jd[r] = rowDot(r, d);
     auto slope = [&](T t, T* curvature) {
       T first = t * dMd + dMa, second = dMd;
-      for (int r = 0; r < nr; ++r) {
-        if (!rowUsed(r)) continue;
-        const T x = T(jar[r]) + t * T(Jd[r]);
-        const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (x < T(0));
-        const T D = selectT(active, T(rows[4 * r + 2]), T(0));
-        first += D * x * T(Jd[r]);
-        second += D * T(Jd[r]) * T(Jd[r]);
-      }
+      forEachSoftBlock(model, [&](int r0, bool cone) {
+        if (!rowUsed(r0)) return;
+        T f[3], Hb[9];
+        if (!blockForce(r0, cone, [&](int r) { return T(jar[r]) + t * T(Jd[r]); }, f, Hb)) return;
+        if (!cone) {
+          first -= f[0] * T(Jd[r0]);
+          second += Hb[0] * T(Jd[r0]) * T(Jd[r0]);
+          return;
+        }
+        for (int a = 0; a < 3; ++a) {
+          first -= f[a] * T(Jd[r0 + a]);
+          for (int b = 0; b < 3; ++b) second += T(Jd[r0 + a]) * Hb[3 * a + b] * T(Jd[r0 + b]);
+        }
+      });
       *curvature = second;
       return first;
     };
@@ -1431,15 +1571,13 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   }
   failedLanes = failedLanes | !done;
   for (int j = 0; j < nu; ++j) udot[j] = a[j];
-  // Forces: -D jar on the active rows.
-  for (int r = 0; r < nr; ++r) {
-    if (!rowUsed(r)) {
-      jar[r] = T(0);
-      continue;
-    }
-    const MaskOf<T> active = (T(rows[4 * r + 3]) > T(0.5)) & (T(jar[r]) < T(0));
-    jar[r] = selectT(active, -T(rows[4 * r + 2]) * T(jar[r]), T(0));  // jar now holds the row's force
-  }
+  // The rows' forces (jar now holds them): -D jar on the active rows, the cones' from their zones.
+  forEachSoftBlock(model, [&](int r0, bool cone) {
+    const int n = cone ? 3 : 1;
+    T f[3] = {T(0), T(0), T(0)};
+    if (rowUsed(r0)) blockForce(r0, cone, [&](int r) { return T(jar[r]); }, f, nullptr);
+    for (int e = 0; e < n; ++e) jar[r0 + e] = f[e];
+  });
   // Each point's force in its contact frame, and each body's total (bodyContact: about Bo, in G,
   // as the ground contacts give it): a pair's force acts on its second geom's body, and its opposite
   // on the first's. The same per MuJoCo body of the geoms (ws.mujocoContact, about Ground's origin:
@@ -1448,18 +1586,21 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     for (int b = 0; b < s.nb; ++b) storeSpatialVec(bodyContactAt(w, b), SpatialVec<T>::zero());
     for (int i = 0; i < s.nMujocoBodies; ++i) storeSpatialVec(ws.mujocoContact(i), SpatialVec<T>::zero());
   }
-  auto pointForce = [&](int body1, int body2, int mujocoBody1, int mujocoBody2, int condim, T friction, int r0,
-                        const Vec3<T>& hint, bool hinted, Strided<T> point) {  // point: active dist pos normal force
+  auto pointForce = [&](int body1, int body2, int mujocoBody1, int mujocoBody2, int condim, int elliptic, T friction,
+                        int r0, const Vec3<T>& hint, bool hinted, Strided<T> point) {  // point: active dist pos normal force
     const Strided<T> out = point + 8;      // force: normal, t1, t2, then x, y, z in Ground
     if (!anyLane(T(point[0]) > T(0.5))) {  // in no lane: no rows, no force (written only if it had one)
       if (anyLane(T(out[0]) != T(0)))      // (a pyramid's tangential force needs a normal one)
         for (int c = 0; c < 6; ++c) out[c] = T(0);
       return;
     }
-    if (softRowsPerPoint(condim) == 1) {
+    if (softRowsPerPoint(condim, elliptic) == 1) {
       out[0] = jar[r0];
       out[1] = out[2] = T(0);
+    } else if (elliptic) {  // the rows are the frame's
+      for (int k = 0; k < 3; ++k) out[k] = jar[r0 + k];
     } else {
+      friction = selectT(friction < T(kSoftMinFriction), T(kSoftMinFriction), friction);
       out[0] = T(jar[r0]) + T(jar[r0 + 1]) + T(jar[r0 + 2]) + T(jar[r0 + 3]);
       out[1] = friction * (T(jar[r0]) - T(jar[r0 + 1]));
       out[2] = friction * (T(jar[r0 + 2]) - T(jar[r0 + 3]));
@@ -1499,17 +1640,17 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       const Transform<T> X_GG = bodyPose(ws, topo.body) * loadTransform<T>(planeContactGeomAt(w.params, i));
       axis = {{X_GG.R(0, 2), X_GG.R(1, 2), X_GG.R(2, 2)}};
     }
-    const int perPoint = softRowsPerPoint(topo.condim);
+    const int perPoint = softRowsPerPoint(topo.condim, topo.elliptic);
     for (int k = 0; k < topo.points; ++k)
-      pointForce(-1, topo.body, -1, topo.mujocoBody, topo.condim, planeContactLawAt(w.params, i)[0],
+      pointForce(-1, topo.body, -1, topo.mujocoBody, topo.condim, topo.elliptic, planeContactLawAt(w.params, i)[0],
                  topo.row + k * perPoint, axis,
                  topo.shape == kShapeCapsule, softContactAt(w, topo.point + k));
   }
   for (int i = 0; i < s.nPairContacts; ++i) {
     const PairContactTopology topo = model.pairContact[i];
-    const int perPoint = softRowsPerPoint(topo.condim);
+    const int perPoint = softRowsPerPoint(topo.condim, topo.elliptic);
     for (int k = 0; k < topo.points; ++k)
-      pointForce(topo.body1, topo.body2, topo.mujocoBody1, topo.mujocoBody2, topo.condim,
+      pointForce(topo.body1, topo.body2, topo.mujocoBody1, topo.mujocoBody2, topo.condim, topo.elliptic,
                  pairContactLawAt(w.params, i)[0], topo.row + k * perPoint, Vec3<T>::zero(), false,
                  softContactAt(w, topo.point + k));
   }

@@ -347,12 +347,14 @@ enum ElementFlag : std::int32_t { kContactRolling = 1 };
 // A primitive geom on a body against a plane fixed in Ground, under MuJoCo's soft-constraint law
 // (physics/soft_constraints.h): its shape (MuJoCo's contact points: a sphere and an ellipsoid 1, a
 // capsule 2, a cylinder and a box up to 4), MuJoCo's condim (1: frictionless; 3: a pyramid of 4 edges
-// per point), and where its points and rows start among the world's.
+// per point, or MuJoCo's elliptic cone of 3 rows: normal, t1, t2), and where its points and rows start
+// among the world's.
 enum PlaneContactShape : std::int32_t { kShapeSphere, kShapeCapsule, kShapeEllipsoid, kShapeCylinder, kShapeBox };
 struct PlaneContactTopology {
   std::int32_t body;    // the geom's body
   std::int32_t shape;   // PlaneContactShape
   std::int32_t condim;  // 1 or 3
+  std::int32_t elliptic;  // 1: MuJoCo's elliptic friction cone (cone="elliptic"), 0: the pyramid
   std::int32_t points;  // the most contact points it makes
   std::int32_t point;   // its first point among the world's (Per::SoftPoint)
   std::int32_t row;     // its first constraint row
@@ -366,6 +368,7 @@ struct PairContactTopology {
   std::int32_t body1, body2;    // the geoms' bodies (-1: Ground)
   std::int32_t shape1, shape2;  // PlaneContactShape
   std::int32_t condim;          // 1 or 3
+  std::int32_t elliptic;        // as PlaneContactTopology's
   std::int32_t points;          // the most contact points it makes
   std::int32_t point;           // its first point among the world's (Per::SoftPoint)
   std::int32_t row;             // its first constraint row
