@@ -422,7 +422,9 @@ void expectPairsInAPackEqualEachWorldAlone(const std::string& name, const std::s
   }
   EXPECT_GE(counts[0], 3);
   EXPECT_GE(counts[1], 3);
-  if (slots > 1) EXPECT_GE(counts[2], 3);
+  if (slots > 1) {
+    EXPECT_GE(counts[2], 3);
+  }
 }
 
 // MuJoCo's elliptic cones (a capsule's two points on a box, sliding or held).

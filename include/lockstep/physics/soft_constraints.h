@@ -1338,8 +1338,9 @@ template <class T, class F>
 LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
   auto contact = [&](int row, int points, int condim, int elliptic) {
     const int perPoint = softRowsPerPoint(condim, elliptic);
+    const bool cone = elliptic && condim == 3;
     for (int k = 0; k < points; ++k) {
-      if (perPoint == 3) {
+      if (cone) {
         f(row + 3 * k, true);
         continue;
       }
@@ -1364,6 +1365,29 @@ LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
 // row's D x^2 / 2; between, Dm (N - mu Tn)^2 / 2 with Dm = D0 / (mu^2 (1 + mu^2)). The cost is
 // convex and its slope continuous across the zones. engaged: the lanes with a force.
 template <class T>
+struct SoftConeZone {
+  T U[3], N, Tn;
+  MaskOf<T> above, below, between;
+};
+template <class T>
+LOCKSTEP_HD_INLINE SoftConeZone<T> softConeZone(const T (&x)[3], const T (&scale)[3], MaskOf<T> exists) {
+  SoftConeZone<T> z;
+  const T mu = scale[0];
+  for (int k = 0; k < 3; ++k) z.U[k] = scale[k] * x[k];
+  z.N = z.U[0];
+  z.Tn = sqrtT(z.U[1] * z.U[1] + z.U[2] * z.U[2]);
+  const MaskOf<T> flat = !(z.Tn > T(0));
+  z.above = (flat & !(z.N < T(0))) | !(z.N < mu * z.Tn) | !exists;
+  z.below = (flat | !(mu * z.N + z.Tn > T(0))) & !z.above;
+  z.between = !(z.above | z.below);
+  return z;
+}
+// The weight Dm of the cost on the cone, from the normal row's D and the cone's mu (MuJoCo's).
+template <class T>
+LOCKSTEP_HD_INLINE T softConeWeight(T D0, T mu) {
+  return D0 / (mu * mu * (T(1) + mu * mu));
+}
+template <class T>
 struct SoftConeForce {
   T force[3], H[9];
   MaskOf<T> engaged;
@@ -1372,14 +1396,12 @@ template <class T>
 LOCKSTEP_HD_INLINE SoftConeForce<T> softConeForce(const T (&x)[3], const T (&scale)[3], const T (&D)[3],
                                                   MaskOf<T> exists) {
   const T mu = scale[0];
-  const T U[3] = {scale[0] * x[0], scale[1] * x[1], scale[2] * x[2]};
-  const T N = U[0], Tn = sqrtT(U[1] * U[1] + U[2] * U[2]);
-  const MaskOf<T> flat = !(Tn > T(0));
-  const MaskOf<T> above = (flat & !(N < T(0))) | !(N < mu * Tn) | !exists;
-  const MaskOf<T> below = (flat | !(mu * N + Tn > T(0))) & !above;
-  const MaskOf<T> between = !(above | below);
-  const T Ts = selectT(between, Tn, T(1));  // (Tn > 0 where it is read)
-  const T Dm = D[0] / (mu * mu * (T(1) + mu * mu));
+  const SoftConeZone<T> z = softConeZone(x, scale, exists);
+  const T(&U)[3] = z.U;
+  const T N = z.N;
+  const MaskOf<T> above = z.above, below = z.below, between = z.between;
+  const T Ts = selectT(between, z.Tn, T(1));  // (Tn > 0 where it is read)
+  const T Dm = softConeWeight(D[0], mu);
   const T f0 = -Dm * (N - mu * Ts) * mu;
   SoftConeForce<T> c;
   c.engaged = !above;
@@ -1398,6 +1420,33 @@ LOCKSTEP_HD_INLINE SoftConeForce<T> softConeForce(const T (&x)[3], const T (&sca
       c.H[3 * a + b] = selectT(between, Dm * scale[a] * scale[b] * h, selectT(below & MaskOf<T>(a == b), D[a], T(0)));
     }
   return c;
+}
+
+// The same cost along a line, x + t dx at t = 0 (the line search's): its slope and curvature in t,
+// without the Hessian: between the zones, with h = N - mu Tn and V = scale dx,
+//   slope = Dm h g, g = V0 - mu U_t.V_t / Tn;  curvature = Dm (g^2 - mu h (|V_t|^2 - (U_t.V_t / Tn)^2) / Tn).
+template <class T>
+LOCKSTEP_HD_INLINE void softConeLine(const T (&x)[3], const T (&dx)[3], const T (&scale)[3], const T (&D)[3],
+                                     MaskOf<T> exists, T* slope, T* curvature) {
+  const T mu = scale[0];
+  const SoftConeZone<T> z = softConeZone(x, scale, exists);
+  const T(&U)[3] = z.U;
+  const T N = z.N, Tn = z.Tn;
+  const MaskOf<T> below = z.below, between = z.between;
+  const T V[3] = {scale[0] * dx[0], scale[1] * dx[1], scale[2] * dx[2]};
+  const T inverse = T(1) / selectT(between, Tn, T(1));
+  const T Dm = softConeWeight(D[0], mu);
+  const T h = N - mu * Tn, along = (U[1] * V[1] + U[2] * V[2]) * inverse;
+  const T g = V[0] - mu * along;
+  const T coneSlope = Dm * h * g;
+  const T coneCurvature = Dm * (g * g - mu * h * (V[1] * V[1] + V[2] * V[2] - along * along) * inverse);
+  T rowSlope = T(0), rowCurvature = T(0);
+  for (int k = 0; k < 3; ++k) {
+    rowSlope += D[k] * x[k] * dx[k];
+    rowCurvature += D[k] * dx[k] * dx[k];
+  }
+  *slope = selectT(between, coneSlope, selectT(below, rowSlope, T(0)));
+  *curvature = selectT(between, coneCurvature, selectT(below, rowCurvature, T(0)));
 }
 
 // The soft-constraint solve of one world at its state, after computeKinematics and the sweep (udot:
@@ -1535,17 +1584,22 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       T first = t * dMd + dMa, second = dMd;
       forEachSoftBlock(model, [&](int r0, bool cone) {
         if (!rowUsed(r0)) return;
-        T f[3], Hb[9];
-        if (!blockForce(r0, cone, [&](int r) { return T(jar[r]) + t * T(Jd[r]); }, f, Hb)) return;
-        if (!cone) {
-          first -= f[0] * T(Jd[r0]);
-          second += Hb[0] * T(Jd[r0]) * T(Jd[r0]);
+        if (cone) {
+          const T x[3] = {T(jar[r0]) + t * T(Jd[r0]), T(jar[r0 + 1]) + t * T(Jd[r0 + 1]),
+                          T(jar[r0 + 2]) + t * T(Jd[r0 + 2])};
+          const T dx[3] = {T(Jd[r0]), T(Jd[r0 + 1]), T(Jd[r0 + 2])};
+          const T scale[3] = {T(rows[4 * r0]), T(rows[4 * r0 + 4]), T(rows[4 * r0 + 8])};
+          const T D[3] = {T(rows[4 * r0 + 2]), T(rows[4 * r0 + 6]), T(rows[4 * r0 + 10])};
+          T coneSlope, coneCurvature;
+          softConeLine(x, dx, scale, D, T(rows[4 * r0 + 3]) > T(0.5), &coneSlope, &coneCurvature);
+          first += coneSlope;
+          second += coneCurvature;
           return;
         }
-        for (int a = 0; a < 3; ++a) {
-          first -= f[a] * T(Jd[r0 + a]);
-          for (int b = 0; b < 3; ++b) second += T(Jd[r0 + a]) * Hb[3 * a + b] * T(Jd[r0 + b]);
-        }
+        T f[3], Hb[9];
+        if (!blockForce(r0, false, [&](int r) { return T(jar[r]) + t * T(Jd[r]); }, f, Hb)) return;
+        first -= f[0] * T(Jd[r0]);
+        second += Hb[0] * T(Jd[r0]) * T(Jd[r0]);
       });
       *curvature = second;
       return first;
