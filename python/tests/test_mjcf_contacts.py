@@ -98,6 +98,10 @@ FEATURES = {
     # MuJoCo's elliptic cones: each point's normal and tangents one cone, impratio scaling its tangents.
     "elliptic_cone": (scene(BOX, 'friction="1.1"', 'friction=".6"', option='cone="elliptic" impratio="3"'),
                       [('cone="elliptic"', 'cone="pyramidal"'), 'impratio="3"', 'friction="1.1"']),
+    # friction="0" on both geoms: MuJoCo's mjMINMU (1e-5) in the cone.
+    "elliptic_cone_without_friction": (scene(CAPSULE, 'friction="0"', 'friction="0"', option='cone="elliptic"'),
+                                       [('cone="elliptic"', 'cone="pyramidal"'),
+                                        ('size="5 5 .1" friction="0"', 'size="5 5 .1" friction=".01"')]),
     # A cone beside a frictionless point (the floor's condim 1, the capsule's 3: MuJoCo takes the larger).
     "elliptic_cone_beside_a_frictionless_point": (
         scene(CAPSULE, floor='condim="1"', children=WELDED.replace('friction="1.4"', 'friction="1.4" condim="1"'),

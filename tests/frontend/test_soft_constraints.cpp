@@ -21,6 +21,7 @@
 #include "lockstep/engine/batch.h"
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
+#include "lockstep/physics/soft_constraints.h"
 #include "mjcf_compliant.h"
 #include "test_util.h"
 
@@ -86,11 +87,13 @@ class SoftPrimitive : public ::testing::TestWithParam<PrimitiveCase> {};
 // cone with impratio 3).
 TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
   const std::string geom = GetParam().geom, option = GetParam().option;
+  // MuJoCo takes the larger condim of the two geoms: a frictionless geom's plane is frictionless too.
+  const std::string plane = geom.find("condim=\"1\"") != std::string::npos ? "condim=\"1\"" : "";
   const std::string test = ::testing::UnitTest::GetInstance()->current_test_info()->name();  // .../<case>
   const std::string path = writeModel("soft_" + test.substr(test.find('/') + 1) + ".xml", R"(<mujoco>
   <option timestep="0.005" )" + option + R"(/>
   <worldbody>
-    <geom type="plane" size="5 5 .1" friction="0.7"/>
+    <geom type="plane" size="5 5 .1" friction="0.7" )" + plane + R"(/>
     <body name="b" pos="0 0 1"><freejoint/><geom )" + geom + R"( mass="2" friction="0.9" margin="0.002"/></body>
   </worldbody>
 </mujoco>)");
@@ -146,8 +149,13 @@ TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
     for (int i = 0; i < m->nv; ++i) d->qvel[i] = speed * unit(rng);
     int constraints = 0;
     const double error = compareAtState(mjcf, batch, m.get(), d.get(), &constraints);
-    for (int i = 0; i < d->nefc; ++i)
+    for (int i = 0; i < d->nefc; ++i) {
       if (d->efc_type[i] == mjCNSTR_CONTACT_ELLIPTIC) ++zones[d->efc_state[i]];
+      // A frictionless geom's rows are MuJoCo's frictionless ones, whatever the cone.
+      if (!plane.empty()) {
+        EXPECT_EQ(d->efc_type[i], mjCNSTR_CONTACT_FRICTIONLESS);
+      }
+    }
     EXPECT_LT(error, 1e-6) << geom << " " << option << " trial " << trial << " (" << constraints << " constraint rows)";
     worst = std::max(worst, error);
     touching += constraints > 0;
@@ -185,6 +193,76 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SoftPrimitive,
                            if (*info.param.option) name += "Elliptic";
                            return name;
                          });
+
+// An elliptic cone's forces, zones and Hessian (softConeForce) and its cost along a line
+// (softConeLine) against MuJoCo's own (mj_constraintUpdate: efc_force, efc_state, the contact's cone
+// Hessian H) at J qacc - aref drawn at random and exactly on the zones' boundaries. friction 1 and
+// impratio 4 make MuJoCo's regular cone's mu exactly 0.5 (sqrt(R1 / R0) = sqrt(1 / 4)), so that
+// x = (1.25, 0.75, 1) lies exactly on the cone (N = mu T) and (-5, 0.75, 1) exactly on its lower
+// boundary (mu N + T = 0).
+TEST(SoftCone, ForcesZonesAndHessianAreMujocos) {
+  const std::string path = writeModel("soft_cone_zones.xml", R"(<mujoco>
+  <option cone="elliptic" impratio="4"/>
+  <worldbody>
+    <geom type="plane" size="5 5 .1" friction="1"/>
+    <body pos="0 0 0.099"><freejoint/><geom type="sphere" size="0.1" mass="1" friction="1"/></body>
+  </worldbody>
+</mujoco>)");
+  auto m = referenceModel(path);
+  ASSERT_TRUE(m);
+  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+  mj_forward(m.get(), d.get());
+  ASSERT_EQ(d->ncon, 1);
+  ASSERT_EQ(d->nefc, 3);
+  ASSERT_EQ(d->efc_type[0], mjCNSTR_CONTACT_ELLIPTIC);
+  const mjContact& con = d->contact[0];
+  ASSERT_EQ(con.mu, 0.5);
+  const double scale[3] = {con.mu, con.friction[0], con.friction[1]};
+  const double D[3] = {d->efc_D[0], d->efc_D[1], d->efc_D[2]};
+  std::vector<std::array<double, 3>> xs = {{1.25, 0.75, 1},  {-5, 0.75, 1},    {1, 0, 0},        {-1, 0, 0},
+                                            {0, 0, 0},       {1.25, -0.75, -1}, {-5, -1, 0.75},  {0.5, 0.75, 1}};
+  std::mt19937_64 rng(3);
+  std::uniform_real_distribution<double> unit(-3, 3), normal(-12, 3);  // (below the cone: x0 <= -4 T)
+  for (int k = 0; k < 300; ++k) xs.push_back({normal(rng), unit(rng), unit(rng)});
+  int zones[4] = {0, 0, 0, 0};  // MuJoCo's states: satisfied, quadratic, cone
+  for (const auto& x : xs) {
+    double jar[3] = {x[0], x[1], x[2]}, cost = 0;
+    mj_constraintUpdate(m.get(), d.get(), jar, &cost, 1);
+    const double xv[3] = {x[0], x[1], x[2]};
+    const SoftConeForce<double> c = softConeForce<double>(xv, scale, D, true);
+    const int state = d->efc_state[0];
+    ++zones[state == mjCNSTRSTATE_SATISFIED ? 0 : state == mjCNSTRSTATE_QUADRATIC ? 1 : 2];
+    const std::string at = "at x = (" + std::to_string(x[0]) + ", " + std::to_string(x[1]) + ", " +
+                           std::to_string(x[2]) + "), MuJoCo's state " + std::to_string(state);
+    EXPECT_EQ(bool(c.engaged), state != mjCNSTRSTATE_SATISFIED) << at;
+    for (int i = 0; i < 3; ++i)
+      EXPECT_NEAR(c.force[i], d->efc_force[i], 1e-12 * (1 + std::abs(d->efc_force[i]))) << at << " row " << i;
+    // The Hessian in jar: on the cone MuJoCo's contact H; below it diag(D); above it 0.
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) {
+        const double theirs = state == mjCNSTRSTATE_CONE        ? con.H[3 * a + b]
+                              : state == mjCNSTRSTATE_QUADRATIC ? (a == b ? D[a] : 0.0)
+                                                                : 0.0;
+        EXPECT_NEAR(c.H[3 * a + b], theirs, 1e-12 * (1 + std::abs(theirs))) << at << " H " << a << b;
+      }
+    // Along a random line: the slope is -f . dx and the curvature dx' H dx.
+    const double dx[3] = {unit(rng), unit(rng), unit(rng)};
+    double slope = 0, curvature = 0;
+    softConeLine<double>(xv, dx, scale, D, true, &slope, &curvature);
+    double fdx = 0, dHd = 0;
+    for (int a = 0; a < 3; ++a) {
+      fdx -= c.force[a] * dx[a];
+      for (int b = 0; b < 3; ++b) dHd += dx[a] * c.H[3 * a + b] * dx[b];
+    }
+    EXPECT_NEAR(slope, fdx, 1e-12 * (1 + std::abs(fdx))) << at;
+    EXPECT_NEAR(curvature, dHd, 1e-11 * (1 + std::abs(dHd))) << at;
+  }
+  std::printf("elliptic cone at %zu points: %d above, %d below, %d on it\n", xs.size(), zones[0], zones[1], zones[2]);
+  EXPECT_EQ(zones[0] + zones[1] + zones[2], int(xs.size()));
+  EXPECT_GT(zones[0], 10);
+  EXPECT_GT(zones[1], 10);
+  EXPECT_GT(zones[2], 10);
+}
 
 // A hinge pendulum pushed into and beyond both ends of its range.
 TEST(SoftLimit, AccelerationsEqualMujocosBeyondTheRange) {
