@@ -102,6 +102,75 @@ TEST(CpuIsa, AWorldsBitsDoNotDependOnBatchSizeThreadsOrPackMates) {
   }
 }
 
+// Every world field of world w in a and b, bit for bit.
+template <class T>
+void expectSameFields(Batch<T>& a, Batch<T>& b, std::int64_t w, const std::string& what) {
+  for (const std::string& name : Batch<T>::fieldNames()) {
+    const FieldView x = a.field(name, MemorySpace::Host), y = b.field(name, MemorySpace::Host);
+    const std::size_t bytes = x.elementType == FieldView::Type::Float32 ? 4 : x.elementType == FieldView::Type::Int32 ? 4 : 8;
+    for (std::int64_t c = 0; c < x.components; ++c) {
+      const std::int64_t at = w * x.worldStride + c * x.componentStride;
+      EXPECT_EQ(std::memcmp(static_cast<const char*>(x.data) + at * bytes, static_cast<const char*>(y.data) + at * bytes,
+                            bytes),
+                0)
+          << what << ": world " << w << ", " << name << "[" << c << "]";
+    }
+  }
+}
+
+// Starting worlds a pack at a time (given states for all of them or a quarter of the batch, a mask
+// of resets) gives each world the bits of starting it alone (a short list: one-lane packs): every
+// world field, 37 worlds (full packs and a remainder), stepped on afterwards too.
+template <class T>
+void expectStartsInPacksEqualStartsAlone(const std::string& isa) {
+  const std::int64_t n = 37;
+  for (const Scene& s : scenes()) {
+    const std::string what = isa + " " + s.name + (sizeof(T) == 8 ? " double" : " float");
+    const CpuOptions cpu{1, true, isa};
+    Batch<T> packed(s.model, n, Backend::Cpu, cpu), alone(s.model, n, Backend::Cpu, cpu);
+    const int nq = packed.sizes().nq, nu = packed.sizes().nu;
+    Batch<T> draw(s.model, 1, Backend::Cpu, cpu);  // the states of setWorld, as T
+    std::vector<T> q, u;
+    std::vector<std::int64_t> all;
+    for (std::int64_t w = 0; w < n; ++w) {
+      setWorld(draw, 0, w, s);
+      for (double x : draw.q(0)) q.push_back(T(x));
+      for (double x : draw.u(0)) u.push_back(T(x));
+      all.push_back(w);
+    }
+    packed.setStates(all.data(), n, q.data(), u.data(), MemorySpace::Host);
+    for (std::int64_t w = 0; w < n; ++w)
+      alone.setStates(&w, 1, q.data() + w * nq, u.data() + w * nu, MemorySpace::Host);
+    for (std::int64_t w = 0; w < n; ++w) expectSameFields(packed, alone, w, what + ", given states");
+    // A quarter of the batch, listed out of order, starts a pack at a time too.
+    const std::vector<std::int64_t> some = {30, 2, 17, 9, 3, 31, 8, 22, 16, 10};
+    std::vector<T> qs, us;
+    for (std::int64_t w : some) {
+      qs.insert(qs.end(), q.begin() + (w + 1) % n * nq, q.begin() + ((w + 1) % n + 1) * nq);
+      us.insert(us.end(), u.begin() + (w + 1) % n * nu, u.begin() + ((w + 1) % n + 1) * nu);
+    }
+    packed.setStates(some.data(), std::int64_t(some.size()), qs.data(), us.data(), MemorySpace::Host);
+    for (std::size_t i = 0; i < some.size(); ++i)
+      alone.setStates(&some[i], 1, qs.data() + i * nq, us.data() + i * nu, MemorySpace::Host);
+    for (std::int64_t w = 0; w < n; ++w) expectSameFields(packed, alone, w, what + ", a quarter listed");
+    packed.step(1e-3, 3);
+    alone.step(1e-3, 3);
+    std::vector<std::uint8_t> mask(static_cast<std::size_t>(n));
+    for (std::int64_t w = 0; w < n; ++w) mask[w] = (w % 3 != 1) ? 1 : 0;
+    packed.resetWorldsMask(mask.data(), MemorySpace::Host);
+    for (std::int64_t w = 0; w < n; ++w)
+      if (mask[w]) alone.resetWorlds(&w, 1, MemorySpace::Host);
+    for (std::int64_t w = 0; w < n; ++w) expectSameFields(packed, alone, w, what + ", a mask of resets");
+  }
+}
+
+TEST(CpuIsa, StartingWorldsInPacksEqualsStartingEachAlone) {
+  for (const std::string& isa : cpuIsasSupported()) {
+    expectStartsInPacksEqualStartsAlone<double>(isa);
+    expectStartsInPacksEqualStartsAlone<float>(isa);
+  }
+}
+
 TEST(CpuIsa, EveryInstructionSetAgreesToRounding) {
   const Scene s = scenes()[1];
   const auto reference = run<double>(s, 0, 9, CpuOptions{0, true, "generic"});

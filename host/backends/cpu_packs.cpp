@@ -288,11 +288,58 @@ void assemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
   });
 }
 
+// Starts the worlds w whose row(w) is not negative at their initial state, or at the given states
+// q[row(w)], u[row(w)], a pack of worlds at a time: each started world's state is written
+// (startWorld), then a pack that starts two or more worlds observes them together and scatters
+// their observations (its other lanes are copies and are not written), and a pack that starts one
+// observes it on a one-lane pack. The observations' bits are the same either way (a lane of a pack
+// is a world alone).
+template <class T, class Row>
+void startPacks(const BackendContext<T>& ctx, Row row, const T* q, const T* u) {
+  const Sizes& s = ctx.model.sizes;
+  forPacks(ctx, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
+    bool use[kLanes<T>] = {};
+    int started = 0;
+    for (int l = 0; l < lanes; ++l) {
+      const std::int64_t w = w0 + l, i = row(w);
+      if (i < 0) continue;
+      use[l] = true;
+      ++started;
+      const WorldView<T> world = ctx.batch.world(w);
+      const auto written = [] {};  // observed below, with its pack
+      if (q)
+        startWorld(s, world, Strided<const T>{q + i * s.nq, 1}, Strided<const T>{u + i * s.nu, 1}, written);
+      else
+        resetWorldState(s, world, written);
+    }
+    if (started == 0) return;
+    if (started == 1) {
+      for (int l = 0; l < lanes; ++l)
+        if (use[l]) one.observing(w0 + l)();
+      return;
+    }
+    pack.gather(w0, lanes, use);
+    observeWorld(model, pack.view(), pack.workspace());
+    pack.scatterObservations(use);
+  });
+}
+
 // Starts the listed worlds (indices, or those where mask is set, or all) at their initial state, or
-// at the given states (q[count][nq], u[count][nu]): startWorld, each observed on a one-lane pack.
+// at the given states (q[count][nq], u[count][nu]): startWorld. A mask, or a list of at least a
+// quarter of the batch, a pack of worlds at a time (startPacks; a world listed twice starts once, from
+// its last row); a shorter list's worlds each observed on a one-lane pack.
 template <class T>
 void start(const BackendContext<T>& ctx, const std::int64_t* indices, const std::uint8_t* mask, std::int64_t count,
            const T* q, const T* u) {
+  const std::int64_t n = ctx.batch.nWorlds;
+  if (!indices)
+    return startPacks(ctx, [&](std::int64_t w) { return mask && !mask[w] ? std::int64_t(-1) : w; }, q, u);
+  if (4 * count >= n) {
+    std::vector<std::int64_t> rows(static_cast<std::size_t>(n), -1);
+    for (std::int64_t i = 0; i < count; ++i)
+      if (indices[i] >= 0 && indices[i] < n) rows[static_cast<std::size_t>(indices[i])] = i;
+    return startPacks(ctx, [&](std::int64_t w) { return rows[static_cast<std::size_t>(w)]; }, q, u);
+  }
   const std::int64_t work = workOf(ctx, count, 1);
   const int most = threadsFor(ctx, work, count);
   Cache<T> local;
