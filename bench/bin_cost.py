@@ -25,6 +25,19 @@ from env_overhead import seconds_per_call
 BIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "mjcf", "bin.xml")
 
 
+def thrown_into_the_bin(m, n, rng):
+    """n random throws (MuJoCo's qpos, and the random qvel drawn after it) of the bin's box, ball
+    and capsule: stacked over the box's random place, each turned at random."""
+    qpos = np.tile(m.qpos0, (n, 1))
+    qpos[:, 0:3] = rng.uniform([-.2, -.2, .1], [.2, .2, .3], (n, 3))
+    qpos[:, 7:10] = qpos[:, 0:3] + [0, 0, 0.12]  # the ball and the capsule stacked over the box
+    qpos[:, 14:17] = qpos[:, 0:3] + [0, 0, 0.26]
+    for col in (3, 10, 17):
+        q = rng.standard_normal((n, 4))
+        qpos[:, col:col + 4] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    return qpos
+
+
 def rate(step, worlds, seconds):
     return worlds / seconds_per_call(step, seconds)
 
@@ -37,13 +50,7 @@ def main():
     model = lockstep.load({"mjcf": {"path": BIN, "contact_law": "mujoco"}})
     m = mujoco.MjModel.from_xml_path(BIN)
     n, rng = a.worlds, np.random.default_rng(0)
-    qpos = np.tile(m.qpos0, (n, 1))
-    qpos[:, 0:3] = rng.uniform([-.2, -.2, .1], [.2, .2, .3], (n, 3))
-    qpos[:, 7:10] = qpos[:, 0:3] + [0, 0, 0.12]  # the ball and the capsule stacked over the box
-    qpos[:, 14:17] = qpos[:, 0:3] + [0, 0, 0.26]
-    for col in (3, 10, 17):
-        q = rng.standard_normal((n, 4))
-        qpos[:, col:col + 4] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    qpos = thrown_into_the_bin(m, n, rng)
     batch = lockstep.Batch(model, n, dtype="float64")
     qvel = rng.uniform(-2, 2, (n, m.nv))
     batch.set_state(*model.from_mujoco(qpos, qvel))

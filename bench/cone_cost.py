@@ -23,22 +23,15 @@ import numpy as np
 
 import lockstep
 from bench_tasks import cpu_model
+from bin_cost import BIN, thrown_into_the_bin
 from env_overhead import seconds_per_call
-
-BIN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "models", "mjcf", "bin.xml")
 
 
 def measure(path, worlds, seconds):
     model = lockstep.load({"mjcf": {"path": path, "contact_law": "mujoco"}})
     m = mujoco.MjModel.from_xml_path(path)
     n, rng = worlds, np.random.default_rng(0)
-    qpos = np.tile(m.qpos0, (n, 1))
-    qpos[:, 0:3] = rng.uniform([-.2, -.2, .1], [.2, .2, .3], (n, 3))
-    qpos[:, 7:10] = qpos[:, 0:3] + [0, 0, 0.12]  # the ball and the capsule stacked over the box
-    qpos[:, 14:17] = qpos[:, 0:3] + [0, 0, 0.26]
-    for col in (3, 10, 17):
-        q = rng.standard_normal((n, 4))
-        qpos[:, col:col + 4] = q / np.linalg.norm(q, axis=1, keepdims=True)
+    qpos = thrown_into_the_bin(m, n, rng)
     batch = lockstep.Batch(model, n, dtype="float64")
     batch.set_state(*model.from_mujoco(qpos, rng.uniform(-2, 2, (n, m.nv))))
     batch.step(300)  # 3 s
