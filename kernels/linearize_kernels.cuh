@@ -39,7 +39,7 @@ void launchLinearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& re
   for (std::int64_t w0 = request.first; w0 < end; w0 += request.slots) {
     const std::int64_t n = std::min<std::int64_t>(request.slots, end - w0);
     dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
-      linearizeKernel<T, (decltype(features)::flags & kFeatureSphereContacts)><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
+      linearizeKernel<T, decltype(features)::flags><<<gridFor(n), kBlock, 0, streamOf(ctx.stream)>>>(
           LOCKSTEP_MODEL_ARGUMENTS_OF_CTX, LOCKSTEP_DATA_ARGUMENTS_OF_CTX, request, w0);
     });
     checkCuda(cudaGetLastError(), "linearizeKernel launch");

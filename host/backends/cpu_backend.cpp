@@ -222,13 +222,14 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
             });
 }
 
-// Linearizations: on the copy's packs of duals (cpu_packs.cpp) for models without sphere contacts;
-// else, and with CpuOptions::lanes false, here one world at a time on the scalar code instantiated
-// on duals: thread t uses dual world t, contiguous in the request's scratch.
+// Linearizations: on the copy's packs of duals (cpu_packs.cpp) for models without sphere contacts
+// or MuJoCo's law; else, and with CpuOptions::lanes false, here one world at a time on the scalar
+// code instantiated on duals: thread t uses dual world t, contiguous in the request's scratch. (The
+// soft solve on packs of duals would be compiled once more for every instruction set.)
 template <class T>
 void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
   const Sizes& s = ctx.model.sizes;
-  if (ctx.cpu.lanes && s.nc == 0) return packs(ctx).linearize(ctx, r);
+  if (ctx.cpu.lanes && s.nc == 0 && !s.mujocoStepping) return packs(ctx).linearize(ctx, r);
   const ModelView<T>& m = ctx.model;
   const ModelView<DualOf<T>> dualModel = m.withFrames(r.X_PF, r.X_MB);
   const std::int64_t worlds = ctx.batch.nWorlds;
@@ -240,9 +241,8 @@ void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
         dualWorldAt(s, r.layout, r.dualScratch + t * r.layout.total, r.dualInts + t * r.layout.ints, 1);
     const Strided<T> J{r.jacobian + w, worlds};
     dispatchModelFeatures(s, [&](auto features) {
-      // (Models with soft constraints are refused before: Batch::linearize.)
-      linearizeWorld<T, kDualTangents, (decltype(features)::flags & kFeatureSphereContacts)>(
-          dualModel, ctx.batch.world(w), d, r.settings, r.dirs, r.what, J);
+      linearizeWorld<T, kDualTangents, decltype(features)::flags>(dualModel, ctx.batch.world(w), d, r.settings,
+                                                                  r.dirs, r.what, J);
     });
   });
 }

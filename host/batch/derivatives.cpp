@@ -46,14 +46,18 @@ void Batch<T>::linearizeEvaluation(const std::vector<std::string>& params, World
 template <class T>
 void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
                            const std::vector<std::string>& params, WorldRange worlds) {
-  if (sizes_.mujocoStepping)
-    throw std::invalid_argument("linearize: the model is under MuJoCo's contact and limit law (soft constraints, "
-                                "MuJoCo's RK4), whose derivatives Lockstep does not give yet");
   if (worlds.count < 0) worlds.count = nWorlds_ - worlds.first;
   if (worlds.first < 0 || worlds.first > nWorlds_ || worlds.count > nWorlds_ - worlds.first)
     throw std::out_of_range("linearize: worlds [" + std::to_string(worlds.first) + ", " +
                             std::to_string(worlds.first + worlds.count) + ") are not in the batch's [0, " +
                             std::to_string(nWorlds_) + ")");
+  // A capsule's point against an ellipsoid or a cylinder is found by a bisection along the capsule
+  // (physics/soft_constraints.h) whose tangents are not the point's.
+  for (const PairContact& e : model_->pairContacts())
+    if (e.desc.shape1 == kShapeCapsule && (e.desc.shape2 == kShapeEllipsoid || e.desc.shape2 == kShapeCylinder))
+      throw std::invalid_argument("linearize: pair contact \"" + e.desc.name + "\": a capsule against " +
+                                  (e.desc.shape2 == kShapeEllipsoid ? "an ellipsoid" : "a cylinder") +
+                                  ", whose contact point's derivatives Lockstep does not give yet");
   using D = DualOf<T>;
   const Sizes& s = sizes_;
   std::vector<std::int32_t> paramIndex;

@@ -268,3 +268,53 @@ def test_shipped_scenes_step_jacobians_match_central_differences(name):
             dq = (qs[2 * i] - qs[2 * i + 1]) / (2 * h)
             err = np.abs(J[:nu, k] - dq).max() / max(1.0, np.abs(dq).max())
             assert err < 1e-6, f"{name} column {k}: d q+ {err:.2e}"
+
+
+def test_mujoco_law_step_jacobians_match_central_differences_on_ant():
+    """Ant under MuJoCo's law (models/mjcf/ant.xml: its feet on the floor with friction pyramids, its
+    ankles at their limits), after a rollout of random actions at the XML's own step (RK4, 10 ms): the
+    columns of A by the speeds and of B by the actions against central differences of the engine's own
+    step. The soft solve's derivatives come from the implicit function theorem at its solution
+    (docs/derivatives.md); the C++ tests check the positions' columns, the cones and MuJoCo's own
+    finite differences (tests/frontend/test_soft_constraints.cpp, SoftDerivatives)."""
+    model = lockstep.load(os.path.join(MODELS, "mjcf", "ant.xml"), contact_law="mujoco")
+    nu = model.nu
+    assert model.nq == nu + 1  # the free torso's quaternion first, then the hinges
+    b = lockstep.Batch(model, 1, dtype="float64")
+    rng = np.random.default_rng(8)
+    for step in range(1000):  # until at least two feet are on the floor
+        b.field("tau")[:] = rng.uniform(-1, 1, size=nu) * (np.arange(nu) >= 6)
+        b.step(1)
+        assert b.status[0] == 0, b.describe_status(0)
+        b.evaluate()
+        if step >= 50 and np.sum(np.array(b.softContact[0]).reshape(-1, 14)[:, 0] > 0.5) >= 2:
+            break
+    else:
+        pytest.fail("no state with two feet on the floor")
+    q0, u0, tau0 = np.array(b.field("q")[0]), np.array(b.field("u")[0]), np.array(b.field("tau")[0])
+    A, B, _ = b.linearize()
+    J = np.concatenate([A[0], B[0]], axis=1)
+    assert np.all(np.isfinite(J))
+    h = 1e-6
+    columns = np.arange(nu, 3 * nu)
+    c = lockstep.Batch(model, 2 * len(columns), dtype="float64")
+    for i, k in enumerate(columns):
+        for side, s in ((0, h), (1, -h)):
+            u, tau = u0.copy(), tau0.copy()
+            if k < 2 * nu:
+                u[k - nu] += s
+            else:
+                tau[k - 2 * nu] += s
+            c.set_state(q0, u, indices=[2 * i + side])
+            c.field("tau")[2 * i + side] = tau
+    c.step(1)
+    assert not np.any(np.array(c.status))
+    qs, us = np.array(c.field("q")), np.array(c.field("u"))
+    worst = 0.0
+    for i, k in enumerate(columns):
+        du = (us[2 * i] - us[2 * i + 1]) / (2 * h)
+        dq = (qs[2 * i, 7:] - qs[2 * i + 1, 7:]) / (2 * h)  # the hinges' increments are their own
+        ours = np.concatenate([J[6:nu, k], J[nu:, k]])
+        theirs = np.concatenate([dq, du])
+        worst = max(worst, np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
+    assert worst < 1e-6, worst

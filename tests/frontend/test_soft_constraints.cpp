@@ -22,6 +22,7 @@
 #include "lockstep/io/mjcf.h"
 #include "lockstep/io/scene.h"
 #include "lockstep/physics/soft_constraints.h"
+#include "central_differences.h"
 #include "mjcf_compliant.h"
 #include "test_util.h"
 
@@ -772,6 +773,238 @@ TEST(SoftLaw, UnsupportedFeaturesAndUnknownLawsAreNamed) {
               std::string::npos) << e.what();
   }
 }
+
+}  // namespace
+}  // namespace lockstep::test
+
+// ---- derivatives under MuJoCo's law: the solve's by the implicit function theorem (soft_constraints.h) ----
+namespace lockstep::test {
+namespace {
+
+// The parameter names of the model's first element of `kind` ("plane_contact", "pair_contact") that
+// end in each suffix.
+std::vector<std::string> contactParameters(const Model& model, const std::string& kind,
+                                           const std::vector<std::string>& suffixes) {
+  const std::vector<std::string> all =
+      Batch<double>(std::shared_ptr<const Model>(&model, [](const Model*) {}), 1).parameterNames();
+  std::vector<std::string> names;
+  for (const std::string& suffix : suffixes)
+    for (const std::string& name : all)
+      if (name.rfind(kind + ".", 0) == 0 && name.size() > suffix.size() &&
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        names.push_back(name);
+        break;
+      }
+  return names;
+}
+
+// A free body touching a geom of the world under a pyramid or an elliptic cone: the Jacobians of
+// one step, MuJoCo's Euler and RK4 (the solve at each stage), and of one evaluation against central
+// differences of the engine's own, by the state, the actions, gravity and the contact's friction,
+// solref and solimp. The states are away from any change of the rows' set or a cone's zone, where
+// no derivative exists.
+//   a box on the floor, resting (every row of its four corners active; a cone's lower zone) or
+//   sliding and turning (a pyramid's trailing edges free; a cone's force on its surface);
+//   a sphere pressed into an ellipsoid off its top and moving (a pair contact whose point comes from
+//   the bisection of softEllipsoidNearest, its derivatives from the root's).
+struct SoftDerivativeCase {
+  const char* name;
+  const char* cone;
+  const char* world;  // the world's geom
+  const char* body;   // the free body's geom and its place
+  bool settle;        // 200 steps of 5 ms first
+  bool push;          // then a push along x and y, turning, and 10 steps
+};
+class SoftDerivatives : public ::testing::TestWithParam<SoftDerivativeCase> {};
+
+TEST_P(SoftDerivatives, StepsAndEvaluationsMatchCentralDifferences) {
+  const SoftDerivativeCase& k = GetParam();
+  const std::string cone = k.cone;
+  const std::string path = writeModel(std::string("soft_derivatives_") + k.name + ".xml", R"(<mujoco>
+  <option timestep="0.005" cone=")" + cone + R"(" impratio="2"/>
+  <worldbody>
+    <geom )" + k.world + R"( friction="0.8"/>
+    <body )" + k.body + R"(</body>
+  </worldbody>
+</mujoco>)");
+  const MjcfImport mjcf = softImport(path);
+  DerivativeCase c;
+  c.model = mjcf.model;
+  {
+    Batch<double> b(c.model, 1);
+    b.setQ(0, mjcf.q0);
+    std::vector<double> u(6, 0.0);
+    if (!k.settle) {  // moving across the contact
+      u = {0.3, -0.2, 0.4, 0.2, -0.1, -0.05};  // Free: angular velocity, then linear (physics/mobilizer.h)
+      b.setU(0, u);
+    }
+    if (k.settle) b.step(0.005, 200, Integrator::SemiImplicitEuler);
+    if (k.push) {
+      u = b.u(0);
+      u[3] = 0.8;
+      u[4] = -0.3;
+      u[2] = 0.5;
+      b.setU(0, u);
+      b.step(0.005, 10, Integrator::SemiImplicitEuler);
+    }
+    ASSERT_EQ(b.status(0), kStatusOk) << describeStatus(b.status(0));
+    c.q = b.q(0);
+    c.u = b.u(0);
+  }
+  c.tau = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2};
+  c.params = {"gravity.z"};
+  const std::string kind = c.model->pairContacts().empty() ? "plane_contact" : "pair_contact";
+  for (const std::string& name : contactParameters(*c.model, kind, {".friction", ".solref.0", ".solimp.0"}))
+    c.params.push_back(name);
+  ASSERT_EQ(c.params.size(), 4u);
+  {  // touching: the contact has rows
+    Batch<double> b(c.model, 1);
+    b.setQ(0, c.q);
+    b.setU(0, c.u);
+    b.evaluate();
+    const FieldView points = b.field("softContact", MemorySpace::Host);  // active first, point 0 first
+    ASSERT_GT(static_cast<const double*>(points.data)[0], 0.5) << k.name;
+  }
+  const std::string label = k.name;
+  const double euler = expectMatches(c, Linearization::Step, 0.005, Integrator::SemiImplicitEuler, 1e-6, 1e-6,
+                                     (label + " Euler").c_str());
+  const double rk4 =
+      expectMatches(c, Linearization::Step, 0.005, Integrator::RK4, 1e-6, 1e-6, (label + " RK4").c_str());
+  const double evaluation = expectMatches(c, Linearization::Evaluation, 0.005, Integrator::RK4, 1e-6, 1e-6,
+                                          (label + " evaluation").c_str());
+  std::printf("%s: largest |exact - central differences| relative to the column: Euler %.1e, RK4 %.1e, "
+              "evaluation %.1e\n", label.c_str(), euler, rk4, evaluation);
+}
+
+constexpr const char* kFloor = R"(type="plane" size="5 5 .1")";
+constexpr const char* kBox =
+    R"(pos="0 0 0.049"><freejoint/><geom type="box" size="0.1 0.15 0.05" mass="2" margin="0.002"/>)";
+constexpr const char* kEllipsoid = R"(type="ellipsoid" size="0.3 0.2 0.1")";
+constexpr const char* kSphere = R"(pos="0.12 0.05 0.137"><freejoint/><geom type="sphere" size="0.05" mass="1"/>)";
+INSTANTIATE_TEST_SUITE_P(Touching, SoftDerivatives,
+                         ::testing::Values(SoftDerivativeCase{"pyramidResting", "pyramidal", kFloor, kBox, true, false},
+                                           SoftDerivativeCase{"pyramidSliding", "pyramidal", kFloor, kBox, true, true},
+                                           SoftDerivativeCase{"coneResting", "elliptic", kFloor, kBox, true, false},
+                                           SoftDerivativeCase{"coneSliding", "elliptic", kFloor, kBox, true, true},
+                                           SoftDerivativeCase{"sphereOnEllipsoid", "pyramidal", kEllipsoid,
+                                                              kSphere, false, false},
+                                           SoftDerivativeCase{"sphereOnEllipsoidCone", "elliptic", kEllipsoid,
+                                                              kSphere, false, false}),
+                         [](const ::testing::TestParamInfo<SoftDerivativeCase>& info) { return info.param.name; });
+
+// A capsule against an ellipsoid or a cylinder: its point comes from a bisection along the capsule,
+// whose derivatives are not given; linearize refuses the model, naming the pair.
+TEST(SoftDerivatives, CapsulesAgainstEllipsoidsAndCylindersAreRefusedByName) {
+  for (const char* other : {"ellipsoid", "cylinder"}) {
+    const std::string path = writeModel(std::string("soft_derivatives_capsule_") + other + ".xml",
+                                        std::string(R"(<mujoco><worldbody><geom name="rock" type=")") + other +
+                                            R"(" size="0.3 0.2 0.1"/><body pos="0 0 0.2"><freejoint/>)"
+                                            R"(<geom name="rod" type="capsule" size="0.05 0.2" mass="1"/>)"
+                                            R"(</body></worldbody></mujoco>)");
+    const MjcfImport mjcf = softImport(path);
+    ASSERT_EQ(mjcf.model->pairContacts().size(), 1u) << other;
+    Batch<double> b(mjcf.model, 1);
+    try {
+      b.linearize(0.002, Integrator::RK4);
+      ADD_FAILURE() << other << ": linearized";
+    } catch (const std::invalid_argument& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("pair contact \"" + mjcf.model->pairContacts()[0].desc.name + "\": a capsule against"),
+                std::string::npos) << what;
+      EXPECT_NE(what.find(other), std::string::npos) << what;
+    }
+  }
+}
+
+// Gymnasium's hopper (RK4) and half_cheetah (Euler, implicit in the joints' damping), their feet on
+// the floor and joints at their limits along a rollout of random actions: the Jacobian of a step of
+// the file's integrator against central differences of the engine's own, and the state part of an
+// Euler step's against MuJoCo's own finite-difference Jacobian (mjd_transitionFD, centred, its
+// solver run to convergence). Neither robot has a ball or free joint, so that MuJoCo's tangent space
+// is Lockstep's, up to the order of the dofs.
+class SoftRobotDerivatives : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SoftRobotDerivatives, StepJacobiansMatchDifferencesAndMujocosTransitionFd) {
+  const std::string path = robotWithBareFloor(GetParam(), "soft_derivatives_");
+  const MjcfImport mjcf = softImport(path);
+  auto m = referenceModel(path);
+  ASSERT_TRUE(m);
+  const int nv = m->nv;
+  const double dt = m->opt.timestep;
+  const Integrator integrator = mjcf.integrator;
+  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+  // Lockstep's speed i is MuJoCo's dof order[i] (hinges and slides: the speeds are the qvel entries).
+  std::vector<int> order(nv);
+  for (int i = 0; i < nv; ++i) {
+    std::vector<double> e(nv, 0.0);
+    e[i] = 1;
+    const std::vector<double> mapped = uFromMujoco(mjcf, d->qpos, e.data());
+    order[std::distance(mapped.begin(), std::max_element(mapped.begin(), mapped.end()))] = i;
+  }
+  // MuJoCo at Lockstep's state: its constraint rows are the same contacts and limits.
+  auto atState = [&](const std::vector<double>& q, const std::vector<double>& u) {
+    for (int i = 0; i < nv; ++i) {
+      d->qpos[m->jnt_qposadr[m->dof_jntid[order[i]]]] = q[i];
+      d->qvel[order[i]] = u[i];
+    }
+    mj_forward(m.get(), d.get());
+  };
+  auto limitRows = [&] {
+    int n = 0;
+    for (int i = 0; i < d->nefc; ++i) n += d->efc_type[i] == mjCNSTR_LIMIT_JOINT;
+    return n;
+  };
+  // Random actions on the legs' joints (after the root's three) until a foot is on the floor and a
+  // joint beyond its limit's margin.
+  DerivativeCase c;
+  c.model = mjcf.model;
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> unit(-1, 1);
+  Batch<double> rollout(c.model, 1);
+  rollout.setQ(0, mjcf.q0);
+  int step = 0;
+  for (; step < 3000; ++step) {
+    std::vector<double> tau(nv, 0.0);
+    for (int i = 3; i < nv; ++i) tau[i] = 20 * unit(rng);
+    rollout.setTau(0, tau);
+    rollout.step(dt, 1, integrator);
+    ASSERT_EQ(rollout.status(0), kStatusOk) << describeStatus(rollout.status(0));
+    atState(rollout.q(0), rollout.u(0));
+    if (step >= 100 && d->ncon > 0 && limitRows() > 0) break;
+  }
+  ASSERT_LT(step, 3000) << GetParam() << ": no state with a contact and a limit";
+  c.q = rollout.q(0);
+  c.u = rollout.u(0);
+  c.tau.assign(nv, 0.0);
+  const int rows = d->nefc, limits = limitRows();
+  const double differences = expectMatches(c, Linearization::Step, dt, integrator, 1e-6, 1e-6, GetParam());
+  // MuJoCo's A (2nv x 2nv, row-major; rows and columns [dq; qvel]) in Lockstep's order, of a step of
+  // MuJoCo's Euler (MuJoCo 4 refuses RK4 in mjd_transitionFD), and Lockstep's of the same step.
+  m->opt.integrator = mjINT_EULER;
+  std::vector<double> A(4 * nv * nv);
+  mjd_transitionFD(m.get(), d.get(), 1e-6, 1, A.data(), nullptr, nullptr, nullptr);
+  Batch<double> b(c.model, 1);
+  place(b, 0, c, c.q, c.u, c.tau);
+  b.linearize(dt, Integrator::SemiImplicitEuler);
+  const std::vector<double> ours = b.jacobian(0, Batch<double>::JacobianBlock::State);
+  auto at = [&](int r) { return r < nv ? order[r] : nv + order[r - nv]; };
+  double worst = 0, scale = 1;
+  for (double x : A) scale = std::max(scale, std::abs(x));
+  for (int r = 0; r < 2 * nv; ++r)
+    for (int k = 0; k < 2 * nv; ++k)
+      worst = std::max(worst, std::abs(ours[r * 2 * nv + k] - A[at(r) * 2 * nv + at(k)]) / scale);
+  EXPECT_LT(worst, 1e-6) << GetParam();
+  std::printf("%s (%d constraint rows, %d of them limits): largest |exact - central differences| %.1e; "
+              "Euler: |A - MuJoCo's mjd_transitionFD| / max |A| %.1e\n", GetParam(), rows, limits, differences, worst);
+}
+
+INSTANTIATE_TEST_SUITE_P(Gymnasium, SoftRobotDerivatives, ::testing::Values("hopper.xml", "half_cheetah.xml"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           std::string name = info.param;
+                           name = name.substr(0, name.find('.'));
+                           name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace lockstep::test

@@ -165,6 +165,15 @@ LOCKSTEP_HD_INLINE Dual<T, N> powT(const Dual<T, N>& x, const Dual<T, N>& y) {
   for (int k = 0; k < N; ++k) r.d[k] = dx * x.d[k] + dy * y.d[k];
   return r;
 }
+template <class T, int N>
+struct CarriesTangents<Dual<T, N>> : std::true_type {};
+// a's value with a's and b's tangents summed: b's tangents alone added to a.
+template <class T, int N>
+LOCKSTEP_HD_INLINE Dual<T, N> plusTangents(const Dual<T, N>& a, const Dual<T, N>& b) {
+  Dual<T, N> r = a;
+  for (int k = 0; k < N; ++k) r.d[k] += b.d[k];
+  return r;
+}
 // Finite: the value (the tangents are checked where the derivatives are read out).
 template <class T, int N>
 LOCKSTEP_HD_INLINE auto isFiniteT(const Dual<T, N>& a) {

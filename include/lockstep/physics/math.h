@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "lockstep/physics/config.h"
 
@@ -55,6 +56,12 @@ template <class T>
 using MaskOf = typename LaneTraits<T>::Mask;
 template <class T>
 using StatusOf = typename LaneTraits<T>::Status;
+
+// Whether T carries derivatives along with its value (dual.h's Dual): code that must set them
+// otherwise than by differentiating its own operations (the soft solve's implicit function theorem)
+// asks.
+template <class T>
+struct CarriesTangents : std::false_type {};
 
 // m ? a : b, lane by lane.
 template <class T>

@@ -399,7 +399,18 @@ LOCKSTEP_HD_INLINE EllipsoidNearest<T> softEllipsoidNearest(const Vec3<T>& p, co
     lo = selectT(above, shifted, lo);
     hi = selectT(above, hi, shifted);
   }
-  const T shifted = T(0.5) * (lo + hi);
+  T shifted = T(0.5) * (lo + hi);
+  // Derivatives (T a dual number): the bisection's bounds carry none of the root's. The tangents of
+  // one Newton step on excess(s) = 0 give them (the implicit function theorem: ds = -(d excess / dp)
+  // / (d excess / ds)), the value staying the bisection's.
+  if constexpr (CarriesTangents<T>::value) {
+    T slope = T(0);  // d excess / ds = -2 sum (a p)^2 / (a^2 - min a^2 + s)^3 < 0
+    for (int k = 0; k < 3; ++k) {
+      const T ap = size[k] * p[k], den = base[k] + shifted;
+      slope = slope - T(2) * ap * ap / (den * den * den);
+    }
+    shifted = plusTangents(shifted, -(excess(shifted) / selectT(slope < T(0), slope, T(-1))));
+  }
   EllipsoidNearest<T> e;
   for (int k = 0; k < 3; ++k) e.x[k] = a2[k] * p[k] / (base[k] + shifted);
   // A point inside on the smallest radius's plane: the others' coordinates at t = -min a^2, the
@@ -1191,7 +1202,8 @@ LOCKSTEP_HD_INLINE void pairGeomPoses(const Workspace<T>& ws, const PairContactT
 }
 
 // The rows of the world's plane contacts, pair contacts and soft limits at its q, u, after
-// computeKinematics: softJ, and per row (softRows) pos - margin, aref, D and whether it exists; the
+// computeKinematics: softJ, and per row (softRows) pos - margin (a cone's rows: the map to its
+// regular cone, softPointRows), aref, D and whether it exists; the
 // points' frames and distances into the field softContact (their forces come with the solve). A
 // pair whose bounding spheres (MuJoCo's rbound) are apart by more than its margin in every lane
 // makes no rows, and its points read 0 (as the points of a pair that does not touch do in any lane).
@@ -1517,31 +1529,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       for (int i = 0; i < nu; ++i) out[i] = T(out[i]) + column[i] * xj;
     }
   };
-  for (int it = 0; it <= kSoftNewtonIterations; ++it) {
-    timesM([&](int j) { return T(a[j]) - T(a0[j]); }, Mda);
-    T forces = T(0);
-    for (int i = 0; i < nu; ++i) {
-      g[i] = Mda[i];
-      forces = selectT(absT(T(Mda[i])) > forces, absT(T(Mda[i])), forces);
-    }
-    forEachSoftBlock(model, [&](int r0, bool cone) {
-      if (!rowUsed(r0)) return;
-      const int n = cone ? 3 : 1;
-      for (int e = 0; e < n; ++e) jar[r0 + e] = rowDot(r0 + e, a) - T(rows[4 * (r0 + e) + 1]);
-      T f[3];
-      if (!blockForce(r0, cone, [&](int r) { return T(jar[r]); }, f, nullptr)) return;  // 0 in every lane
-      for (int e = 0; e < n; ++e) {
-        forces += absT(f[e]);
-        const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0 + e) * nu;
-        for (int j = 0; j < nu; ++j) g[j] = T(g[j]) - f[e] * row[j];
-      }
-    });
-    gmax = T(0);
-    for (int j = 0; j < nu; ++j) gmax = selectT(absT(T(g[j])) > gmax, absT(T(g[j])), gmax);
-    done = done | !(gmax > fraction * selectT(forces > scale, forces, scale));
-    if (allLanes(done) || it == kSoftNewtonIterations) break;
-    iterations += selectT(done, T(0), T(1));
-    // The Newton step: d = -(M + J' D_active J)^-1 g.
+  // H = M + J' D_active J + each cone's J' H J at the iterate (jar: its rows' J qacc - aref), lower
+  // triangle.
+  auto newtonHessian = [&] {
     for (int k = 0; k < nu * nu; ++k) H[k] = M[k];
     forEachSoftBlock(model, [&](int r0, bool cone) {
       if (!rowUsed(r0)) return;
@@ -1568,6 +1558,33 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
           H[i * nu + j] = T(H[i * nu + j]) + (c[0] * row[j] + c[1] * row[nu + j] + c[2] * row[2 * nu + j]);
       }
     });
+  };
+  for (int it = 0; it <= kSoftNewtonIterations; ++it) {
+    timesM([&](int j) { return T(a[j]) - T(a0[j]); }, Mda);
+    T forces = T(0);
+    for (int i = 0; i < nu; ++i) {
+      g[i] = Mda[i];
+      forces = selectT(absT(T(Mda[i])) > forces, absT(T(Mda[i])), forces);
+    }
+    forEachSoftBlock(model, [&](int r0, bool cone) {
+      if (!rowUsed(r0)) return;
+      const int n = cone ? 3 : 1;
+      for (int e = 0; e < n; ++e) jar[r0 + e] = rowDot(r0 + e, a) - T(rows[4 * (r0 + e) + 1]);
+      T f[3];
+      if (!blockForce(r0, cone, [&](int r) { return T(jar[r]); }, f, nullptr)) return;  // 0 in every lane
+      for (int e = 0; e < n; ++e) {
+        forces += absT(f[e]);
+        const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0 + e) * nu;
+        for (int j = 0; j < nu; ++j) g[j] = T(g[j]) - f[e] * row[j];
+      }
+    });
+    gmax = T(0);
+    for (int j = 0; j < nu; ++j) gmax = selectT(absT(T(g[j])) > gmax, absT(T(g[j])), gmax);
+    done = done | !(gmax > fraction * selectT(forces > scale, forces, scale));
+    if (allLanes(done) || it == kSoftNewtonIterations) break;
+    iterations += selectT(done, T(0), T(1));
+    // The Newton step: d = -(M + J' D_active J)^-1 g.
+    newtonHessian();
     failedLanes = failedLanes | (softCholesky<T>(H, nu) & !done);
     for (int j = 0; j < nu; ++j) d[j] = g[j];
     softNegativeSolve<T>(Strided<const T>(H), nu, d);
@@ -1624,6 +1641,21 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     for (int j = 0; j < nu; ++j) a[j] = T(a[j]) + step * T(d[j]);
   }
   failedLanes = failedLanes | !done;
+  // Derivatives (T a dual number: physics/derivatives.h). At the solution the gradient g(qacc, p) is
+  // zero, so dqacc = -H^-1 dg/dp (the implicit function theorem), whatever tangents the iterations
+  // gave qacc. The gradient's tangents at the last iterate are H dqacc + dg/dp: the tangents of one
+  // more Newton step, -H^-1 g, added to qacc's own (its value stays the solve's, as in the T code)
+  // leave -H^-1 dg/dp, up to the tangents of H^-1 times the gradient left (below the tolerance).
+  // Then the rows' J qacc - aref follow qacc.
+  if constexpr (CarriesTangents<T>::value) {
+    newtonHessian();
+    softCholesky<T>(H, nu);  // a lane whose H is not positive definite was flagged by the iterations
+    for (int j = 0; j < nu; ++j) d[j] = g[j];
+    softNegativeSolve<T>(Strided<const T>(H), nu, d);
+    for (int j = 0; j < nu; ++j) a[j] = plusTangents(T(a[j]), T(d[j]));
+    for (int r = 0; r < nr; ++r)
+      if (rowUsed(r)) jar[r] = rowDot(r, a) - T(rows[4 * r + 1]);
+  }
   for (int j = 0; j < nu; ++j) udot[j] = a[j];
   // The rows' forces (jar now holds them): -D jar on the active rows, the cones' from their zones.
   forEachSoftBlock(model, [&](int r0, bool cone) {

@@ -45,7 +45,7 @@ namespace lockstep {
   X(y0, 1, s.nq + s.nu + s.nz, "state y = [q; u; z] at the start of a step")                          \
   X(acc, 1, s.nq + s.nu + s.nz, "weighted sum of stage derivatives (RK4)")                            \
   X(ydot, 1, s.nq + s.nu + s.nz, "derivative of the state")                                          \
-  X(softRows, 4, s.nSoftRows, "soft-constraint rows: pos - margin, aref, D, 1 where the row exists")  \
+  X(softRows, 4, s.nSoftRows, "soft rows: pos - margin (a cone's: scale), aref, D, 1 where it exists")  \
   X(softJ, 1, std::int64_t(s.nSoftRows) * s.nu, "their Jacobians, row after row (nSoftRows x nu)")     \
   X(softJar, 1, s.nSoftRows, "J qacc - aref of each row")                                              \
   X(softJd, 1, s.nSoftRows, "J times the Newton step")                                                 \
