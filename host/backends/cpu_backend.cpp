@@ -225,7 +225,8 @@ void setStates(const BackendContext<T>& ctx, const std::int64_t* indices, std::i
 // Linearizations: on the copy's packs of duals (cpu_packs.cpp) for models without sphere contacts
 // or MuJoCo's law; else, and with CpuOptions::lanes false, here one world at a time on the scalar
 // code instantiated on duals: thread t uses dual world t, contiguous in the request's scratch. (The
-// soft solve on packs of duals would be compiled once more for every instruction set.)
+// soft solve on packs of duals would be compiled once more for every instruction set, and GCC 12
+// stops with an internal compiler error on softBoxPair<Dual<Pack<double, 2>, 8>>: gimple-isel.cc:281.)
 template <class T>
 void linearize(const BackendContext<T>& ctx, const LinearizeRequest<T>& r) {
   const Sizes& s = ctx.model.sizes;
