@@ -358,4 +358,94 @@ TEST(Linearize, PiecesOfWorldsEqualTheWhole) {
   EXPECT_THROW(pieces.linearize(1e-3, Integrator::RK4, {"gravity.z"}, {-1, 2}), std::out_of_range);
 }
 
+namespace {
+
+// A free box over a plane under MuJoCo's law (a plane contact, soft_constraints.h), an elliptic cone
+// or a pyramid, pressed 2 mm into the plane and sliding.
+Case softBoxCase(bool elliptic) {
+  ModelBuilder mb;
+  mb.setGravity({{0, 0, -9.81}});
+  BodyDesc box = simpleBody("box");
+  box.mobilizer = MobilizerType::Free;
+  mb.addBody(box);
+  PlaneContactDesc contact;
+  contact.name = "box";
+  contact.body = "box";
+  contact.shape = kShapeBox;
+  contact.size = {{0.1, 0.15, 0.05}};
+  contact.elliptic = elliptic;
+  contact.friction = 0.8;
+  contact.impratio = 2;
+  contact.timestep = 0.005;
+  contact.margin = 0.002;
+  contact.invweight = 0.5;
+  mb.add(contact);
+  Case c;
+  c.model = mb.build();
+  const Quat tilt = expMap({0.01, -0.02, 0.3});
+  c.q = {tilt[0], tilt[1], tilt[2], tilt[3], 0.1, -0.2, 0.048};
+  c.u = {0.1, -0.05, 0.4, 0.6, -0.3, -0.02};
+  c.tau = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2};
+  return c;
+}
+
+}  // namespace
+
+// The CUDA kernel's linearizations under MuJoCo's law (linearizeKernel<*, 2>, the soft solve's
+// tangents by the implicit function theorem) equal the CPU's to 1e-10 of each world's largest entry:
+// a box sliding on a plane with a pyramid and with an elliptic cone, each world at its own speed,
+// RK4 and Euler, by gravity too. (The derivatives themselves are checked against central differences
+// and MuJoCo in tests/frontend/test_soft_constraints.cpp.)
+TEST(Linearize, SoftContactsCudaMatchesCpu) {
+  const DeviceInfo dev = queryDevice();
+  if (!dev.available) GTEST_SKIP() << "GPU test skipped: " << dev.reason;
+  for (bool elliptic : {false, true}) {
+    const Case c = softBoxCase(elliptic);
+    const int n = 256;
+    for (Integrator integrator : {Integrator::RK4, Integrator::SemiImplicitEuler}) {
+      Batch<double> cpu(c.model, n, Backend::Cpu), gpu(c.model, n, Backend::Cuda);
+      for (Batch<double>* b : {&cpu, &gpu}) {
+        for (int w = 0; w < n; ++w) {
+          std::vector<double> u = c.u;
+          for (double& x : u) x *= 1 + 0.01 * w;
+          place(*b, w, c, c.q, u, c.tau);
+        }
+        b->upload();
+        b->linearize(0.005, integrator, {"gravity.z"});
+      }
+      for (int w : {0, 1, 100, 255}) {
+        const std::vector<double> a = gpu.jacobian(w), b = cpu.jacobian(w);
+        double scale = 1;
+        for (double x : b) scale = std::max(scale, std::abs(x));
+        for (std::size_t i = 0; i < a.size(); ++i)
+          EXPECT_NEAR(a[i], b[i], 1e-10 * scale) << (elliptic ? "cone" : "pyramid") << " world " << w << " " << i;
+      }
+    }
+  }
+}
+
+// The same box on the CPU: its Jacobians against central differences (the model built without MJCF,
+// as the CUDA test above takes it).
+TEST(Linearize, SoftContactsMatchCentralDifferences) {
+  for (bool elliptic : {false, true}) {
+    Case c = softBoxCase(elliptic);
+    c.params = {"gravity.z"};
+    {  // corners in the plane: points with rows
+      Batch<double> b(c.model, 1);
+      place(b, 0, c, c.q, c.u, c.tau);
+      b.evaluate();
+      const FieldView points = b.field("softContact", MemorySpace::Host);  // active first, point by point
+      const std::int64_t width = points.components / b.sizes().nSoftPoints;
+      int active = 0;
+      for (std::int64_t k = 0; k < b.sizes().nSoftPoints; ++k)
+        active += static_cast<const double*>(points.data)[width * k] > 0.5;
+      EXPECT_GE(active, 2);
+    }
+    const std::string label = elliptic ? "soft box, cone" : "soft box, pyramid";
+    expectMatches(c, Linearization::Step, 0.005, Integrator::RK4, 1e-6, 1e-6, (label + " RK4").c_str());
+    expectMatches(c, Linearization::Step, 0.005, Integrator::SemiImplicitEuler, 1e-6, 1e-6,
+                  (label + " Euler").c_str());
+  }
+}
+
 }  // namespace lockstep::test
