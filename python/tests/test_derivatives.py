@@ -318,3 +318,38 @@ def test_mujoco_law_step_jacobians_match_central_differences_on_ant():
         theirs = np.concatenate([dq, du])
         worst = max(worst, np.abs(ours - theirs).max() / max(1.0, np.abs(theirs).max()))
     assert worst < 1e-6, worst
+
+
+def test_mujoco_law_jacobians_chained_over_a_slide_to_rest_equal_differences_of_the_rollout(tmp_path):
+    """A box pushed along the floor under MuJoCo's law slides and comes to rest within 100 steps of 5 ms
+    (MuJoCo's Euler): the product of the steps' A along the rollout (what a derivative study chains)
+    gives d x(end) / d vx(0), against central differences of the whole rollout."""
+    xml = tmp_path / "box.xml"
+    xml.write_text("""<mujoco><option timestep="0.005"/><worldbody>
+      <geom name="floor" type="plane" size="5 5 .1" friction="0.8"/>
+      <body name="box" pos="0 0 0.06"><freejoint name="root"/>
+        <geom type="box" size="0.1 0.15 0.05" mass="2"/></body></worldbody></mujoco>""")
+    model = lockstep.load(str(xml), contact_law="mujoco")
+    nu = model.nu
+
+    def rollout(vx, chained):
+        b = lockstep.Batch(model, 1, dtype="float64")
+        u = np.zeros(nu)
+        u[3] = vx  # Free: angular velocity, then linear
+        b.set_state(np.array(b.field("q")[0]), u)
+        S = np.zeros(2 * nu)
+        S[nu + 3] = 1.0
+        for _ in range(100):
+            if chained:
+                S = b.linearize()[0][0] @ S
+            b.step(1)
+            assert b.status[0] == 0, b.describe_status(0)
+        return np.array(b.field("q")[0]), np.array(b.field("u")[0]), S
+
+    for vx in (0.6, 0.9):
+        _, u_end, S = rollout(vx, True)
+        assert np.abs(u_end).max() < 1e-3  # at rest
+        h = 1e-6
+        differences = (rollout(vx + h, False)[0][4] - rollout(vx - h, False)[0][4]) / (2 * h)
+        assert 0.03 < differences < 0.1
+        assert S[3] == pytest.approx(differences, rel=1e-7)  # dq row 3: the free body's x
