@@ -51,13 +51,13 @@ void Batch<T>::linearizeOn(Linearization what, const StepSettings<T>& settings,
     throw std::out_of_range("linearize: worlds [" + std::to_string(worlds.first) + ", " +
                             std::to_string(worlds.first + worlds.count) + ") are not in the batch's [0, " +
                             std::to_string(nWorlds_) + ")");
-  // A capsule's point against an ellipsoid or a cylinder is found by a bisection along the capsule
-  // (physics/soft_constraints.h) whose tangents are not the point's.
+  // A capsule's point against an ellipsoid is found by a bisection along the capsule on the slope of
+  // the ellipsoid's distance (physics/soft_constraints.h), whose rate the dual step does not have.
   for (const PairContact& e : model_->pairContacts())
-    if (e.desc.shape1 == kShapeCapsule && (e.desc.shape2 == kShapeEllipsoid || e.desc.shape2 == kShapeCylinder))
-      throw std::invalid_argument("linearize: pair contact \"" + e.desc.name + "\": a capsule against " +
-                                  (e.desc.shape2 == kShapeEllipsoid ? "an ellipsoid" : "a cylinder") +
-                                  ", whose contact point's derivatives Lockstep does not give yet");
+    if (e.desc.shape1 == kShapeCapsule && e.desc.shape2 == kShapeEllipsoid)
+      throw std::invalid_argument("linearize: pair contact \"" + e.desc.name +
+                                  "\": a capsule against an ellipsoid, whose contact point's derivatives "
+                                  "Lockstep does not give yet");
   using D = DualOf<T>;
   const Sizes& s = sizes_;
   std::vector<std::int32_t> paramIndex;

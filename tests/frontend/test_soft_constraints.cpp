@@ -806,7 +806,9 @@ std::vector<std::string> contactParameters(const Model& model, const std::string
 //   a box on the floor, resting (every row of its four corners active; a cone's lower zone) or
 //   sliding and turning (a pyramid's trailing edges free; a cone's force on its surface);
 //   a sphere pressed into an ellipsoid off its top and moving (a pair contact whose point comes from
-//   the bisection of softEllipsoidNearest, its derivatives from the root's).
+//   the bisection of softEllipsoidNearest, its derivatives from the root's);
+//   a capsule across a cylinder's side, pressed into it and moving (its point from the bisection
+//   along the capsule, softCapsuleCylinder, its derivatives from the root's).
 struct SoftDerivativeCase {
   const char* name;
   const char* cone;
@@ -881,6 +883,9 @@ constexpr const char* kBox =
     R"(pos="0 0 0.049"><freejoint/><geom type="box" size="0.1 0.15 0.05" mass="2" margin="0.002"/>)";
 constexpr const char* kEllipsoid = R"(type="ellipsoid" size="0.3 0.2 0.1")";
 constexpr const char* kSphere = R"(pos="0.12 0.05 0.137"><freejoint/><geom type="sphere" size="0.05" mass="1"/>)";
+constexpr const char* kCylinder = R"(type="cylinder" size="0.2 0.3")";
+constexpr const char* kCapsule =
+    R"(pos="0.248 0.02 0.1" euler="80 5 0"><freejoint/><geom type="capsule" size="0.05 0.15" mass="1"/>)";
 INSTANTIATE_TEST_SUITE_P(Touching, SoftDerivatives,
                          ::testing::Values(SoftDerivativeCase{"pyramidResting", "pyramidal", kFloor, kBox, true, false},
                                            SoftDerivativeCase{"pyramidSliding", "pyramidal", kFloor, kBox, true, true},
@@ -889,13 +894,17 @@ INSTANTIATE_TEST_SUITE_P(Touching, SoftDerivatives,
                                            SoftDerivativeCase{"sphereOnEllipsoid", "pyramidal", kEllipsoid,
                                                               kSphere, false, false},
                                            SoftDerivativeCase{"sphereOnEllipsoidCone", "elliptic", kEllipsoid,
-                                                              kSphere, false, false}),
+                                                              kSphere, false, false},
+                                           SoftDerivativeCase{"capsuleOnCylinder", "pyramidal", kCylinder,
+                                                              kCapsule, false, false},
+                                           SoftDerivativeCase{"capsuleOnCylinderCone", "elliptic", kCylinder,
+                                                              kCapsule, false, false}),
                          [](const ::testing::TestParamInfo<SoftDerivativeCase>& info) { return info.param.name; });
 
-// A capsule against an ellipsoid or a cylinder: its point comes from a bisection along the capsule,
-// whose derivatives are not given; linearize refuses the model, naming the pair.
-TEST(SoftDerivatives, CapsulesAgainstEllipsoidsAndCylindersAreRefusedByName) {
-  for (const char* other : {"ellipsoid", "cylinder"}) {
+// A capsule against an ellipsoid: its point comes from a bisection along the capsule, whose
+// derivatives are not given; linearize refuses the model, naming the pair.
+TEST(SoftDerivatives, CapsulesAgainstEllipsoidsAreRefusedByName) {
+  for (const char* other : {"ellipsoid"}) {
     const std::string path = writeModel(std::string("soft_derivatives_capsule_") + other + ".xml",
                                         std::string(R"(<mujoco><worldbody><geom name="rock" type=")") + other +
                                             R"(" size="0.3 0.2 0.1"/><body pos="0 0 0.2"><freejoint/>)"

@@ -511,7 +511,35 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softCapsuleCylinder(const Vec3<T>& c, const Vec3
     hi2 = selectT(notFalling, mid2, hi2);
     lo2 = selectT(notFalling, lo2, mid2);
   }
-  const T t = T(0.25) * (lo1 + hi1 + lo2 + hi2);
+  T t = T(0.25) * (lo1 + hi1 + lo2 + hi2);
+  // Derivatives (T a dual number): the bisections' bounds carry none of the root's. Within the
+  // segment, where the slope crosses zero smoothly, the tangents of one Newton step on slope(t) = 0
+  // give them (the implicit function theorem: dt = -(d slope / dp) / (d slope / dt), the value staying
+  // the bisection's); at an end of the segment t stays where it is (no tangents). Where the least
+  // distance holds along a stretch, or the slope jumps across zero (inside, between two faces), no
+  // derivative is given: NaN tangents.
+  if constexpr (CarriesTangents<T>::value) {
+    const Vec3<T> p = start + t * d;
+    const T rho = sqrtT(p[0] * p[0] + p[1] * p[1]);
+    const T radial = rho - radius, axial = absT(p[2]) - height;
+    const T along = p[0] * d[0] + p[1] * d[1], across = d[0] * d[0] + d[1] * d[1];
+    const MaskOf<T> outside = (radial > T(0)) | (axial > T(0));
+    // d slope / dt: outside, of (1 - r / rho) (p . d)_xy + (p_z - z nearest) d_z; inside, of (p . d)_xy
+    // where the side is the nearer face (the cap's slope is constant).
+    const T rhoOut = selectT(radial > T(0), rho, T(1));
+    const T shrink = selectT(radial > T(0), radius / rhoOut, T(1));
+    const T shrinkRate = selectT(radial > T(0), radius * along / (rhoOut * rhoOut * rhoOut), T(0));
+    const T axialRate = selectT(absT(p[2]) > height, d[2] * d[2], T(0));
+    const T rate = selectT(outside, shrinkRate * along + (T(1) - shrink) * across + axialRate,
+                           selectT(axial > radial, T(0), across));
+    const T value = slope(t), scale = dot(d, d);
+    const MaskOf<T> interior = (t > T(1e-12)) & (t < T(1) - T(1e-12));
+    const MaskOf<T> crossing = (rate > T(1e-12) * scale) & !(absT(value) > T(1e-9) * scale) &
+                               !(absT(T(0.5) * (lo1 + hi1) - T(0.5) * (lo2 + hi2)) > T(1e-9));
+    const T undefined = T(0) / T(0);  // NaN, tangents too
+    t = plusTangents(t, selectT(interior, selectT(crossing, -(value / selectT(crossing, rate, T(1))), undefined),
+                                T(0)));
+  }
   return softSphereCylinder(c + T(T(T(2) * t - T(1)) * size[1]) * z, z, size[0], X_GC, cylinder, margin);
 }
 
