@@ -217,6 +217,23 @@ def test_derivative_study_reports_dgsm_beside_spearman():
     assert abs(np.mean(g ** 2) - r["dgsm"][1, 1]) < 1e-6 * r["dgsm"][1, 1]
 
 
+def _steps_along_columns(c, q0, u0, tau0, columns, h):
+    """Worlds 2i and 2i + 1 of batch c at q0 with the speed or action of column columns[i] (in
+    [nu, 3nu): speeds, then actions) moved by +h and -h, stepped once: q and u of every world."""
+    nu = len(u0)
+    for i, k in enumerate(columns):
+        for side, s in ((0, h), (1, -h)):
+            u, tau = u0.copy(), tau0.copy()
+            if k < 2 * nu:
+                u[k - nu] += s
+            else:
+                tau[k - 2 * nu] += s
+            c.set_state(q0, u, indices=[2 * i + side])
+            c.field("tau")[2 * i + side] = tau
+    c.step(1)
+    return np.array(c.field("q")), np.array(c.field("u"))
+
+
 # free-bushing-grid-16 is left out: its full Jacobian (1,536 speeds, 4,608 directions) takes over two
 # minutes of one core; free-bushing-grid-4 has the same elements.
 SHIPPED = sorted(f for f in os.listdir(os.path.join(ROOT, "scenes"))
@@ -248,18 +265,8 @@ def test_shipped_scenes_step_jacobians_match_central_differences(name):
     for p in model.parameter_names:
         c.params[p] = b.params[p][0]
     c.field("target")[:] = np.array(b.field("target")[0])
-    for i, k in enumerate(columns):
-        for side, s in ((0, h), (1, -h)):
-            u, tau = u0.copy(), tau0.copy()
-            if k < 2 * nu:
-                u[k - nu] += s
-            else:
-                tau[k - 2 * nu] += s
-            c.set_state(q0, u, indices=[2 * i + side])
-            c.field("tau")[2 * i + side] = tau
-    c.step(1)
+    qs, us = _steps_along_columns(c, q0, u0, tau0, columns, h)
     assert not np.any(np.array(c.status)), name
-    qs, us = np.array(c.field("q")), np.array(c.field("u"))
     for i, k in enumerate(columns):
         du = (us[2 * i] - us[2 * i + 1]) / (2 * h)
         err = np.abs(J[nu:, k] - du).max() / max(1.0, np.abs(du).max())
@@ -298,18 +305,8 @@ def test_mujoco_law_step_jacobians_match_central_differences_on_ant():
     h = 1e-6
     columns = np.arange(nu, 3 * nu)
     c = lockstep.Batch(model, 2 * len(columns), dtype="float64")
-    for i, k in enumerate(columns):
-        for side, s in ((0, h), (1, -h)):
-            u, tau = u0.copy(), tau0.copy()
-            if k < 2 * nu:
-                u[k - nu] += s
-            else:
-                tau[k - 2 * nu] += s
-            c.set_state(q0, u, indices=[2 * i + side])
-            c.field("tau")[2 * i + side] = tau
-    c.step(1)
+    qs, us = _steps_along_columns(c, q0, u0, tau0, columns, h)
     assert not np.any(np.array(c.status))
-    qs, us = np.array(c.field("q")), np.array(c.field("u"))
     worst = 0.0
     for i, k in enumerate(columns):
         du = (us[2 * i] - us[2 * i + 1]) / (2 * h)

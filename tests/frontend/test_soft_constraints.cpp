@@ -599,6 +599,14 @@ bool floorContactsOnly(const mjModel* m, const mjData* d) {
   return true;
 }
 
+// A test's name for a robot's file: "half_cheetah.xml" -> "halfcheetah".
+std::string robotTestName(const ::testing::TestParamInfo<const char*>& info) {
+  std::string name = info.param;
+  name = name.substr(0, name.find('.'));
+  name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
+  return name;
+}
+
 // Gymnasium's seven robots under MuJoCo's law: states along MuJoCo's own rollout (its integrator,
 // random controls), compared at zero control with contacts (against the floor, and between the
 // robot's own bodies: Humanoid's and Hopper's) and limits active.
@@ -728,12 +736,7 @@ TEST_P(SoftRobot, OneStepEqualsMujocosStep) {
 INSTANTIATE_TEST_SUITE_P(Gymnasium, SoftRobot,
                          ::testing::Values("ant.xml", "half_cheetah.xml", "hopper.xml", "humanoid.xml",
                                            "inverted_double_pendulum.xml", "reacher.xml", "walker2d_v5.xml"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
-                           name = name.substr(0, name.find('.'));
-                           name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
-                           return name;
-                         });
+                         robotTestName);
 
 }  // namespace
 }  // namespace lockstep::test
@@ -783,10 +786,9 @@ namespace {
 
 // The parameter names of the model's first element of `kind` ("plane_contact", "pair_contact") that
 // end in each suffix.
-std::vector<std::string> contactParameters(const Model& model, const std::string& kind,
+std::vector<std::string> contactParameters(const Batch<double>& batch, const std::string& kind,
                                            const std::vector<std::string>& suffixes) {
-  const std::vector<std::string> all =
-      Batch<double>(std::shared_ptr<const Model>(&model, [](const Model*) {}), 1).parameterNames();
+  const std::vector<std::string> all = batch.parameterNames();
   std::vector<std::string> names;
   for (const std::string& suffix : suffixes)
     for (const std::string& name : all)
@@ -832,17 +834,17 @@ TEST_P(SoftDerivatives, StepsAndEvaluationsMatchCentralDifferences) {
   const MjcfImport mjcf = softImport(path);
   DerivativeCase c;
   c.model = mjcf.model;
+  c.tau = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2};
+  c.params = {"gravity.z"};
   {
     Batch<double> b(c.model, 1);
     b.setQ(0, mjcf.q0);
-    std::vector<double> u(6, 0.0);
-    if (!k.settle) {  // moving across the contact
-      u = {0.3, -0.2, 0.4, 0.2, -0.1, -0.05};  // Free: angular velocity, then linear (physics/mobilizer.h)
-      b.setU(0, u);
-    }
-    if (k.settle) b.step(0.005, 200, Integrator::SemiImplicitEuler);
+    if (k.settle)
+      b.step(0.005, 200, Integrator::SemiImplicitEuler);
+    else  // moving across the contact; Free: angular velocity, then linear (physics/mobilizer.h)
+      b.setU(0, {0.3, -0.2, 0.4, 0.2, -0.1, -0.05});
     if (k.push) {
-      u = b.u(0);
+      std::vector<double> u = b.u(0);
       u[3] = 0.8;
       u[4] = -0.3;
       u[2] = 0.5;
@@ -852,12 +854,10 @@ TEST_P(SoftDerivatives, StepsAndEvaluationsMatchCentralDifferences) {
     ASSERT_EQ(b.status(0), kStatusOk) << describeStatus(b.status(0));
     c.q = b.q(0);
     c.u = b.u(0);
+    const std::string kind = c.model->pairContacts().empty() ? "plane_contact" : "pair_contact";
+    for (const std::string& name : contactParameters(b, kind, {".friction", ".solref.0", ".solimp.0"}))
+      c.params.push_back(name);
   }
-  c.tau = {0.1, -0.2, 0.05, 0.3, -0.1, 0.2};
-  c.params = {"gravity.z"};
-  const std::string kind = c.model->pairContacts().empty() ? "plane_contact" : "pair_contact";
-  for (const std::string& name : contactParameters(*c.model, kind, {".friction", ".solref.0", ".solimp.0"}))
-    c.params.push_back(name);
   ASSERT_EQ(c.params.size(), 4u);
   {  // touching: the contact has rows
     Batch<double> b(c.model, 1);
@@ -1008,12 +1008,7 @@ TEST_P(SoftRobotDerivatives, StepJacobiansMatchDifferencesAndMujocosTransitionFd
 }
 
 INSTANTIATE_TEST_SUITE_P(Gymnasium, SoftRobotDerivatives, ::testing::Values("hopper.xml", "half_cheetah.xml"),
-                         [](const ::testing::TestParamInfo<const char*>& info) {
-                           std::string name = info.param;
-                           name = name.substr(0, name.find('.'));
-                           name.erase(std::remove(name.begin(), name.end(), '_'), name.end());
-                           return name;
-                         });
+                         robotTestName);
 
 }  // namespace
 }  // namespace lockstep::test
