@@ -7,6 +7,11 @@
 // precision: the per-world code is the costliest to compile, and the two halves build in parallel.
 #pragma once
 
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+
 #include "kernel_parameters.h"
 
 namespace lockstep {
@@ -15,9 +20,13 @@ namespace {
 
 using namespace kernels;
 
-// kConstraints: one kernel per model kind (backend.h dispatchModelFeatures).
-template <class T, int kFeatures>
-__global__ void advanceKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
+// kFeatures: one kernel per model kind (backend.h dispatchModelFeatures). kMinBlocks: the blocks of
+// kBlock threads ptxas must let reside on one SM, i.e. at most 65,536 / (kBlock * kMinBlocks)
+// registers a thread (1: no cap below the 255 of the ISA). More resident warps hide more of the
+// memory latency; fewer registers spill more to local memory. Which wins is measured, not guessed
+// (bench/README.md, "Occupancy of the step kernel"): advance picks stepMinBlocks.
+template <class T, int kFeatures, int kMinBlocks>
+__global__ void __launch_bounds__(kBlock, kMinBlocks) advanceKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
                               WorkspaceLayout layout, T* __restrict__ scratch, StepSettings<T> settings) {
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t w = threadIndex();
@@ -83,11 +92,60 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
 
 // ---- the backend operations (backend.h): host launchers ----------------------------------------
 
+// The step kernel's occupancy: the resident blocks of kBlock threads per SM asked of ptxas. Measured
+// on one H200 (bench/README.md, "Occupancy of the step kernel"): without constraints, 4 blocks (128
+// registers, 16 warps per SM) in double and 6 (80 registers, 24 warps) in float beat ptxas's own
+// choice of 255 registers (8 warps) though they spill more (chain-7 double 4.6e7 to 5.4e7 world-steps/s);
+// with constraints, ptxas's own (the solver's frame is twice as large; not measured yet).
+template <class T, int kFeatures>
+constexpr int stepMinBlocks() {
+  if (kFeatures != 0) return 1;
+  return std::is_same<T, double>::value ? 4 : 6;
+}
+
+// LOCKSTEP_CUDA_STEP_MIN_BLOCKS, read once: another occupancy for the step kernel of models without
+// constraints, among those a build with LOCKSTEP_CUDA_OCCUPANCY_VARIANTS compiled (the GPU check's
+// pack: scripts/gpu-check.sh), to measure them side by side on one card. 0 when unset.
+inline int stepMinBlocksAsked() {
+  static const int asked = [] {
+    const char* text = std::getenv("LOCKSTEP_CUDA_STEP_MIN_BLOCKS");
+    return text && *text ? std::atoi(text) : 0;
+  }();
+  return asked;
+}
+
+template <class T, int kFeatures, int kMinBlocks>
+void launchAdvance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
+  advanceKernel<T, kFeatures, kMinBlocks>
+      <<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), settings);
+}
+
 template <class T>
 void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
   dispatchModelFeatures(ctx.model.sizes, [&](auto features) {
-    advanceKernel<T, decltype(features)::flags>
-        <<<gridFor(ctx.batch.nWorlds), kBlock, 0, streamOf(ctx.stream)>>>(LOCKSTEP_CONTEXT_ARGUMENTS(ctx), settings);
+    constexpr int kFeatures = decltype(features)::flags;
+    constexpr int kOwn = stepMinBlocks<T, kFeatures>();
+    const int asked = stepMinBlocksAsked();
+    if (asked == 0 || asked == kOwn) return launchAdvance<T, kFeatures, kOwn>(ctx, settings);
+#ifdef LOCKSTEP_CUDA_OCCUPANCY_VARIANTS
+    if constexpr (kFeatures == 0) {
+      switch (asked) {
+        case 1: return launchAdvance<T, 0, 1>(ctx, settings);
+        case 3: return launchAdvance<T, 0, 3>(ctx, settings);
+        case 4: return launchAdvance<T, 0, 4>(ctx, settings);
+        case 6: return launchAdvance<T, 0, 6>(ctx, settings);
+        default: break;
+      }
+    }
+#endif
+    throw std::invalid_argument("LOCKSTEP_CUDA_STEP_MIN_BLOCKS=" + std::to_string(asked) +
+                                ": this build has no step kernel for that occupancy (it has " + std::to_string(kOwn) +
+#ifdef LOCKSTEP_CUDA_OCCUPANCY_VARIANTS
+                                ", and 1, 3, 4, 6 for models without constraints"
+#else
+                                "; configure with -DLOCKSTEP_CUDA_OCCUPANCY_VARIANTS=ON for others"
+#endif
+                                ")");
   });
   checkCuda(cudaGetLastError(), "advanceKernel launch");
 }

@@ -19,6 +19,10 @@
 #       Without a GPU every GPU step is SKIP and the CPU parts still run: a dry run.
 #   scripts/gpu-check.sh bench [FILTER]
 #       there: only the benchmarks matching FILTER (default: chain-7 on CUDA), five repetitions.
+#   scripts/gpu-check.sh occupancy [--budget SECONDS] [BLOCKS...]
+#       there, with a pack built with -DLOCKSTEP_CUDA_OCCUPANCY_VARIANTS=ON: the step kernel at each
+#       occupancy (LOCKSTEP_CUDA_STEP_MIN_BLOCKS = BLOCKS, default 0 1 3 4 6; 0 is the build's own):
+#       the GPU tests of models without constraints, `lockstep bench` on chain-7 and humanoid, ncu.
 #   scripts/gpu-check.sh exec COMMAND...
 #       there: COMMAND with the pack unpacked, its libraries on LD_LIBRARY_PATH and $GPU_CHECK_BIN
 #       naming its binaries (for ncu, cuda-gdb, a single test).
@@ -430,7 +434,7 @@ ncu_step() {
     record FAIL "$name" "$step_secs" "$(rc_text): $(grep -m1 -E '==ERROR==|==WARNING==' "$step_log")" "$step_log"
     return
   fi
-  cp "$rep.ncu-rep" "$out/$name.ncu-rep" 2>/dev/null
+  [ "${keep_reports:-1}" = 1 ] && cp "$rep.ncu-rep" "$out/$name.ncu-rep" 2>/dev/null
   local f model
   env LD_LIBRARY_PATH="$host_ld_library_path" "$ncu" --import "$rep.ncu-rep" --csv --page raw --print-units base \
     >"$rep.csv" 2>>"$step_log"
@@ -471,6 +475,11 @@ write_reports() {
       echo "ncu, the step kernel per world-step (reports: ncu-*.ncu-rep; ncu --import FILE --page details):"
       cat "$work/logs/ncu-summary.txt"
     fi
+    if [ -s "$work/logs/occupancy.txt" ]; then
+      echo
+      echo "lockstep bench at each occupancy of the step kernel (LOCKSTEP_CUDA_STEP_MIN_BLOCKS; 0: the build's own):"
+      cat "$work/logs/occupancy.txt"
+    fi
     if [ -s "$work/logs/bench-medians.txt" ]; then
       echo
       echo "chain-7 medians (world-steps/s in the items_per_second column):"
@@ -497,6 +506,27 @@ write_reports() {
   tar -C "$work" -czf "$out/gpu-check-logs.tar.gz" logs 2>/dev/null
 }
 
+# Sets gpu (1 when there is one), smi, engine, engine_device and device_line.
+detect_gpu() {
+  # A GPU is there when nvidia-smi lists one or the engine finds a usable CUDA device (its device
+  # line); GPU_CHECK_NO_GPU=1 / GPU_CHECK_ASSUME_GPU=1 force either answer (to test this script).
+  smi=0 engine=0
+  smi_lists_gpu && smi=1
+  engine_device=$(timeout 60 "$bin/lockstep" simulate --worlds 1 --steps 1 2>&1 | grep -m1 '^device' | sed 's/^device *//')
+  case "$engine_device" in *"(CUDA, compute capability"*) engine=1 ;; esac
+  gpu=0
+  { [ $smi = 1 ] || [ $engine = 1 ]; } && gpu=1
+  [ "${GPU_CHECK_ASSUME_GPU:-0}" = 1 ] && gpu=1
+  [ "${GPU_CHECK_NO_GPU:-0}" = 1 ] && gpu=0
+  if [ $smi = 1 ]; then
+    device_line=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
+  elif [ $gpu = 1 ]; then
+    device_line="${engine_device:-assumed GPU (GPU_CHECK_ASSUME_GPU=1)}"
+  else
+    device_line="no GPU on ${HOSTNAME:-$(uname -n)}: GPU steps skipped"
+  fi
+}
+
 cmd_run() {
   budget=540
   while [ $# -gt 0 ]; do
@@ -512,23 +542,7 @@ cmd_run() {
   out=${OUT:-$pack_dir/results}
   mkdir -p "$out" || exit 2
   cd "$repo" || exit 2
-  # A GPU is there when nvidia-smi lists one or the engine finds a usable CUDA device (its device
-  # line); GPU_CHECK_NO_GPU=1 / GPU_CHECK_ASSUME_GPU=1 force either answer (to test this script).
-  local smi=0 engine=0 engine_device
-  smi_lists_gpu && smi=1
-  engine_device=$(timeout 60 "$bin/lockstep" simulate --worlds 1 --steps 1 2>&1 | grep -m1 '^device' | sed 's/^device *//')
-  case "$engine_device" in *"(CUDA, compute capability"*) engine=1 ;; esac
-  gpu=0
-  { [ $smi = 1 ] || [ $engine = 1 ]; } && gpu=1
-  [ "${GPU_CHECK_ASSUME_GPU:-0}" = 1 ] && gpu=1
-  [ "${GPU_CHECK_NO_GPU:-0}" = 1 ] && gpu=0
-  if [ $smi = 1 ]; then
-    device_line=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)
-  elif [ $gpu = 1 ]; then
-    device_line="${engine_device:-assumed GPU (GPU_CHECK_ASSUME_GPU=1)}"
-  else
-    device_line="no GPU on ${HOSTNAME:-$(uname -n)}: GPU steps skipped"
-  fi
+  detect_gpu
   echo "gpu-check run: $device_line; budget ${budget}s; report in $out"
 
   # 1. The pack loads here: every binary finds its libraries.
@@ -619,6 +633,53 @@ cmd_run() {
   return 0
 }
 
+# The step kernel at each occupancy a pack built with LOCKSTEP_CUDA_OCCUPANCY_VARIANTS has
+# (kernels/batch_kernels.cuh), side by side in one call: for each, the GPU tests of the models without
+# constraints (the CPU's results, bit for bit across batches), `lockstep bench` on chain-7 and
+# humanoid, and Nsight Compute on chain-7 (double) and humanoid (float) as in `run`.
+cmd_occupancy() {
+  budget=420
+  local variants=()
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --budget) budget=$2; shift 2 ;;
+      *) variants+=("$1"); shift ;;
+    esac
+  done
+  [ ${#variants[@]} -gt 0 ] || variants=(0 1 3 4 6)
+  deadline=$(($(date +%s) + budget))
+  unpack
+  out=${OUT:-$pack_dir/results}
+  mkdir -p "$out" || exit 2
+  cd "$repo" || exit 2
+  detect_gpu
+  keep_reports=0  # ten reports are too many files for the device tool: they travel in the logs' tarball
+  echo "gpu-check occupancy: $device_line; variants ${variants[*]}; budget ${budget}s; report in $out"
+  local mb
+  for mb in "${variants[@]}"; do
+    export LOCKSTEP_CUDA_STEP_MIN_BLOCKS=$mb
+    gtest_step "tests-blocks$mb" 120 lockstep_tests \
+      'GpuDynamics.*:GpuPaths.AdvanceAndEvaluateWithoutContacts*:GpuPaths.RecordedStepsMatchStepsBitForBit:GpuPaths.BatchOfManyBlocksMatchesCpu:GpuPaths.BatchOfMoreThan65535BlocksMatchesWorldsRunAlone'
+    if [ $gpu = 1 ]; then
+      run_step "bench-blocks$mb" 120 -- sh -c "\"$bin/lockstep\" bench scenes/chain-7.json --device cuda --precision double,float --worlds 65536,262144,1048576 && \"$bin/lockstep\" bench scenes/humanoid.json --device cuda --precision float,double --worlds 65536,262144" && {
+        grep -E '^(chain-7|humanoid) ' "$step_log" | sed "s/^/blocks $mb  /" >>"$work/logs/occupancy.txt"
+        if [ $step_rc = 0 ]; then record PASS "bench-blocks$mb" "$step_secs" "$(grep -cE '^(chain-7|humanoid) ' "$step_log") rows below"
+        else record FAIL "bench-blocks$mb" "$step_secs" "$(rc_text)" "$step_log"; fi
+      }
+    else
+      record SKIP "bench-blocks$mb" 0 "no GPU"
+    fi
+    ncu_step "ncu-chain7-double-blocks$mb" chain-7 double 262144 2
+    ncu_step "ncu-humanoid-float-blocks$mb" humanoid float 65536 2
+  done
+  unset LOCKSTEP_CUDA_STEP_MIN_BLOCKS
+  write_reports
+  echo
+  cat "$out/gpu-check.txt"
+  grep -q '^FAIL' "$out/gpu-check.txt" && return 1
+  return 0
+}
+
 cmd_bench() {
   unpack
   out=${OUT:-$pack_dir/results}
@@ -635,6 +696,7 @@ case "${1:-}" in
   pack) shift; cmd_pack "$@" ;;
   run) shift; cmd_run "$@" ;;
   bench) shift; cmd_bench "$@" ;;
+  occupancy) shift; cmd_occupancy "$@" ;;
   exec) shift; unpack; cd "$repo" || exit 2; exec "$@" ;;
-  *) sed -n '2,25p' "$0"; exit 2 ;;
+  *) sed -n '2,29p' "$0"; exit 2 ;;
 esac
