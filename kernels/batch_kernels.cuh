@@ -96,16 +96,18 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
 // on one H200 (bench/README.md, "Occupancy of the step kernel"): without constraints, 4 blocks (128
 // registers, 16 warps per SM) in double and 6 (80 registers, 24 warps) in float beat ptxas's own
 // choice of 255 registers (8 warps) though they spill more (chain-7 double 4.6e7 to 5.4e7 world-steps/s);
-// with constraints, ptxas's own (the solver's frame is twice as large; not measured yet).
+// with constraints, ptxas's own: 3 and 4 blocks were slower for Ant and Humanoid under MuJoCo's law
+// and for chain-7-seed in double (their frames are twice as large, and capped registers spill into
+// them).
 template <class T, int kFeatures>
 constexpr int stepMinBlocks() {
   if (kFeatures != 0) return 1;
   return std::is_same<T, double>::value ? 4 : 6;
 }
 
-// LOCKSTEP_CUDA_STEP_MIN_BLOCKS, read once: another occupancy for the step kernel of models without
-// constraints, among those a build with LOCKSTEP_CUDA_OCCUPANCY_VARIANTS compiled (the GPU check's
-// pack: scripts/gpu-check.sh), to measure them side by side on one card. 0 when unset.
+// LOCKSTEP_CUDA_STEP_MIN_BLOCKS, read once: another occupancy for the step kernel, among those a
+// build with LOCKSTEP_CUDA_OCCUPANCY_VARIANTS compiled (the GPU check's pack: scripts/gpu-check.sh),
+// to measure them side by side on one card. 0 when unset.
 inline int stepMinBlocksAsked() {
   static const int asked = [] {
     const char* text = std::getenv("LOCKSTEP_CUDA_STEP_MIN_BLOCKS");
@@ -128,20 +130,20 @@ void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
     const int asked = stepMinBlocksAsked();
     if (asked == 0 || asked == kOwn) return launchAdvance<T, kFeatures, kOwn>(ctx, settings);
 #ifdef LOCKSTEP_CUDA_OCCUPANCY_VARIANTS
-    if constexpr (kFeatures == 0) {
-      switch (asked) {
-        case 1: return launchAdvance<T, 0, 1>(ctx, settings);
-        case 3: return launchAdvance<T, 0, 3>(ctx, settings);
-        case 4: return launchAdvance<T, 0, 4>(ctx, settings);
-        case 6: return launchAdvance<T, 0, 6>(ctx, settings);
-        default: break;
-      }
+    switch (asked) {
+      case 1: return launchAdvance<T, kFeatures, 1>(ctx, settings);
+      case 3: return launchAdvance<T, kFeatures, 3>(ctx, settings);
+      case 4: return launchAdvance<T, kFeatures, 4>(ctx, settings);
+      case 6:
+        if constexpr (kFeatures == 0) return launchAdvance<T, kFeatures, 6>(ctx, settings);
+        break;
+      default: break;
     }
 #endif
     throw std::invalid_argument("LOCKSTEP_CUDA_STEP_MIN_BLOCKS=" + std::to_string(asked) +
                                 ": this build has no step kernel for that occupancy (it has " + std::to_string(kOwn) +
 #ifdef LOCKSTEP_CUDA_OCCUPANCY_VARIANTS
-                                ", and 1, 3, 4, 6 for models without constraints"
+                                ", and 1, 3, 4 (and 6 for models without constraints)"
 #else
                                 "; configure with -DLOCKSTEP_CUDA_OCCUPANCY_VARIANTS=ON for others"
 #endif

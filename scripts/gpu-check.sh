@@ -19,10 +19,14 @@
 #       Without a GPU every GPU step is SKIP and the CPU parts still run: a dry run.
 #   scripts/gpu-check.sh bench [FILTER]
 #       there: only the benchmarks matching FILTER (default: chain-7 on CUDA), five repetitions.
-#   scripts/gpu-check.sh occupancy [--budget SECONDS] [BLOCKS...]
+#   scripts/gpu-check.sh occupancy [--budget SECONDS] [--tests FILTER] [--bench 'SCENE:PRECISIONS:WORLDS ...']
+#                                  [--no-ncu] [BLOCKS...]
 #       there, with a pack built with -DLOCKSTEP_CUDA_OCCUPANCY_VARIANTS=ON: the step kernel at each
 #       occupancy (LOCKSTEP_CUDA_STEP_MIN_BLOCKS = BLOCKS, default 0 1 3 4 6; 0 is the build's own):
-#       the GPU tests of models without constraints, `lockstep bench` on chain-7 and humanoid, ncu.
+#       GPU tests (default: those of models without constraints), `lockstep bench` (default: chain-7
+#       and humanoid), ncu on chain-7 and humanoid.
+#   scripts/gpu-check.sh compare CUDA.npz CPU.npz
+#       two recordings of one run: every number within 1e-8 of its quantity's range (as `run` does).
 #   scripts/gpu-check.sh exec COMMAND...
 #       there: COMMAND with the pack unpacked, its libraries on LD_LIBRARY_PATH and $GPU_CHECK_BIN
 #       naming its binaries (for ncu, cuda-gdb, a single test).
@@ -590,6 +594,10 @@ cmd_run() {
   # same run on the CPU, and the command line's own throughput measurement.
   cli_on_both record recordings .npz .npz output 60 90 compare_recordings \
     simulate --worlds 64 --steps 200 --record-every 20 --record all
+  # MuJoCo's law (a soft solve per world and step, kernels' features 2) on Gymnasium's Ant from its
+  # MJCF: 1 s at its 10 ms step, every quantity recorded (2026-11-28 on an H200: 5.1e-14 of the range).
+  cli_on_both record-ant recordings .npz .npz output 60 90 compare_recordings \
+    simulate models/mjcf/ant.xml --worlds 64 --steps 100 --record-every 10 --record all
   if [ $gpu = 1 ]; then
     run_step cli-bench-cuda 90 -- "$bin/lockstep" bench --device cuda --worlds 4096,65536 --precision float,double && {
       if [ $step_rc = 0 ]; then record PASS cli-bench-cuda "$step_secs" "$(grep -ci 'cuda' "$step_log") lines name CUDA"
@@ -639,10 +647,15 @@ cmd_run() {
 # humanoid, and Nsight Compute on chain-7 (double) and humanoid (float) as in `run`.
 cmd_occupancy() {
   budget=420
-  local variants=()
+  local variants=() ncu=1
+  local tests='GpuDynamics.*:GpuPaths.AdvanceAndEvaluateWithoutContacts*:GpuPaths.RecordedStepsMatchStepsBitForBit:GpuPaths.BatchOfManyBlocksMatchesCpu:GpuPaths.BatchOfMoreThan65535BlocksMatchesWorldsRunAlone'
+  local benches='scenes/chain-7.json:double,float:65536,262144,1048576 scenes/humanoid.json:float,double:65536,262144'
   while [ $# -gt 0 ]; do
     case "$1" in
       --budget) budget=$2; shift 2 ;;
+      --tests) tests=$2; shift 2 ;;
+      --bench) benches=$2; shift 2 ;;
+      --no-ncu) ncu=0; shift ;;
       *) variants+=("$1"); shift ;;
     esac
   done
@@ -658,19 +671,24 @@ cmd_occupancy() {
   local mb
   for mb in "${variants[@]}"; do
     export LOCKSTEP_CUDA_STEP_MIN_BLOCKS=$mb
-    gtest_step "tests-blocks$mb" 120 lockstep_tests \
-      'GpuDynamics.*:GpuPaths.AdvanceAndEvaluateWithoutContacts*:GpuPaths.RecordedStepsMatchStepsBitForBit:GpuPaths.BatchOfManyBlocksMatchesCpu:GpuPaths.BatchOfMoreThan65535BlocksMatchesWorldsRunAlone'
+    gtest_step "tests-blocks$mb" 120 lockstep_tests "$tests"
     if [ $gpu = 1 ]; then
-      run_step "bench-blocks$mb" 120 -- sh -c "\"$bin/lockstep\" bench scenes/chain-7.json --device cuda --precision double,float --worlds 65536,262144,1048576 && \"$bin/lockstep\" bench scenes/humanoid.json --device cuda --precision float,double --worlds 65536,262144" && {
-        grep -E '^(chain-7|humanoid) ' "$step_log" | sed "s/^/blocks $mb  /" >>"$work/logs/occupancy.txt"
-        if [ $step_rc = 0 ]; then record PASS "bench-blocks$mb" "$step_secs" "$(grep -cE '^(chain-7|humanoid) ' "$step_log") rows below"
+      local script="" b
+      for b in $benches; do  # SCENE:PRECISIONS:WORLDS
+        script+="\"$bin/lockstep\" bench $(echo "$b" | awk -F: '{print $1 " --device cuda --precision " $2 " --worlds " $3}') && "
+      done
+      run_step "bench-blocks$mb" 120 -- sh -c "${script}true" && {
+        grep -E '^[a-z][-a-z0-9_]* +cuda ' "$step_log" | sed "s/^/blocks $mb  /" >>"$work/logs/occupancy.txt"
+        if [ $step_rc = 0 ]; then record PASS "bench-blocks$mb" "$step_secs" "$(grep -cE '^[a-z][-a-z0-9_]* +cuda ' "$step_log") rows below"
         else record FAIL "bench-blocks$mb" "$step_secs" "$(rc_text)" "$step_log"; fi
       }
     else
       record SKIP "bench-blocks$mb" 0 "no GPU"
     fi
-    ncu_step "ncu-chain7-double-blocks$mb" chain-7 double 262144 2
-    ncu_step "ncu-humanoid-float-blocks$mb" humanoid float 65536 2
+    if [ $ncu = 1 ]; then
+      ncu_step "ncu-chain7-double-blocks$mb" chain-7 double 262144 2
+      ncu_step "ncu-humanoid-float-blocks$mb" humanoid float 65536 2
+    fi
   done
   unset LOCKSTEP_CUDA_STEP_MIN_BLOCKS
   write_reports
@@ -697,6 +715,7 @@ case "${1:-}" in
   run) shift; cmd_run "$@" ;;
   bench) shift; cmd_bench "$@" ;;
   occupancy) shift; cmd_occupancy "$@" ;;
+  compare) shift; compare_recordings "$@" ;;
   exec) shift; unpack; cd "$repo" || exit 2; exec "$@" ;;
-  *) sed -n '2,29p' "$0"; exit 2 ;;
+  *) sed -n '2,33p' "$0"; exit 2 ;;
 esac

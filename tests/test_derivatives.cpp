@@ -360,28 +360,10 @@ TEST(Linearize, PiecesOfWorldsEqualTheWhole) {
 
 namespace {
 
-// A free box over a plane under MuJoCo's law (a plane contact, soft_constraints.h), an elliptic cone
-// or a pyramid, pressed 2 mm into the plane and sliding.
+// The free box of softBoxOnPlane (test_util.h), pressed 2 mm into the plane and sliding.
 Case softBoxCase(bool elliptic) {
-  ModelBuilder mb;
-  mb.setGravity({{0, 0, -9.81}});
-  BodyDesc box = simpleBody("box");
-  box.mobilizer = MobilizerType::Free;
-  mb.addBody(box);
-  PlaneContactDesc contact;
-  contact.name = "box";
-  contact.body = "box";
-  contact.shape = kShapeBox;
-  contact.size = {{0.1, 0.15, 0.05}};
-  contact.elliptic = elliptic;
-  contact.friction = 0.8;
-  contact.impratio = 2;
-  contact.timestep = 0.005;
-  contact.margin = 0.002;
-  contact.invweight = 0.5;
-  mb.add(contact);
   Case c;
-  c.model = mb.build();
+  c.model = softBoxOnPlane(elliptic);
   const Quat tilt = expMap({0.01, -0.02, 0.3});
   c.q = {tilt[0], tilt[1], tilt[2], tilt[3], 0.1, -0.2, 0.048};
   c.u = {0.1, -0.05, 0.4, 0.6, -0.3, -0.02};

@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "lockstep/engine/batch.h"
 #include "lockstep/engine/builtin_scenes.h"
 #include "random_tree.h"
+#include "test_util.h"
 
 namespace lockstep::test {
 namespace {
@@ -120,6 +123,76 @@ TEST(DeviceLayout, PerWorldCodeWithWorkspacesStridedAcrossWorldsAgreesWithTheCpu
   // Joint stops and PD actuators (targets 0; the gains and stops of the model).
   const ActuatedCase actuated = withStopsAndActuators(rnd, randomTree(rnd, 6), true, true);
   expectDeviceLayoutMatchesTheCpuBackend<double, false>(actuated.model, 13);
+}
+
+// Under MuJoCo's law a step's solves leave the fields of the last evaluate() alone (softContact,
+// softLimitForce, softSolver: views.h) on every path: the CPU's packs (which keep theirs in the
+// pack), the scalar code one world at a time, and the per-world code with the GPU's workspace
+// layout (advanceWorld, as the CUDA kernel runs it). Each batch is evaluated, stepped 10 times and
+// compared with its own evaluation, bit for bit, then the three are evaluated again and agree to
+// the solve's tolerance.
+TEST(DeviceLayout, StepsUnderMuJocosLawLeaveTheSolveFieldsOfTheLastEvaluation) {
+  constexpr int kSoft = kFeatureSoftConstraints;
+  const std::int64_t n = 13;
+  for (bool elliptic : {false, true}) {
+    const auto model = softBoxOnPlane(elliptic);
+    Batch<double> packs(model, n, Backend::Cpu), scalar(model, n, Backend::Cpu), strided(model, n, Backend::Cpu);
+    scalar.setCpuOptions(CpuOptions{0, /*lanes=*/false});
+    for (Batch<double>* b : {&packs, &scalar, &strided})
+      for (std::int64_t w = 0; w < n; ++w) {
+        const double h = 0.15 + 0.01 * double(w);  // half the turn about z
+        b->setQ(w, {std::cos(h), 0.0, 0.0, std::sin(h), 0.1, -0.2, 0.048});
+        b->setU(w, {0.1, -0.05, 0.4 + 0.05 * double(w), 0.6, -0.3, -0.02});
+      }
+    const WorkspaceLayout layout = WorkspaceLayout::of(strided.sizes());
+    const ModelView<double> mv = strided.hostModelView();
+    const BatchView<double> sv = strided.hostView();
+    std::vector<double> scratch(static_cast<std::size_t>(layout.total) * n, 0.0);
+    const StepSettings<double> settings{0.005, 10, Integrator::RK4, 1e-10, 20, true, false};
+    auto evaluateAll = [&] {
+      packs.evaluate();
+      scalar.evaluate();
+      for (std::int64_t w = 0; w < n; ++w)
+        evaluateWorld<double, kSoft>(mv, sv.world(w), deviceWorkspace(layout, scratch.data(), n, w));
+    };
+    evaluateAll();
+    std::vector<std::vector<double>> evaluated;
+    for (Batch<double>* b : {&packs, &scalar, &strided})
+      for (const char* name : {"softContact", "softSolver"}) {
+        const FieldView f = b->field(name, MemorySpace::Host);
+        const double* p = static_cast<const double*>(f.data);
+        evaluated.emplace_back(p, p + f.components * f.worlds);
+      }
+    EXPECT_GT(evaluated[0][0], 0.5) << "world 0's first point touches";
+    packs.step(0.005, 10, Integrator::RK4);
+    scalar.step(0.005, 10, Integrator::RK4);
+    for (std::int64_t w = 0; w < n; ++w)
+      advanceWorld<double, kSoft>(mv, sv.world(w), deviceWorkspace(layout, scratch.data(), n, w), settings);
+    std::size_t k = 0;
+    for (Batch<double>* b : {&packs, &scalar, &strided})
+      for (const char* name : {"softContact", "softSolver"}) {
+        const FieldView f = b->field(name, MemorySpace::Host);
+        const double* p = static_cast<const double*>(f.data);
+        EXPECT_EQ(std::vector<double>(p, p + f.components * f.worlds), evaluated[k++]) << name << (elliptic ? ", cone" : ", pyramid");
+      }
+    for (std::int64_t w = 0; w < n; ++w) {
+      for (std::size_t i = 0; i < packs.q(w).size(); ++i) {
+        EXPECT_NEAR(scalar.q(w)[i], packs.q(w)[i], 1e-9) << "world " << w;
+        EXPECT_NEAR(strided.q(w)[i], packs.q(w)[i], 1e-9) << "world " << w;
+      }
+    }
+    evaluateAll();
+    for (const char* name : {"softContact", "softSolver"}) {
+      const FieldView a = packs.field(name, MemorySpace::Host), b = scalar.field(name, MemorySpace::Host),
+                      c = strided.field(name, MemorySpace::Host);
+      for (std::int64_t i = 0; i < a.components * a.worlds; ++i) {
+        const double x = static_cast<const double*>(a.data)[i];
+        const double tol = std::string(name) == "softSolver" && i < a.worlds ? 1.0 : 1e-6 * (1 + std::abs(x));
+        EXPECT_NEAR(static_cast<const double*>(b.data)[i], x, tol) << name << " [" << i << "] scalar";
+        EXPECT_NEAR(static_cast<const double*>(c.data)[i], x, tol) << name << " [" << i << "] strided";
+      }
+    }
+  }
 }
 
 }  // namespace

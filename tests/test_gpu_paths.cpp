@@ -1,5 +1,5 @@
 // Every CUDA path of a Batch against the CPU backend: advance and evaluate (with and without
-// sphere contacts, float and double, RK4 and Euler), assembly, resets by index and by mask with the
+// sphere contacts, float and double, RK4 and Euler; MuJoCo's soft contacts), assembly, resets by index and by mask with the
 // lists in host or device memory, given states, automatic resets, recorded steps (CUDA graphs) and
 // a caller's stream, DLPack tensors over device memory (read and written), a whole study, a batch
 // larger than the device's memory, and batches of many blocks, one of more than 65,535 blocks.
@@ -191,6 +191,50 @@ TEST(GpuPaths, AdvanceAndEvaluateWithContactsDouble) {
 TEST(GpuPaths, AdvanceAndEvaluateWithContactsFloat) {
   LOCKSTEP_SKIP_WITHOUT_GPU();
   expectAdvanceAndEvaluateMatch<float>(makeChain7Seed(), Integrator::RK4, 20, "chain-7-seed float RK4");
+}
+
+// MuJoCo's law on CUDA (advanceKernel<*, 2>: the soft solve per world, soft_constraints.h) against
+// the CPU: the free box of softBoxOnPlane under a pyramid and under an elliptic cone, pressed 2 mm
+// into the plane, each world sliding and spinning at its own speeds, 40 steps of 5 ms (RK4 and
+// Euler), then an evaluation. A step leaves the solve's fields (softContact, softLimitForce,
+// softSolver) as the last evaluate() left them on both backends. The Newton solve stops at its
+// tolerance, and the device fuses multiply-adds the CPU's packs do not, so the two agree to the
+// solve's tolerance rather than to rounding: 1e-7 of each field's largest magnitude in double, 5e-3
+// in float.
+template <class T>
+void expectSoftStepsMatch(bool elliptic, Integrator integrator, double tol) {
+  const auto model = softBoxOnPlane(elliptic);
+  const std::string label = std::string(elliptic ? "cone" : "pyramid") + (sizeof(T) == 8 ? " double" : " float") +
+                            (integrator == Integrator::RK4 ? " RK4" : " Euler");
+  Batch<T> cpu(model, kWorlds, Backend::Cpu), gpu(model, kWorlds, Backend::Cuda);
+  for (Batch<T>* b : {&cpu, &gpu})
+    for (std::int64_t w = 0; w < kWorlds; ++w) {
+      // a turn of 0.3 rad about z, tilted by up to 0.02 rad
+      std::vector<double> q = {std::cos(0.15), 0.005 * double(w % 3), -0.01, std::sin(0.15), 0.1, -0.2, 0.048};
+      const double norm = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+      for (int i = 0; i < 4; ++i) q[i] /= norm;
+      const double s = 1 + 0.01 * double(w % 50);
+      b->setQ(w, q);
+      b->setU(w, {0.1 * s, -0.05, 0.4 * s, 0.6 * s, -0.3, -0.02});
+      if (w % 3 == 0) b->setTau(w, {0.1, -0.2, 0.05, 0.3 * s, -0.1, 0.2});
+    }
+  gpu.upload();
+  cpu.step(0.005, 40, integrator);
+  gpu.step(0.005, 40, integrator);
+  expectGpuMatchesCpu(gpu, cpu, label + ", step", tol);
+  cpu.evaluate();
+  gpu.evaluate();
+  expectGpuMatchesCpu(gpu, cpu, label + ", evaluate", tol);
+  for (std::int64_t w = 0; w < kWorlds; ++w) ASSERT_EQ(gpu.status(w), kStatusOk) << label << " world " << w;
+}
+
+TEST(GpuPaths, SoftContactsMatchCpu) {
+  LOCKSTEP_SKIP_WITHOUT_GPU();
+  for (bool elliptic : {false, true}) {
+    expectSoftStepsMatch<double>(elliptic, Integrator::RK4, 1e-7);
+    expectSoftStepsMatch<double>(elliptic, Integrator::SemiImplicitEuler, 1e-7);
+    expectSoftStepsMatch<float>(elliptic, Integrator::RK4, 5e-3);
+  }
 }
 
 // Assembly from states off the contact manifold, with radii of their own per world, then the

@@ -110,6 +110,31 @@ inline BodyDesc simpleBody(const std::string& name, const std::string& parent = 
   return b;
 }
 
+// MuJoCo's law without MJCF: a free box (half-sizes 0.1, 0.15, 0.05; simpleBody's mass) over the plane
+// z = 0 (a plane contact, soft_constraints.h) under a pyramid or an elliptic cone, friction 0.8,
+// impratio 2, a 2 mm margin, at MuJoCo's 5 ms step. With q = (a quaternion, 0.1, -0.2, 0.048) it is
+// pressed 2 mm into the plane.
+inline std::shared_ptr<const Model> softBoxOnPlane(bool elliptic) {
+  ModelBuilder mb;
+  mb.setGravity({{0, 0, -9.81}});
+  BodyDesc box = simpleBody("box");
+  box.mobilizer = MobilizerType::Free;
+  mb.addBody(box);
+  PlaneContactDesc contact;
+  contact.name = "box";
+  contact.body = "box";
+  contact.shape = kShapeBox;
+  contact.size = {{0.1, 0.15, 0.05}};
+  contact.elliptic = elliptic;
+  contact.friction = 0.8;
+  contact.impratio = 2;
+  contact.timestep = 0.005;
+  contact.margin = 0.002;
+  contact.invweight = 0.5;
+  mb.add(contact);
+  return mb.build();
+}
+
 // A 1 kg ball of radius rb (solid: inertia 0.4 m rb^2) on a Free mobilizer, in gravity -9.81 z,
 // rolling without slip on a fixed ball of radius rf at Ground's origin.
 inline std::shared_ptr<const Model> rollingBallModel(double rb, double rf) {

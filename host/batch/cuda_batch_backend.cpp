@@ -80,6 +80,10 @@ DeviceCopy<T>::DeviceCopy(const CompiledModel<T>& model, std::int64_t nWorlds) {
     LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
 #undef LOCKSTEP_X
     scratch.resize(static_cast<std::size_t>(model.layout.total) * worlds);
+    // Zero, as the CPU's workspaces start: a step's soft solve reads what the last left in its pair
+    // points (advanceWorld's stepSoftContact).
+    if (scratch.size() > 0)
+      checkCuda(cudaMemsetAsync(scratch.get(), 0, scratch.size() * sizeof(T), st), "workspace cudaMemsetAsync");
   } catch (const std::runtime_error& e) {
     cudaStreamDestroy(st);  // the destructor does not run when the constructor throws
     throw std::runtime_error("Batch: " + std::to_string(nWorlds) + " worlds (" + gibText(need) +

@@ -17,6 +17,14 @@
 
 namespace lockstep {
 
+// Scalars per element of each registry field.
+namespace fieldWidth {
+#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) constexpr int name = componentWidth(parts);
+LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
+LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
+#undef LOCKSTEP_X
+}  // namespace fieldWidth
+
 // THE WORKSPACE LIST. Scratch of one evaluation, per world, in scalars: one line per array,
 //   X(name, scalars per element, element count (an expression in Sizes s), description)
 // The offsets (WorkspaceLayout) and the accessors (Workspace) are generated from it.
@@ -55,7 +63,11 @@ namespace lockstep {
   X(softVec, 1, s.mujocoStepping ? 6 * s.nu : 0, "qacc0, qacc, gradient, step, M step, M (qacc - qacc0)") \
   X(rkTheta, 3, s.mujocoStepping ? s.nb : 0, "a body's stage rotation from q0 (MuJoCo's RK4 on rotations)")     \
   X(mujocoContact, 6, hasSoftContacts(s) ? s.nMujocoBodies : 0,                                        \
-    "each MuJoCo body's force from the last soft solve's contacts: moment about Ground's origin, force")
+    "each MuJoCo body's force from the last soft solve's contacts: moment about Ground's origin, force")  \
+  X(stepSoftContact, fieldWidth::softContact, s.nSoftPoints,                                              \
+    "a step's softContact (advanceWorld): the field keeps what the last evaluate() left")                 \
+  X(stepSoftLimitForce, 1, s.nSoftLimits, "a step's softLimitForce")                                       \
+  X(stepSoftSolver, fieldWidth::softSolver, s.nSoftRows > 0 ? 1 : 0, "a step's softSolver")
 
 // Offsets of the workspace arrays, in scalars from the start of a world's scratch. Computed once
 // per model.
@@ -91,14 +103,6 @@ struct Workspace {
 };
 
 // ---- elements of the per-world fields and parameters, from the registry ------------------------
-
-// Scalars per element of each registry field.
-namespace fieldWidth {
-#define LOCKSTEP_X(type, name, per, role, prefix, parts, doc) constexpr int name = componentWidth(parts);
-LOCKSTEP_WORLD_FIELDS(LOCKSTEP_X)
-LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
-#undef LOCKSTEP_X
-}  // namespace fieldWidth
 
 // name##At(view, i): element i of field `name` of a WorldView or WorldParams.
 #define LOCKSTEP_X(type, name, per, role, prefix, parts, doc)                                          \

@@ -180,12 +180,24 @@ LOCKSTEP_HD MaskOf<T> stepLanes(const ModelView<T>& model, const WorldView<T>& w
   return active;
 }
 
+// The soft solves of a step write their points, limits and statistics into the workspace: the
+// fields keep what the last evaluate() left (views.h), as the CPU's packs keep theirs in the pack.
+template <class T>
+LOCKSTEP_HD_INLINE WorldView<T> steppingView(const WorldView<T>& w, const Workspace<T>& ws) {
+  WorldView<T> v = w;
+  v.softContact = ws.stepSoftContact();
+  v.softLimitForce = ws.stepSoftLimitForce();
+  v.softSolver = ws.stepSoftSolver();
+  return v;
+}
+
 // Advances one world by nSteps steps, unless it is already flagged. A failure is recorded in
 // status; with autoReset the world instead goes back to its initial state, recording the reason.
 template <class T, int kFeatures = kAllFeatures>
-LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+LOCKSTEP_HD void advanceWorld(const ModelView<T>& model, const WorldView<T>& world, const Workspace<T>& ws,
                               const StepSettings<T>& settings) {
-  if (w.status[0] != kStatusOk) return;
+  if (world.status[0] != kStatusOk) return;
+  const WorldView<T> w = (kFeatures & kFeatureSoftConstraints) != 0 ? steppingView(world, ws) : world;
   SettleFailedWorld<T> settle{model, w, ws, settings.autoReset};
   if (stepLanes<T, kFeatures>(model, w, ws, settings, true, settle) && settings.observe)
     observeWorld(model, w, ws, settings.nSteps > 0 ? Observed::kStep : Observed::kState);
