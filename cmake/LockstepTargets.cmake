@@ -118,9 +118,9 @@ endforeach()
 if(LOCKSTEP_HAS_AVX512_FLAGS)
   target_compile_definitions(lockstep PRIVATE LOCKSTEP_CPU_AVX512)
 endif()
-# The step kernel of models without constraints at several occupancies, chosen at run time by
-# LOCKSTEP_CUDA_STEP_MIN_BLOCKS (kernels/batch_kernels.cuh), to measure them side by side on a GPU:
-# the GPU check's pack turns it on; off elsewhere (each copy is a minute of nvcc).
+# The step kernel at several occupancies, chosen at run time by LOCKSTEP_CUDA_STEP_MIN_BLOCKS
+# (kernels/batch_kernels.cuh), to measure them side by side on a GPU: the GPU check's pack turns it
+# on; off elsewhere (each copy is a minute or more of nvcc).
 option(LOCKSTEP_CUDA_OCCUPANCY_VARIANTS "Compile the step kernel at several occupancies (for measurements)" OFF)
 if(LOCKSTEP_CUDA_OCCUPANCY_VARIANTS)
   target_compile_definitions(lockstep PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:LOCKSTEP_CUDA_OCCUPANCY_VARIANTS>)

@@ -24,10 +24,11 @@ using namespace kernels;
 // kBlock threads ptxas must let reside on one SM, i.e. at most 65,536 / (kBlock * kMinBlocks)
 // registers a thread (1: no cap below the 255 of the ISA). More resident warps hide more of the
 // memory latency; fewer registers spill more to local memory. Which wins is measured, not guessed
-// (bench/README.md, "Occupancy of the step kernel"): advance picks stepMinBlocks.
+// (bench/README.md, "GPU figures on one H200"): advance picks stepMinBlocks.
 template <class T, int kFeatures, int kMinBlocks>
-__global__ void __launch_bounds__(kBlock, kMinBlocks) advanceKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS,
-                              WorkspaceLayout layout, T* __restrict__ scratch, StepSettings<T> settings) {
+__global__ void __launch_bounds__(kBlock, kMinBlocks)
+    advanceKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARAMETERS, WorkspaceLayout layout,
+                  T* __restrict__ scratch, StepSettings<T> settings) {
   LOCKSTEP_VIEWS_FROM_PARAMETERS(T)
   const std::int64_t w = threadIndex();
   if (w < batch.nWorlds)
@@ -93,9 +94,10 @@ __global__ void setStatesKernel(LOCKSTEP_MODEL_PARAMETERS(T), LOCKSTEP_DATA_PARA
 // ---- the backend operations (backend.h): host launchers ----------------------------------------
 
 // The step kernel's occupancy: the resident blocks of kBlock threads per SM asked of ptxas. Measured
-// on one H200 (bench/README.md, "Occupancy of the step kernel"): without constraints, 4 blocks (128
+// on one H200 (bench/README.md, "GPU figures on one H200"): without constraints, 4 blocks (128
 // registers, 16 warps per SM) in double and 6 (80 registers, 24 warps) in float beat ptxas's own
-// choice of 255 registers (8 warps) though they spill more (chain-7 double 4.6e7 to 5.4e7 world-steps/s);
+// choice of 255 registers (8 warps) though they spill more (chain-7 double: 4.6e7 to 5.4e7
+// world-steps/s);
 // with constraints, ptxas's own: 3 and 4 blocks were slower for Ant and Humanoid under MuJoCo's law
 // and for chain-7-seed in double (their frames are twice as large, and capped registers spill into
 // them).

@@ -173,7 +173,8 @@ TEST(DeviceLayout, StepsUnderMuJocosLawLeaveTheSolveFieldsOfTheLastEvaluation) {
       for (const char* name : {"softContact", "softSolver"}) {
         const FieldView f = b->field(name, MemorySpace::Host);
         const double* p = static_cast<const double*>(f.data);
-        EXPECT_EQ(std::vector<double>(p, p + f.components * f.worlds), evaluated[k++]) << name << (elliptic ? ", cone" : ", pyramid");
+        EXPECT_EQ(std::vector<double>(p, p + f.components * f.worlds), evaluated[k++])
+            << name << (elliptic ? ", cone" : ", pyramid");
       }
     for (std::int64_t w = 0; w < n; ++w) {
       for (std::size_t i = 0; i < packs.q(w).size(); ++i) {
