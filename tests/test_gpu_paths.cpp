@@ -72,9 +72,11 @@ double valueAt(const FieldView& f, std::size_t i) {
 // Every per-world field of `a` against `b` (host copies: download the CUDA batches first): integer
 // fields equal, real fields within tol * (1 + the field's largest magnitude in b); tol 0: bit for bit.
 template <class T>
-void expectFieldsMatch(Batch<T>& a, Batch<T>& b, double tol, const std::string& where) {
+void expectFieldsMatch(Batch<T>& a, Batch<T>& b, double tol, const std::string& where,
+                       const std::vector<std::string>& skip = {}) {
   ASSERT_EQ(a.numWorlds(), b.numWorlds());
   for (const std::string& name : Batch<T>::fieldNames()) {
+    if (std::find(skip.begin(), skip.end(), name) != skip.end()) continue;
     const FieldView fa = a.field(name, MemorySpace::Host), fb = b.field(name, MemorySpace::Host);
     ASSERT_EQ(fa.components, fb.components) << name;
     const std::size_t count = static_cast<std::size_t>(fa.components * fa.worlds);
@@ -99,11 +101,12 @@ void expectFieldsMatch(Batch<T>& a, Batch<T>& b, double tol, const std::string& 
   }
 }
 
-// Downloads the CUDA batch, then compares it with the CPU batch.
+// Downloads the CUDA batch, then compares it with the CPU batch (every field but those in skip).
 template <class T>
-void expectGpuMatchesCpu(Batch<T>& gpu, Batch<T>& cpu, const std::string& where, double tol = kTol<T>) {
+void expectGpuMatchesCpu(Batch<T>& gpu, Batch<T>& cpu, const std::string& where, double tol = kTol<T>,
+                         const std::vector<std::string>& skip = {}) {
   gpu.download();
-  expectFieldsMatch(gpu, cpu, tol, where);
+  expectFieldsMatch(gpu, cpu, tol, where, skip);
 }
 
 // Each world its own state (q near the default, u small), its own initial state, an action on
@@ -200,7 +203,7 @@ TEST(GpuPaths, AdvanceAndEvaluateWithContactsFloat) {
 // softSolver) as the last evaluate() left them on both backends. The Newton solve stops at its
 // tolerance, and the device fuses multiply-adds the CPU's packs do not, so the two agree to the
 // solve's tolerance rather than to rounding: 1e-7 of each field's largest magnitude in double, 5e-3
-// in float.
+// in float, and the Newton iterations to one.
 template <class T>
 void expectSoftStepsMatch(bool elliptic, Integrator integrator, double tol) {
   const auto model = softBoxOnPlane(elliptic);
@@ -224,7 +227,14 @@ void expectSoftStepsMatch(bool elliptic, Integrator integrator, double tol) {
   expectGpuMatchesCpu(gpu, cpu, label + ", step", tol);
   cpu.evaluate();
   gpu.evaluate();
-  expectGpuMatchesCpu(gpu, cpu, label + ", evaluate", tol);
+  // The solve's statistics apart: its Newton iterations may differ by one, and its final gradient
+  // is whatever lies below the tolerance.
+  expectGpuMatchesCpu(gpu, cpu, label + ", evaluate", tol, {"softSolver"});
+  const FieldView a = gpu.field("softSolver", MemorySpace::Host), b = cpu.field("softSolver", MemorySpace::Host);
+  for (std::int64_t w = 0; w < kWorlds; ++w) {
+    const double ga = valueAt(a, std::size_t(w)), gb = valueAt(b, std::size_t(w));  // component 0: iterations
+    EXPECT_LE(std::abs(ga - gb), 1) << label << " world " << w << ": Newton iterations";
+  }
   for (std::int64_t w = 0; w < kWorlds; ++w) ASSERT_EQ(gpu.status(w), kStatusOk) << label << " world " << w;
 }
 
