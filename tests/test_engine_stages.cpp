@@ -155,14 +155,15 @@ TEST(DeviceLayout, StepsUnderMuJocosLawLeaveTheSolveFieldsOfTheLastEvaluation) {
       for (std::int64_t w = 0; w < n; ++w)
         evaluateWorld<double, kSoft>(mv, sv.world(w), deviceWorkspace(layout, scratch.data(), n, w));
     };
+    auto values = [](Batch<double>& b, const char* name) {  // every world's, component-major
+      const FieldView f = b.field(name, MemorySpace::Host);
+      const double* p = static_cast<const double*>(f.data);
+      return std::vector<double>(p, p + f.components * f.worlds);
+    };
     evaluateAll();
     std::vector<std::vector<double>> evaluated;
     for (Batch<double>* b : {&packs, &scalar, &strided})
-      for (const char* name : {"softContact", "softSolver"}) {
-        const FieldView f = b->field(name, MemorySpace::Host);
-        const double* p = static_cast<const double*>(f.data);
-        evaluated.emplace_back(p, p + f.components * f.worlds);
-      }
+      for (const char* name : {"softContact", "softSolver"}) evaluated.push_back(values(*b, name));
     EXPECT_GT(evaluated[0][0], 0.5) << "world 0's first point touches";
     packs.step(0.005, 10, Integrator::RK4);
     scalar.step(0.005, 10, Integrator::RK4);
@@ -170,12 +171,8 @@ TEST(DeviceLayout, StepsUnderMuJocosLawLeaveTheSolveFieldsOfTheLastEvaluation) {
       advanceWorld<double, kSoft>(mv, sv.world(w), deviceWorkspace(layout, scratch.data(), n, w), settings);
     std::size_t k = 0;
     for (Batch<double>* b : {&packs, &scalar, &strided})
-      for (const char* name : {"softContact", "softSolver"}) {
-        const FieldView f = b->field(name, MemorySpace::Host);
-        const double* p = static_cast<const double*>(f.data);
-        EXPECT_EQ(std::vector<double>(p, p + f.components * f.worlds), evaluated[k++])
-            << name << (elliptic ? ", cone" : ", pyramid");
-      }
+      for (const char* name : {"softContact", "softSolver"})
+        EXPECT_EQ(values(*b, name), evaluated[k++]) << name << (elliptic ? ", cone" : ", pyramid");
     for (std::int64_t w = 0; w < n; ++w) {
       for (std::size_t i = 0; i < packs.q(w).size(); ++i) {
         EXPECT_NEAR(scalar.q(w)[i], packs.q(w)[i], 1e-9) << "world " << w;
@@ -184,13 +181,12 @@ TEST(DeviceLayout, StepsUnderMuJocosLawLeaveTheSolveFieldsOfTheLastEvaluation) {
     }
     evaluateAll();
     for (const char* name : {"softContact", "softSolver"}) {
-      const FieldView a = packs.field(name, MemorySpace::Host), b = scalar.field(name, MemorySpace::Host),
-                      c = strided.field(name, MemorySpace::Host);
-      for (std::int64_t i = 0; i < a.components * a.worlds; ++i) {
-        const double x = static_cast<const double*>(a.data)[i];
-        const double tol = std::string(name) == "softSolver" && i < a.worlds ? 1.0 : 1e-6 * (1 + std::abs(x));
-        EXPECT_NEAR(static_cast<const double*>(b.data)[i], x, tol) << name << " [" << i << "] scalar";
-        EXPECT_NEAR(static_cast<const double*>(c.data)[i], x, tol) << name << " [" << i << "] strided";
+      const std::vector<double> a = values(packs, name), b = values(scalar, name), c = values(strided, name);
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        // (softSolver's first n values are the Newton iterations: within one)
+        const double tol = std::string(name) == "softSolver" && i < std::size_t(n) ? 1.0 : 1e-6 * (1 + std::abs(a[i]));
+        EXPECT_NEAR(b[i], a[i], tol) << name << " [" << i << "] scalar";
+        EXPECT_NEAR(c[i], a[i], tol) << name << " [" << i << "] strided";
       }
     }
   }

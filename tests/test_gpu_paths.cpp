@@ -1,8 +1,9 @@
 // Every CUDA path of a Batch against the CPU backend: advance and evaluate (with and without
 // sphere contacts, float and double, RK4 and Euler; MuJoCo's soft contacts), assembly, resets by
 // index and by mask with the lists in host or device memory, given states, automatic resets,
-// recorded steps (CUDA graphs) and a caller's stream, DLPack tensors over device memory (read and written), a whole study, a batch
-// larger than the device's memory, and batches of many blocks, one of more than 65,535 blocks.
+// recorded steps (CUDA graphs) and a caller's stream, DLPack tensors over device memory (read and
+// written), a whole study, a batch larger than the device's memory, and batches of many blocks, one
+// of more than 65,535 blocks.
 //
 // The GPU runs the same per-world code as the CPU backend, but the device fuses multiply-adds and
 // the CPU backend runs worlds in SIMD packs, so results agree to rounding: every per-world field
