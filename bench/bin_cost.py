@@ -57,7 +57,7 @@ def main():
     batch.step(300)  # 3 s: everything has landed
     rest_qpos, rest_qvel = np.array(batch.mujocoQpos), np.array(batch.mujocoQvel)
     batch.evaluate()
-    points = np.array(batch.softContact).reshape(n, -1, 14)[:, :, 0] > 0.5
+    points = np.array(batch.softContact).reshape(n, -1, 20)[:, :, 0] > 0.5  # 20 values a point, "active" first
     lifted = rest_qpos.copy()
     lifted[:, [2, 9, 16]] += 1.0
     q, u = model.from_mujoco(rest_qpos, rest_qvel)

@@ -93,9 +93,9 @@ void addViewerFrame(Batch<T>& batch, const RunPlan& plan, ViewerFrames& f) {
     auto at = [&](std::int64_t c) {
       return static_cast<float>(static_cast<const T*>(soft.data)[w * soft.worldStride + c * soft.componentStride]);
     };
-    for (std::int64_t p = 0; p < batch.sizes().nSoftPoints; ++p) {  // pos (values 2-4), force in Ground (the last 3)
+    for (std::int64_t p = 0; p < batch.sizes().nSoftPoints; ++p) {  // pos (values 2-4), force in Ground (values 11-13)
       for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * kSoftContactValues + 2 + k));
-      for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * kSoftContactValues + kSoftContactValues - 3 + k));
+      for (int k = 0; k < 3; ++k) f.contactForces.push_back(at(p * kSoftContactValues + 11 + k));
     }
   }
 }

@@ -208,11 +208,10 @@ Playback loadPlayback(const PlaybackOptions& o) {
         for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(point->at(i, w, 3 * c + k)));
         for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(force->at(i, w, 3 * c + k)));
       }
-      for (std::int64_t c = 0; soft && c < ns; ++c) {  // a point's pos (values 2-4), its force in Ground (the last 3)
+      for (std::int64_t c = 0; soft && c < ns; ++c) {  // a point's pos (values 2-4), its force in Ground (values 11-13)
         const std::int64_t at = c * kSoftContactValues;
         for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(soft->at(i, w, at + 2 + k)));
-        for (int k = 0; k < 3; ++k)
-          f.contactForces.push_back(static_cast<float>(soft->at(i, w, at + kSoftContactValues - 3 + k)));
+        for (int k = 0; k < 3; ++k) f.contactForces.push_back(static_cast<float>(soft->at(i, w, at + 11 + k)));
       }
     }
   }

@@ -416,9 +416,10 @@ class Converter {
     };
     for (int p = 0; p < m_->npair; ++p) {
       add(m_->pair_geom1[p], m_->pair_geom2[p], p);
-      if (m_->pair_dim[p] > 1 && m_->pair_friction[5 * p + 1] != m_->pair_friction[5 * p])
-        ignored_["explicit pairs' second tangential friction (Lockstep's pyramid and elliptic cone take the first for both "
-                 "tangents)"]
+      const mjtNum* friction = m_->pair_friction + 5 * p;
+      if ((m_->pair_dim[p] > 1 && friction[1] != friction[0]) || (m_->pair_dim[p] > 4 && friction[4] != friction[3]))
+        ignored_["explicit pairs' second tangential or rolling friction (Lockstep's pyramid and elliptic cone take the "
+                 "first for both tangents, and for both rolling axes)"]
             .push_back(geomName(m_->pair_geom1[p]) + "/" + geomName(m_->pair_geom2[p]));
     }
     for (int g1 = 0; g1 < m_->ngeom; ++g1) {

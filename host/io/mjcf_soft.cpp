@@ -24,8 +24,8 @@ double translationInvweight(const mjModel* m, int b) {
 }
 
 // mj_contactParam's parameters of the contact between geoms g1 and g2 into d (a PlaneContactDesc or
-// a PairContactDesc): the higher priority's, else condim and friction the larger, solref and solimp
-// mixed by solmix (solref's direct format: the smaller).
+// a PairContactDesc): the higher priority's, else condim and each friction (sliding, torsional,
+// rolling) the larger, solref and solimp mixed by solmix (solref's direct format: the smaller).
 template <class Desc>
 void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
   const int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
@@ -35,11 +35,15 @@ void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
     const int w = p1 > p2 ? g1 : g2;
     d.condim = m->geom_condim[w];
     d.friction = m->geom_friction[3 * w];
+    d.torsional = m->geom_friction[3 * w + 1];
+    d.rolling = m->geom_friction[3 * w + 2];
     for (int k = 0; k < 2; ++k) d.solref[k] = m->geom_solref[mjNREF * w + k];
     for (int k = 0; k < 5; ++k) d.solimp[k] = m->geom_solimp[mjNIMP * w + k];
   } else {
     d.condim = std::max(m->geom_condim[g1], m->geom_condim[g2]);
     d.friction = std::max(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
+    d.torsional = std::max(m->geom_friction[3 * g1 + 1], m->geom_friction[3 * g2 + 1]);
+    d.rolling = std::max(m->geom_friction[3 * g1 + 2], m->geom_friction[3 * g2 + 2]);
     const mjtNum s1 = m->geom_solmix[g1], s2 = m->geom_solmix[g2];
     const mjtNum mix = s1 >= mjMINVAL && s2 >= mjMINVAL ? s1 / (s1 + s2)
                        : s1 < mjMINVAL && s2 < mjMINVAL ? 0.5
@@ -113,7 +117,11 @@ PairContactDesc mjcfExplicitPair(const mjModel* m, int p, int g1, int g2, const 
   PairContactDesc d = mjcfPairContact(m, g1, g2, name, body1, body2, X_BG1, X_BG2);
   // The pair's own condim, friction, solref, solimp and margin (MuJoCo's <pair> attributes).
   d.condim = m->pair_dim[p];
+  // (pair_friction: t1, t2, torsional, roll1, roll2; a second tangent's or second rolling axis's own
+  // value is named in a warning by the importer.)
   d.friction = m->pair_friction[5 * p];
+  d.torsional = m->pair_friction[5 * p + 2];
+  d.rolling = m->pair_friction[5 * p + 3];
   for (int k = 0; k < 2; ++k) d.solref[k] = m->pair_solref[mjNREF * p + k];
   for (int k = 0; k < 5; ++k) d.solimp[k] = m->pair_solimp[mjNIMP * p + k];
   d.margin = m->pair_margin[p];

@@ -42,8 +42,11 @@ void validateShapeSize(int shape, const Vec3d& size, const std::string& where, c
 // The contact law's values shared by plane and pair contacts (friction .. invweight), as given.
 template <class Desc>
 void validateContactLaw(const Desc& d, const std::string& where) {
-  if (d.condim != 1 && d.condim != 3) throw ModelError(where + ": condim: 1 or 3 (torsional and rolling friction: not yet)");
+  if (d.condim != 1 && d.condim != 3 && d.condim != 4 && d.condim != 6)
+    throw ModelError(where + ": condim: 1, 3, 4 or 6 (MuJoCo's: frictionless, sliding, and torsional, and rolling)");
   validateNonNegative(d.friction, where, "friction");
+  validateNonNegative(d.torsional, where, "torsional");
+  validateNonNegative(d.rolling, where, "rolling");
   validateNonNegative(d.margin, where, "margin");
   validateNonNegative(d.gap, where, "gap");
   validateFinite(d.impratio, where, "impratio");
@@ -55,11 +58,20 @@ template <class Desc>
 const char* coneName(const Desc& d) {
   return d.condim == 1 ? "" : d.elliptic ? " (elliptic cone)" : " (pyramid)";
 }
+// Its friction coefficients as condim reads them: sliding, then torsional (condim 4 and 6), then
+// rolling (condim 6).
+template <class Desc>
+std::string frictionText(const Desc& d) {
+  std::string text = textf("friction %g", d.friction);
+  if (d.condim >= 4) text += textf(", torsional %g", d.torsional);
+  if (d.condim >= 6) text += textf(", rolling %g", d.rolling);
+  return text;
+}
 template <class Desc>
 std::vector<double> contactLawBlock(const Desc& d) {
   std::vector<double> v = {d.friction, d.solref[0], d.solref[1]};
   v.insert(v.end(), d.solimp.begin(), d.solimp.end());
-  v.insert(v.end(), {d.margin, d.gap, d.impratio, d.timestep, d.invweight});
+  v.insert(v.end(), {d.margin, d.gap, d.impratio, d.timestep, d.invweight, d.torsional, d.rolling});
   return v;
 }
 void validateContactLawBlock(const std::vector<double>& v, const std::string& where) {
@@ -68,6 +80,8 @@ void validateContactLawBlock(const std::vector<double>& v, const std::string& wh
   validateNonNegative(v[8], where, "margin");
   validateNonNegative(v[9], where, "gap");
   if (!(v[10] > 0) || !std::isfinite(v[10])) throw ModelError(where + ": impratio: must be > 0");
+  validateNonNegative(v[13], where, "torsional");
+  validateNonNegative(v[14], where, "rolling");
 }
 
 // The points and rows of the plane and pair contacts before those of a kind's element: the plane
@@ -145,10 +159,10 @@ void validateParameterBlock(const std::vector<PlaneContact>&, ParamId id, const 
 std::string describeElement(const Model& m, const PlaneContact& e) {
   const PlaneContactDesc& d = e.desc;
   return textf("plane contact '%s': %s of size %s on %s at %s; plane normal %s through %s; condim %d%s, "
-               "friction %g, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
+               "%s, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
                d.name.c_str(), kShapeNames[d.shape], formatVec(d.size).c_str(), bodyName(m, e.body).c_str(),
                formatVec(d.X_BG.p).c_str(), formatVec(d.planeNormal).c_str(), formatVec(d.planePoint).c_str(), d.condim,
-               coneName(d), d.friction, d.solref[0], d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4],
+               coneName(d), frictionText(d).c_str(), d.solref[0], d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4],
                d.margin, d.gap);
 }
 
@@ -217,11 +231,11 @@ void validateParameterBlock(const std::vector<PairContact>&, ParamId id, const s
 std::string describeElement(const Model& m, const PairContact& e) {
   const PairContactDesc& d = e.desc;
   return textf("pair contact '%s': %s of size %s on %s at %s against %s of size %s on %s at %s; condim %d%s, "
-               "friction %g, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
+               "%s, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
                d.name.c_str(), kShapeNames[d.shape1], formatVec(d.size1).c_str(), bodyName(m, e.body1).c_str(),
                formatVec(d.X_BG1.p).c_str(), kShapeNames[d.shape2], formatVec(d.size2).c_str(),
-               bodyName(m, e.body2).c_str(), formatVec(d.X_BG2.p).c_str(), d.condim, coneName(d), d.friction, d.solref[0],
-               d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4], d.margin, d.gap);
+               bodyName(m, e.body2).c_str(), formatVec(d.X_BG2.p).c_str(), d.condim, coneName(d), frictionText(d).c_str(),
+               d.solref[0], d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4], d.margin, d.gap);
 }
 
 InfoSection infoSection(const Model&, const std::vector<PairContact>&) {

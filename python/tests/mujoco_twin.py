@@ -20,7 +20,8 @@ _BODY_PARTS = {"xpos": (0, 3), "xmat": (3, 12), "xipos": (12, 15), "subtree_com"
                "cinert": (18, 28), "cvel": (28, 34), "cfrc_ext": (34, 40)}
 _ACCELERATION_SENSORS = tuple(int(k) for k in (mujoco.mjtSensor.mjSENS_ACCELEROMETER, mujoco.mjtSensor.mjSENS_FORCE,
                                                mujoco.mjtSensor.mjSENS_TORQUE))
-_SOFT_WIDTH = 14  # active, dist, pos (3), normal (3), force (normal, t1, t2), force in Ground (3)
+_SOFT_WIDTH = 20  # active, dist, pos (3), normal (3), force (normal, t1, t2), force in Ground (3), torque (n, t1, t2),
+#                 torque in Ground (3)
 
 
 def fix_quaternion_signs(m, ours, expected):
@@ -252,8 +253,9 @@ class Twin:
 
     def contact_error(self):
         """Lockstep's contact points in contact against MuJoCo's contacts that have constraint rows,
-        matched by position: dist, position, normal and force in the contact frame (normal,
-        tangents) and in Ground, relative to max(1, the largest force). Also fails on a count mismatch."""
+        matched by position: dist, position, normal, force in the contact frame (normal,
+        tangents) and in Ground, and torque (torsional and rolling friction's) in the contact frame and
+        in Ground, relative to max(1, the largest force). Also fails on a count mismatch."""
         m, d = self.m, self.d
         rows = np.array(self.batch.softContact[0]).reshape(-1, _SOFT_WIDTH)
         rows = rows[rows[:, 0] > 0.5]
@@ -268,7 +270,8 @@ class Twin:
             mujoco.mj_contactForce(m, d, c, force)
             con = d.contact[c]
             frame = con.frame.reshape(3, 3)  # rows: the normal, the two tangents
-            expected.append(np.concatenate([[1.0, con.dist], con.pos, con.frame[:3], force[:3], frame.T @ force[:3]]))
+            expected.append(np.concatenate([[1.0, con.dist], con.pos, con.frame[:3], force[:3], frame.T @ force[:3],
+                                            force[3:], frame.T @ force[3:]]))
         expected = np.array(expected)
         order = [int(np.argmin(np.linalg.norm(expected[:, 2:5] - r[2:5], axis=1) + 10 * np.abs(expected[:, 1] - r[1])))
                  for r in rows]

@@ -294,7 +294,7 @@ def test_mujoco_law_step_jacobians_match_central_differences_on_ant():
         b.step(1)
         assert b.status[0] == 0, b.describe_status(0)
         b.evaluate()
-        if step >= 50 and np.sum(np.array(b.softContact[0]).reshape(-1, 14)[:, 0] > 0.5) >= 2:
+        if step >= 50 and np.sum(np.array(b.softContact[0]).reshape(-1, 20)[:, 0] > 0.5) >= 2:
             break
     else:
         pytest.fail("no state with two feet on the floor")

@@ -107,6 +107,18 @@ FEATURES = {
         scene(CAPSULE, floor='condim="1"', children=WELDED.replace('friction="1.4"', 'friction="1.4" condim="1"'),
               option='cone="elliptic"'),
         [('cone="elliptic"', 'cone="pyramidal"'), ('friction="1.4" condim="1"', 'friction="1.4" condim="3"')]),
+    # Torsional (condim 4) and rolling (condim 6) friction: a pyramid's extra edges, a cone's extra rows, each
+    # coefficient the larger of the two geoms'.
+    "condim_4_torsional": (scene(BOX, 'condim="4" friction="1 .05 .001"', 'friction=".8 .02 .001"'),
+                           [('condim="4"', 'condim="3"'), ('friction="1 .05 .001"', 'friction="1 .03 .001"')]),
+    "condim_6_rolling": (scene(SPHERE, 'condim="6" friction=".9 .02 .01"'),
+                         [('condim="6"', 'condim="4"'), ('friction=".9 .02 .01"', 'friction=".9 .02 .02"')]),
+    "condim_6_elliptic_cone": (
+        scene(CAPSULE, 'condim="6" friction="1.1 .03 .02"', option='cone="elliptic" impratio="2"'),
+        [('condim="6"', 'condim="3"'), ('friction="1.1 .03 .02"', 'friction="1.1 .03 .005"'), 'impratio="2"']),
+    "condim_4_elliptic_cone_from_the_floor": (
+        scene(BOX, 'friction=".7 .04 .001"', 'condim="4"', option='cone="elliptic"'),
+        [('condim="4"', 'condim="3"'), ('friction=".7 .04 .001"', 'friction=".7 .01 .001"')]),
     "timestep_bounds_the_time_constant": (scene(SPHERE, 'solref=".005 1"', timestep=".01"), ['timestep=".01"']),
     "joint_limits_range_margin_solref_solimp": (
         scene(SPHERE, children=LIMITED),

@@ -125,6 +125,15 @@ FEATURES = {
         scene(CAPSULE, CAPSULE, 'contype="0"', 'contype="0" conaffinity="0"',
               contact='<pair geom1="g2" geom2="g1" condim="3" friction=".3 .3" solref=".01 .5" margin=".004"/>'),
         ['friction=".3 .3"', 'solref=".01 .5"', 'margin=".004"']),
+    # Torsional and rolling friction between moving geoms (condim 6), and an explicit pair's own five
+    # coefficients (t1, t2, torsional, roll1, roll2) under the elliptic cone.
+    "condim_6_pair": (scene(SPHERE, CAPSULE, 'condim="6" friction=".8 .03 .02"'),
+                      [('condim="6"', 'condim="4"'), ('friction=".8 .03 .02"', 'friction=".8 .03 .04"')]),
+    "explicit_pair_condim_6_elliptic_cone": (
+        scene(CAPSULE, CAPSULE, 'contype="0"', 'contype="0" conaffinity="0"', option='cone="elliptic"',
+              contact='<pair geom1="g2" geom2="g1" condim="6" friction=".6 .6 .04 .01 .01"/>'),
+        [('condim="6"', 'condim="4"'), ('friction=".6 .6 .04 .01 .01"', 'friction=".6 .6 .02 .01 .01"'),
+         ('friction=".6 .6 .04 .01 .01"', 'friction=".6 .6 .04 .03 .03"')]),
     "static_geoms_on_the_world_body": (scene(SPHERE, CAPSULE, world=STATIC + WORLD_SPHERE),
                                        ['size=".06"', ('pos="-.12 0 1.1"', 'pos="-.12 0 1.12"')]),
 }
@@ -224,6 +233,20 @@ def test_pair_contacts_are_listed_and_other_kinds_are_named_in_a_warning(tmp_pat
     assert any("cylinder-box (1 pair)" in w for w in twin.model.warnings), twin.model.warnings
     info = twin.model.info
     assert "pair contacts 1" in info and "'g3/g2'" in info and "against cylinder" in info, info
+
+
+
+@pytest.mark.parametrize("friction,named", [(".6 .4 .04 .01 .01", True), (".6 .6 .04 .01 .03", True),
+                                            (".6 .6 .04 .01 .01", False)])
+def test_an_explicit_pairs_anisotropic_friction_is_named_in_a_warning(friction, named, tmp_path):
+    """Lockstep's contacts take one sliding friction for both tangents and one rolling friction for both
+    axes: an explicit pair whose second tangent or second rolling axis has its own value is named."""
+    xml = scene(CAPSULE, CAPSULE, 'contype="0"', 'contype="0" conaffinity="0"',
+                contact=f'<pair geom1="g2" geom2="g1" condim="6" friction="{friction}"/>')
+    twin = Twin(tmp_path, xml, law="mujoco")
+    warned = [w for w in twin.model.warnings if "second tangential or rolling friction" in w]
+    assert bool(warned) == named and all("g1/g2" in w for w in warned), twin.model.warnings  # MuJoCo's order
+    assert "condim 6 (pyramid), friction 0.6, torsional 0.04, rolling 0.01" in twin.model.info, twin.model.info
 
 
 def test_humanoid_limbs_touch_each_other_as_in_mujoco(tmp_path):
@@ -535,7 +558,7 @@ def test_a_pair_that_stops_touching_reads_zero_in_every_world(tmp_path):
     pair = np.array(["/" in c for c in names])
     active = np.array(["/" in c and c.endswith(".active") for c in names])
     force = np.array(["/" in c and c.endswith((".force.normal", ".force.x", ".force.y", ".force.z")) for c in names])
-    assert pair.sum() == 2 * 14
+    assert pair.sum() == 2 * _SOFT_WIDTH
 
     def evaluate(touching):
         qpos = np.zeros((16, 14))

@@ -85,7 +85,8 @@ class SoftPrimitive : public ::testing::TestWithParam<PrimitiveCase> {};
 
 // One geom of each shape on a free body, dropped on a plane at random poses and velocities within a
 // few millimetres of it: every contact point MuJoCo makes, with friction (a pyramid, or an elliptic
-// cone with impratio 3).
+// cone with impratio 3), and with torsional and rolling friction (condim 4 and 6: the geom's friction
+// "0.9 0.02 0.01" against the plane's 0.7 and MuJoCo's defaults, the larger of each).
 TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
   const std::string geom = GetParam().geom, option = GetParam().option;
   // MuJoCo takes the larger condim of the two geoms: a frictionless geom's plane is frictionless too.
@@ -95,7 +96,7 @@ TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
   <option timestep="0.005" )" + option + R"(/>
   <worldbody>
     <geom type="plane" size="5 5 .1" friction="0.7" )" + plane + R"(/>
-    <body name="b" pos="0 0 1"><freejoint/><geom )" + geom + R"( mass="2" friction="0.9" margin="0.002"/></body>
+    <body name="b" pos="0 0 1"><freejoint/><geom )" + geom + R"( mass="2" friction="0.9 0.02 0.01" margin="0.002"/></body>
   </worldbody>
 </mujoco>)");
   const MjcfImport mjcf = softImport(path);
@@ -186,83 +187,97 @@ INSTANTIATE_TEST_SUITE_P(Shapes, SoftPrimitive,
                                            PrimitiveCase{"type=\"box\" size=\"0.1 0.15 0.05\"", kElliptic},
                                            PrimitiveCase{"type=\"cylinder\" size=\"0.08 0.1\"", kElliptic},
                                            PrimitiveCase{"type=\"ellipsoid\" size=\"0.12 0.07 0.05\"", kElliptic},
-                                           PrimitiveCase{"type=\"sphere\" size=\"0.1\" condim=\"1\"", kElliptic}),
+                                           PrimitiveCase{"type=\"sphere\" size=\"0.1\" condim=\"1\"", kElliptic},
+                                           // torsional (condim 4) and rolling (condim 6) friction
+                                           PrimitiveCase{"type=\"box\" size=\"0.1 0.15 0.05\" condim=\"4\"", ""},
+                                           PrimitiveCase{"type=\"sphere\" size=\"0.1\" condim=\"6\"", ""},
+                                           PrimitiveCase{"type=\"box\" size=\"0.1 0.15 0.05\" condim=\"4\"", kElliptic},
+                                           PrimitiveCase{"type=\"capsule\" size=\"0.05 0.2\" condim=\"6\"", kElliptic}),
                          [](const ::testing::TestParamInfo<PrimitiveCase>& info) {
                            const std::string s = info.param.geom;
                            std::string name = s.substr(6, s.find('"', 6) - 6);
-                           if (s.find("condim") != std::string::npos) name += "Frictionless";
+                           if (s.find("condim=\"1\"") != std::string::npos) name += "Frictionless";
+                           if (s.find("condim=\"4\"") != std::string::npos) name += "Torsional";
+                           if (s.find("condim=\"6\"") != std::string::npos) name += "Rolling";
                            if (*info.param.option) name += "Elliptic";
                            return name;
                          });
 
 // An elliptic cone's forces, zones and Hessian (softConeForce) and its cost along a line
 // (softConeLine) against MuJoCo's own (mj_constraintUpdate: efc_force, efc_state, the contact's cone
-// Hessian H) at J qacc - aref drawn at random and exactly on the zones' boundaries. friction 1 and
-// impratio 4 make MuJoCo's regular cone's mu exactly 0.5 (sqrt(R1 / R0) = sqrt(1 / 4)), so that
-// x = (1.25, 0.75, 1) lies exactly on the cone (N = mu T) and (-5, 0.75, 1) exactly on its lower
-// boundary (mu N + T = 0).
+// Hessian H) at J qacc - aref drawn at random and exactly on the zones' boundaries, for condim 3, 4
+// (torsional friction) and 6 (rolling friction). friction 1 and impratio 4 make MuJoCo's regular
+// cone's mu exactly 0.5 (sqrt(R1 / R0) = sqrt(1 / 4)), so that x = (1.25, 0.75, 1, 0, ..) lies
+// exactly on the cone (N = mu T) and (-5, 0.75, 1, 0, ..) exactly on its lower boundary (mu N + T = 0).
 TEST(SoftCone, ForcesZonesAndHessianAreMujocos) {
-  const std::string path = writeModel("soft_cone_zones.xml", R"(<mujoco>
+  for (int dim : {3, 4, 6}) {
+    const std::string geom = "friction=\"1 0.3 0.05\" condim=\"" + std::to_string(dim) + "\"";
+    const std::string path = writeModel("soft_cone_zones_" + std::to_string(dim) + ".xml", R"(<mujoco>
   <option cone="elliptic" impratio="4"/>
   <worldbody>
-    <geom type="plane" size="5 5 .1" friction="1"/>
-    <body pos="0 0 0.099"><freejoint/><geom type="sphere" size="0.1" mass="1" friction="1"/></body>
+    <geom type="plane" size="5 5 .1" )" + geom + R"(/>
+    <body pos="0 0 0.099"><freejoint/><geom type="sphere" size="0.1" mass="1" )" + geom + R"(/></body>
   </worldbody>
 </mujoco>)");
-  auto m = referenceModel(path);
-  ASSERT_TRUE(m);
-  std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
-  mj_forward(m.get(), d.get());
-  ASSERT_EQ(d->ncon, 1);
-  ASSERT_EQ(d->nefc, 3);
-  ASSERT_EQ(d->efc_type[0], mjCNSTR_CONTACT_ELLIPTIC);
-  const mjContact& con = d->contact[0];
-  ASSERT_EQ(con.mu, 0.5);
-  const double scale[3] = {con.mu, con.friction[0], con.friction[1]};
-  const double D[3] = {d->efc_D[0], d->efc_D[1], d->efc_D[2]};
-  std::vector<std::array<double, 3>> xs = {{1.25, 0.75, 1},  {-5, 0.75, 1},    {1, 0, 0},        {-1, 0, 0},
-                                            {0, 0, 0},       {1.25, -0.75, -1}, {-5, -1, 0.75},  {0.5, 0.75, 1}};
-  std::mt19937_64 rng(3);
-  std::uniform_real_distribution<double> unit(-3, 3), normal(-12, 3);  // (below the cone: x0 <= -4 T)
-  for (int k = 0; k < 300; ++k) xs.push_back({normal(rng), unit(rng), unit(rng)});
-  int zones[4] = {0, 0, 0, 0};  // MuJoCo's states: satisfied, quadratic, cone
-  for (const auto& x : xs) {
-    double jar[3] = {x[0], x[1], x[2]}, cost = 0;
-    mj_constraintUpdate(m.get(), d.get(), jar, &cost, 1);
-    const double xv[3] = {x[0], x[1], x[2]};
-    const SoftConeForce<double> c = softConeForce<double>(xv, scale, D, true);
-    const int state = d->efc_state[0];
-    ++zones[state == mjCNSTRSTATE_SATISFIED ? 0 : state == mjCNSTRSTATE_QUADRATIC ? 1 : 2];
-    const std::string at = "at x = (" + std::to_string(x[0]) + ", " + std::to_string(x[1]) + ", " +
-                           std::to_string(x[2]) + "), MuJoCo's state " + std::to_string(state);
-    EXPECT_EQ(bool(c.engaged), state != mjCNSTRSTATE_SATISFIED) << at;
-    for (int i = 0; i < 3; ++i)
-      EXPECT_NEAR(c.force[i], d->efc_force[i], 1e-12 * (1 + std::abs(d->efc_force[i]))) << at << " row " << i;
-    // The Hessian in jar: on the cone MuJoCo's contact H; below it diag(D); above it 0.
-    for (int a = 0; a < 3; ++a)
-      for (int b = 0; b < 3; ++b) {
-        const double theirs = state == mjCNSTRSTATE_CONE        ? con.H[3 * a + b]
-                              : state == mjCNSTRSTATE_QUADRATIC ? (a == b ? D[a] : 0.0)
-                                                                : 0.0;
-        EXPECT_NEAR(c.H[3 * a + b], theirs, 1e-12 * (1 + std::abs(theirs))) << at << " H " << a << b;
+    auto m = referenceModel(path);
+    ASSERT_TRUE(m);
+    std::unique_ptr<mjData, MjDeleter> d(mj_makeData(m.get()));
+    mj_forward(m.get(), d.get());
+    ASSERT_EQ(d->ncon, 1);
+    ASSERT_EQ(d->nefc, dim);
+    ASSERT_EQ(d->efc_type[0], mjCNSTR_CONTACT_ELLIPTIC);
+    const mjContact& con = d->contact[0];
+    ASSERT_EQ(con.mu, 0.5);
+    double scale[6] = {con.mu}, D[6];
+    for (int k = 1; k < dim; ++k) scale[k] = con.friction[k - 1];
+    for (int k = 0; k < dim; ++k) D[k] = d->efc_D[k];
+    std::vector<std::array<double, 6>> xs = {{1.25, 0.75, 1},  {-5, 0.75, 1},    {1, 0, 0},       {-1, 0, 0},
+                                              {0, 0, 0},       {1.25, -0.75, -1}, {-5, -1, 0.75}, {0.5, 0.75, 1}};
+    std::mt19937_64 rng(3);
+    std::uniform_real_distribution<double> unit(-3, 3), normal(-12, 3);  // (below the cone: x0 <= -4 T)
+    for (int k = 0; k < 300; ++k) xs.push_back({normal(rng), unit(rng), unit(rng), unit(rng), unit(rng), unit(rng)});
+    int zones[3] = {0, 0, 0};  // MuJoCo's states: satisfied, quadratic, cone
+    for (const auto& x : xs) {
+      double jar[6], cost = 0;
+      for (int k = 0; k < dim; ++k) jar[k] = x[k];
+      mj_constraintUpdate(m.get(), d.get(), jar, &cost, 1);
+      const SoftConeForce<double> c = softConeForce<double>(x.data(), scale, D, dim, true);
+      const int state = d->efc_state[0];
+      ++zones[state == mjCNSTRSTATE_SATISFIED ? 0 : state == mjCNSTRSTATE_QUADRATIC ? 1 : 2];
+      std::string at = "condim " + std::to_string(dim) + " at x = (";
+      for (int k = 0; k < dim; ++k) at += std::to_string(x[k]) + (k + 1 < dim ? ", " : "), MuJoCo's state ");
+      at += std::to_string(state);
+      EXPECT_EQ(bool(c.engaged), state != mjCNSTRSTATE_SATISFIED) << at;
+      for (int i = 0; i < dim; ++i)
+        EXPECT_NEAR(c.force[i], d->efc_force[i], 1e-12 * (1 + std::abs(d->efc_force[i]))) << at << " row " << i;
+      // The Hessian in jar: on the cone MuJoCo's contact H; below it diag(D); above it 0.
+      for (int a = 0; a < dim; ++a)
+        for (int b = 0; b < dim; ++b) {
+          const double theirs = state == mjCNSTRSTATE_CONE        ? con.H[dim * a + b]
+                                : state == mjCNSTRSTATE_QUADRATIC ? (a == b ? D[a] : 0.0)
+                                                                  : 0.0;
+          EXPECT_NEAR(c.H[dim * a + b], theirs, 1e-12 * (1 + std::abs(theirs))) << at << " H " << a << b;
+        }
+      // Along a random line: the slope is -f . dx and the curvature dx' H dx.
+      double dx[6];
+      for (int k = 0; k < dim; ++k) dx[k] = unit(rng);
+      double slope = 0, curvature = 0;
+      softConeLine<double>(x.data(), dx, scale, D, dim, true, &slope, &curvature);
+      double fdx = 0, dHd = 0;
+      for (int a = 0; a < dim; ++a) {
+        fdx -= c.force[a] * dx[a];
+        for (int b = 0; b < dim; ++b) dHd += dx[a] * c.H[dim * a + b] * dx[b];
       }
-    // Along a random line: the slope is -f . dx and the curvature dx' H dx.
-    const double dx[3] = {unit(rng), unit(rng), unit(rng)};
-    double slope = 0, curvature = 0;
-    softConeLine<double>(xv, dx, scale, D, true, &slope, &curvature);
-    double fdx = 0, dHd = 0;
-    for (int a = 0; a < 3; ++a) {
-      fdx -= c.force[a] * dx[a];
-      for (int b = 0; b < 3; ++b) dHd += dx[a] * c.H[3 * a + b] * dx[b];
+      EXPECT_NEAR(slope, fdx, 1e-12 * (1 + std::abs(fdx))) << at;
+      EXPECT_NEAR(curvature, dHd, 1e-11 * (1 + std::abs(dHd))) << at;
     }
-    EXPECT_NEAR(slope, fdx, 1e-12 * (1 + std::abs(fdx))) << at;
-    EXPECT_NEAR(curvature, dHd, 1e-11 * (1 + std::abs(dHd))) << at;
+    std::printf("elliptic cone of condim %d at %zu points: %d above, %d below, %d on it\n", dim, xs.size(), zones[0],
+                zones[1], zones[2]);
+    EXPECT_EQ(zones[0] + zones[1] + zones[2], int(xs.size()));
+    EXPECT_GT(zones[0], 10);
+    EXPECT_GT(zones[1], 10);
+    EXPECT_GT(zones[2], 10);
   }
-  std::printf("elliptic cone at %zu points: %d above, %d below, %d on it\n", xs.size(), zones[0], zones[1], zones[2]);
-  EXPECT_EQ(zones[0] + zones[1] + zones[2], int(xs.size()));
-  EXPECT_GT(zones[0], 10);
-  EXPECT_GT(zones[1], 10);
-  EXPECT_GT(zones[2], 10);
 }
 
 // A hinge pendulum pushed into and beyond both ends of its range.
@@ -560,8 +575,10 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
           "shape: a sphere or a capsule with any shape, or two boxes");
   refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeCylinder; }, "cylinder pairs");
   refused([](PairContactDesc& d) { d.size2[1] = 0; }, "size2: must be > 0 (a capsule takes 2)");
-  refused([](PairContactDesc& d) { d.condim = 4; }, "condim: 1 or 3");
+  refused([](PairContactDesc& d) { d.condim = 5; }, "condim: 1, 3, 4 or 6");
   refused([](PairContactDesc& d) { d.friction = -1; }, "friction");
+  refused([](PairContactDesc& d) { d.torsional = -1; }, "pair contact 'bad': torsional: must be");
+  refused([](PairContactDesc& d) { d.rolling = std::nan(""); }, "pair contact 'bad': rolling");
   refused([](PairContactDesc& d) { d.solref = {{0.02, -1}}; }, "solref: both positive");
   refused([](PairContactDesc& d) { d.impratio = 0; }, "impratio: must be > 0");
   refused([](PairContactDesc& d) { d.mujocoBody2 = 7; }, "pair contact 'bad': mujocoBody2: must be -1 or one of the "
@@ -572,6 +589,8 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
   const std::string name = "pair_contact." + good.name;
   EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".friction", -1), "friction", std::exception);
   EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".margin", -0.1), "margin", std::exception);
+  EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".torsional", -0.1), "torsional", std::exception);
+  EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".rolling", -0.1), "rolling", std::exception);
   EXPECT_ERROR_CONTAINS_OF(batch.setParameter(1, name + ".size2.0", -0.1), "size2", std::exception);
   // The other world keeps its values and runs.
   batch.evaluate();

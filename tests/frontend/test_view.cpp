@@ -297,7 +297,7 @@ TEST_F(ViewCommand, SoftContactArrowsComeLiveAndFromTheRecording) {
   const NpyArray& soft = arrays.at("softContact");  // [frames, worlds, components]
   ASSERT_EQ(soft.shape.size(), 3u);
   const std::int64_t points = sizesOf(*mjcf.model).nSoftPoints, width = soft.shape[2] / points;
-  ASSERT_EQ(width, 14);
+  ASSERT_EQ(width, kSoftContactValues);
   const std::vector<double> values = soft.doubles();
   auto last = [&](std::int64_t c) { return values[((soft.shape[0] - 1) * soft.shape[1]) * soft.shape[2] + c]; };
   double up = 0;

@@ -110,9 +110,10 @@ struct PlaneContactDesc {
   Vec3d size = {{0.05, 0, 0}};               // MuJoCo's: radius; radius, half-length; radii; half-sizes
   Vec3d planeNormal = {{0, 0, 1}};           // in Ground, out of the plane into free space; |n| > 0
   Vec3d planePoint = Vec3d::zero();
-  int condim = 3;                            // 1 (frictionless) or 3 (friction: a pyramid or an elliptic cone)
-  bool elliptic = false;                     // MuJoCo's cone="elliptic" (condim 3), else its pyramid
-  double friction = 1;                       // the contact's (MuJoCo's mixed) tangential friction; >= 0
+  int condim = 3;                            // 1 (frictionless), 3 (sliding friction), 4 (and torsional), 6 (and rolling)
+  bool elliptic = false;                     // MuJoCo's cone="elliptic", else its pyramid
+  double friction = 1;                       // the contact's (MuJoCo's mixed) sliding friction; >= 0
+  double torsional = 0.005, rolling = 0.0001;  // its torsional (condim >= 4) and rolling (condim 6) friction; >= 0
   std::array<double, 2> solref{{0.02, 1}};    // MuJoCo's: timeconst, dampratio (or -stiffness, -damping)
   std::array<double, 5> solimp{{0.9, 0.95, 0.001, 0.5, 2}};
   double margin = 0, gap = 0;                // MuJoCo's: contact within margin, its force from margin - gap
@@ -134,9 +135,10 @@ struct PairContactDesc {
   Transformd X_BG1 = Transformd::identity();  // each geom's frame on its body (a capsule's axis: z)
   Transformd X_BG2 = Transformd::identity();
   Vec3d size1 = {{0.05, 0, 0}}, size2 = {{0.05, 0, 0}};  // MuJoCo's, as PlaneContactDesc::size
-  int condim = 3;                             // 1 (frictionless) or 3 (friction: a pyramid or an elliptic cone)
+  int condim = 3;                             // as PlaneContactDesc's: 1, 3, 4 or 6
   bool elliptic = false;                      // as PlaneContactDesc's
   double friction = 1;                        // as PlaneContactDesc's
+  double torsional = 0.005, rolling = 0.0001;  // as PlaneContactDesc's
   std::array<double, 2> solref{{0.02, 1}};
   std::array<double, 5> solimp{{0.9, 0.95, 0.001, 0.5, 2}};
   double margin = 0, gap = 0;

@@ -1,16 +1,20 @@
 // Stage 4b, soft constraints: MuJoCo's constraint law for contacts against planes, contacts between
 // geoms on different bodies (pair contacts) and joint limits (MuJoCo's documentation, "Computation"),
 // solved per world in joint space:
-//   rows      each contact point within its margin gives a frictionless row (condim 1), the four
-//             edges of a friction pyramid (condim 3: n +- mu t1, n +- mu t2) or, under MuJoCo's
-//             elliptic cone, the rows n, t1, t2 of one cone; each joint limit within its margin gives
-//             a row per side. J is the rows' Jacobian, pos the point's (or side's)
-//             distance, margin what MuJoCo calls includemargin (margin - gap);
+//   rows      each contact point within its margin gives a frictionless row (condim 1), the edges
+//             of a friction pyramid (condim 3: n +- mu1 t1, n +- mu2 t2; condim 4 adds the torsional
+//             pair n +- mu3 spin, condim 6 also the rolling pairs n +- mu4 roll1, n +- mu5 roll2,
+//             where spin, roll1 and roll2 are the relative angular velocity about n, t1 and t2) or,
+//             under MuJoCo's elliptic cone, the rows n, t1, t2 (then spin, roll1, roll2) of one
+//             cone; each joint limit within its margin gives a row per side. J is the rows'
+//             Jacobian, pos the point's (or side's) distance, margin what MuJoCo calls includemargin
+//             (margin - gap);
 //   law       impedance d(pos) from solimp; R = max(1e-15, (1 - d) / d * dA) with dA MuJoCo's
 //             diagApprox from the bodies' and dofs' invweight0; a pyramid's rows all get
-//             Rpy = 2 mu^2 R_0 / impratio, a cone's tangents R_0 / impratio; D = 1/R; K and B from
-//             solref (timeconst at least twice the model's timestep: refsafe); aref = -B (J u) -
-//             K d (pos - margin) (a cone's tangents: -B (J u));
+//             Rpy = 2 mu1^2 R_0 / impratio, a cone's first tangent R_1 = R_0 / impratio and its
+//             row k R_1 mu1^2 / mu_k^2; D = 1/R; K and B from solref (timeconst at least twice the
+//             model's timestep: refsafe); aref = -B (J u) - K d (pos - margin) (a cone's frictional
+//             rows: -B (J u));
 //   solve     qacc = argmin 1/2 ||qacc - qacc0||^2_M + sum over rows with J qacc - aref < 0 of
 //             1/2 D (J qacc - aref)^2 + each cone's cost (softConeForce), qacc0 the unconstrained
 //             acceleration (the sweep's udot), by Newton's method: gradient g = M (qacc - qacc0) -
@@ -46,8 +50,8 @@ constexpr int kSoftLineSearchSteps = 50;
 constexpr double kSoftMinValue = 1e-15;
 constexpr double kSoftMinImpedance = 0.0001, kSoftMaxImpedance = 0.9999;
 
-// Rows of one contact point: 1 (condim 1), the four pyramid edges (condim 3) or, under an elliptic
-// cone, the normal and the two tangents (condim 3).
+// Rows of one contact point: 1 (condim 1), the 2 (condim - 1) pyramid edges (condim 3, 4 or 6) or,
+// under an elliptic cone, its condim rows (the normal, the two tangents, then spin and rolling).
 LOCKSTEP_HD_INLINE int softRowsPerPoint(int condim, bool elliptic) {
   return condim == 1 ? 1 : elliptic ? condim : 2 * (condim - 1);
 }
@@ -140,8 +144,13 @@ struct SoftPoint {
 };
 
 // The values of one contact point in the field softContact: active, dist, pos (3), normal (3), force
-// in the contact frame (3), force in Ground (3).
-constexpr int kSoftContactValues = 14;
+// in the contact frame (3: normal, t1, t2), force in Ground (3), torque in the contact frame (3: the
+// torsional about the normal, the rolling about t1 and t2; zero below condim 4 and 6), torque in
+// Ground (3). The forces and torques act on the second geom's body, their opposites on the first's.
+constexpr int kSoftContactValues = 20;
+static_assert(kSoftContactValues == fieldWidth::softContact, "softContact's components (views.h) are a point's values");
+// The most rows of one elliptic cone (condim 6).
+constexpr int kSoftConeRowsMax = 6;
 
 // The most points a shape makes against a plane: slots of soft points (a box's eight corners, of
 // which at most four are used, lane by lane).
@@ -1074,12 +1083,14 @@ LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3
   out[1].exists = second.exists & (!general);
 }
 
-// rows[e] += sign * (the velocity Jacobian of a point P fixed on body b, dotted with directions[e])
-// for N directions, rows nu apart: directions[e] . (H_j's velocity of P) for every speed j of b and
-// of its ancestors (none for Ground), the velocity once for all N.
-template <int N, class T>
+// rows[e] += sign * (the velocity Jacobian of a point P fixed on body b) for the rows of a contact
+// frame (frame: the normal, then the tangents t1, t2 where it has them): rows 0 .. linear - 1 the
+// velocity of P along frame[e], then rows linear .. linear + angular - 1 the angular velocity about
+// frame[e - linear] (MuJoCo's rotational rows of torsional and rolling friction), nu apart; for
+// every speed j of b and of its ancestors (none for Ground), H_j's velocity of P once for all rows.
+template <class T>
 LOCKSTEP_HD_INLINE void softAddPointJacobian(const ModelView<T>& model, const Workspace<T>& ws, int b, const Vec3<T>& P,
-                                             const Vec3<T> (&directions)[N], T sign, Strided<T> rows) {
+                                             const Vec3<T>* frame, int linear, int angular, T sign, Strided<T> rows) {
   const int nu = model.sizes.nu;
   for (int a = b; a >= 0; a = model.body[a].parent) {
     const BodyTopology topo = model.body[a];
@@ -1087,9 +1098,10 @@ LOCKSTEP_HD_INLINE void softAddPointJacobian(const ModelView<T>& model, const Wo
     for (int k = 0; k < topo.nu; ++k) {
       const SpatialVec<T> H = loadSpatialVec<T>(ws.H(topo.uOffset + k));
       const Vec3<T> v = H.lin + cross(H.ang, r);
-      for (int e = 0; e < N; ++e) {
+      for (int e = 0; e < linear + angular; ++e) {
         const Strided<T> row = rows + std::int64_t(e) * nu;
-        row[topo.uOffset + k] = T(row[topo.uOffset + k]) + sign * dot(directions[e], v);
+        const T x = e < linear ? dot(frame[e], v) : dot(frame[e - linear], H.ang);
+        row[topo.uOffset + k] = T(row[topo.uOffset + k]) + sign * x;
       }
     }
   }
@@ -1101,20 +1113,28 @@ LOCKSTEP_HD_INLINE Vec3<T> softPointVelocity(const Workspace<T>& ws, int b, cons
   if (b < 0) return Vec3<T>::zero();
   return shiftVelocityBy(bodyVelocity(ws, b), P - bodyOrigin(ws, b)).lin;
 }
+// The angular velocity in Ground of body b (Ground for b < 0), after computeKinematics.
+template <class T>
+LOCKSTEP_HD_INLINE Vec3<T> softBodyAngularVelocity(const Workspace<T>& ws, int b) {
+  if (b < 0) return Vec3<T>::zero();
+  return bodyVelocity(ws, b).ang;
+}
 
-// The Jacobian rows of a contact point P along N directions (rows nu apart): the velocity of P on
-// body2 minus that on body1 (body1 -1 for a plane contact: Ground), dotted with each direction.
-template <int N, class T>
+// The Jacobian rows of a contact point P in its frame (softAddPointJacobian's rows, linear then
+// angular): the velocity of P on body2 minus that on body1 (body1 -1 for a plane contact: Ground),
+// and body2's angular velocity minus body1's (MuJoCo's mj_jacDifPair).
+template <class T>
 LOCKSTEP_HD_INLINE void softContactJacobian(const ModelView<T>& model, const Workspace<T>& ws, int body1, int body2,
-                                            const Vec3<T>& P, const Vec3<T> (&directions)[N], Strided<T> rows) {
-  for (int j = 0; j < N * model.sizes.nu; ++j) rows[j] = T(0);
-  softAddPointJacobian(model, ws, body2, P, directions, T(1), rows);
-  softAddPointJacobian(model, ws, body1, P, directions, T(-1), rows);
+                                            const Vec3<T>& P, const Vec3<T>* frame, int linear, int angular,
+                                            Strided<T> rows) {
+  for (int j = 0; j < (linear + angular) * model.sizes.nu; ++j) rows[j] = T(0);
+  softAddPointJacobian(model, ws, body2, P, frame, linear, angular, T(1), rows);
+  softAddPointJacobian(model, ws, body1, P, frame, linear, angular, T(-1), rows);
 }
 
 // The law of plane contact i and of soft limit i, from their per-world parameters.
 // (Plane and pair contacts' laws have one layout: friction solref[2] solimp[5] margin gap impratio
-// timestep invweight.)
+// timestep invweight torsional rolling.)
 template <class T>
 LOCKSTEP_HD_INLINE SoftLaw<T> softContactLaw(Strided<const T> p) {
   return {{p[1], p[2]}, {p[3], p[4], p[5], p[6], p[7]}, T(p[8]) - T(p[9]), p[11]};
@@ -1150,14 +1170,24 @@ LOCKSTEP_HD_INLINE SoftPointLaw<T> softPointLaw(const SoftLaw<T>& law, T pos) {
   return l;
 }
 
-// The rows of one contact point q between body1 and body2 (body1 -1: Ground) from row r0 on: its
-// normal's (condim 1), its pyramid's edges n + mu t1, n - mu t1, n + mu t2, n - mu t2 (condim 3,
-// MuJoCo's order) with one R: R0 from the first edge's diagApprox (tran (1 + mu^2)), then Rpy =
-// 2 mu^2 / impratio R0, or its elliptic cone's n, t1, t2 (condim 3, elliptic: R0 from diagApprox
-// tran, the tangents' R1 = R0 / impratio, their aref without the position term, and in the rows'
-// first value the map to MuJoCo's regular cone: mu = friction sqrt(R1 / R0), friction, friction);
-// and the point into its softContact entry (its force comes with the solve). The friction is at
-// least MuJoCo's mjMINMU.
+// A contact's friction coefficients as MuJoCo's contact holds them (mj_assignFriction): the sliding
+// friction along t1 and t2, the torsional, the rolling about t1 and t2, each at least MuJoCo's
+// mjMINMU. (The law's friction, torsional and rolling: lawParams 0, 13 and 14.)
+template <class T>
+LOCKSTEP_HD_INLINE void softFriction(Strided<const T> lawParams, T (&mu)[5]) {
+  const T given[5] = {lawParams[0], lawParams[0], lawParams[13], lawParams[14], lawParams[14]};
+  for (int k = 0; k < 5; ++k) mu[k] = selectT(given[k] < T(kSoftMinFriction), T(kSoftMinFriction), given[k]);
+}
+
+// The rows of one contact point q between body1 and body2 (body1 -1: Ground) from row r0 on, from
+// its frame's rows (softContactJacobian: the velocity along n, t1, t2, then the angular velocity
+// about n, t1, t2, as condim asks): its normal's (condim 1); its pyramid's edges J_n + mu_k J_k,
+// J_n - mu_k J_k for k = 1 .. condim - 1 (MuJoCo's order and arithmetic, row by row) with one R: R0
+// from the first edge's diagApprox (tran (1 + mu1^2)), then Rpy = 2 mu1^2 / impratio R0; or its
+// elliptic cone's condim rows, the frame's (R0 from diagApprox tran, the first tangent's R1 = R0 /
+// impratio, row k's R1 mu1^2 / mu_k^2, the frictional rows' aref without the position term, and in
+// the rows' first value the map to MuJoCo's regular cone: mu = mu1 sqrt(R1 / R0), then mu_k); and
+// the point into its softContact entry (its force comes with the solve).
 template <class T>
 LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, int body1,
                                int body2, int condim, bool elliptic, const SoftPoint<T>& q, const SoftLaw<T>& law,
@@ -1165,7 +1195,6 @@ LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w,
   const Sizes& s = model.sizes;
   const Strided<T> rows = ws.softRows(), J = ws.softJ();
   const T impratio = lawParams[10], tran = lawParams[12];
-  const T friction = selectT(T(lawParams[0]) < T(kSoftMinFriction), T(kSoftMinFriction), T(lawParams[0]));
   out[0] = selectT(q.exists, T(1), T(0));
   out[1] = q.dist;
   storeVec3(out + 2, q.pos);
@@ -1175,50 +1204,61 @@ LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w,
     for (int e = 0; e < perPoint; ++e) rows[4 * (r0 + e) + 3] = T(0);
     return;
   }
-  // A row's J u: its direction dotted with the point's velocity on body2 minus that on body1.
-  const Vec3<T> velocity = softPointVelocity(ws, body2, q.pos) - softPointVelocity(ws, body1, q.pos);
-  auto velocityOf = [&](const Vec3<T>& direction) { return dot(direction, velocity); };
   const T exists = selectT(q.exists, T(1), T(0));
-  const Vec3<T>& n = q.normal;
+  const Strided<T> J0 = J + std::int64_t(r0) * s.nu;
+  const SoftPointLaw<T> pl = softPointLaw(law, q.dist);
+  // The frame's rows and their J u: the point's velocity on body2 minus that on body1 along n, t1,
+  // t2; body2's angular velocity minus body1's about n, t1, t2.
+  Vec3<T> frame[3] = {q.normal, Vec3<T>::zero(), Vec3<T>::zero()};
+  if (condim > 1) softContactTangents(q.normal, q.hint, q.hinted, &frame[1], &frame[2]);
+  const int linear = condim < 3 ? condim : 3;
+  softContactJacobian<T>(model, ws, body1, body2, q.pos, frame, linear, condim - linear, J0);
+  const Vec3<T> velocity = softPointVelocity(ws, body2, q.pos) - softPointVelocity(ws, body1, q.pos);
+  const Vec3<T> spin = softBodyAngularVelocity(ws, body2) - softBodyAngularVelocity(ws, body1);
+  T Ju[kSoftConeRowsMax];
+  for (int k = 0; k < condim; ++k) Ju[k] = k < 3 ? dot(frame[k], velocity) : dot(frame[k - 3], spin);
   if (perPoint == 1) {
-    const Strided<T> row = J + std::int64_t(r0) * s.nu;
-    const Vec3<T> normal[1] = {n};
-    softContactJacobian(model, ws, body1, body2, q.pos, normal, row);
-    const SoftPointLaw<T> pl = softPointLaw(law, q.dist);
     rows[4 * r0] = q.dist - law.margin;
-    rows[4 * r0 + 1] = pl.aref(velocityOf(n));
+    rows[4 * r0 + 1] = pl.aref(Ju[0]);
     rows[4 * r0 + 2] = T(1) / pl.R(tran);
     rows[4 * r0 + 3] = exists;
     return;
   }
-  Vec3<T> t1, t2;
-  softContactTangents(n, q.hint, q.hinted, &t1, &t2);
-  const SoftPointLaw<T> pl = softPointLaw(law, q.dist);
+  T mu[5];
+  softFriction(lawParams, mu);
   const T impr = selectT(impratio < T(kSoftMinValue), T(kSoftMinValue), impratio);
   if (elliptic) {
-    const Vec3<T> frame[3] = {n, t1, t2};
-    softContactJacobian(model, ws, body1, body2, q.pos, frame, J + std::int64_t(r0) * s.nu);
     const T R0 = pl.R(tran), R1 = R0 / impr;
-    const T scale[3] = {friction * sqrtT(R1 / R0), friction, friction};
-    for (int e = 0; e < 3; ++e) {
+    for (int e = 0; e < condim; ++e) {
       const Strided<T> row = rows + 4 * (r0 + e);
-      row[0] = scale[e];
-      row[1] = e == 0 ? pl.aref(velocityOf(n)) : -pl.B * velocityOf(frame[e]);
-      row[2] = T(1) / (e == 0 ? R0 : R1);
+      row[0] = e == 0 ? mu[0] * sqrtT(R1 / R0) : mu[e - 1];
+      row[1] = e == 0 ? pl.aref(Ju[0]) : -pl.B * Ju[e];
+      row[2] = T(1) / (e == 0 ? R0 : e == 1 ? R1 : R1 * mu[0] * mu[0] / (mu[e - 1] * mu[e - 1]));
       row[3] = exists;
     }
     return;
   }
-  const Vec3<T> edges[4] = {n + friction * t1, n - friction * t1, n + friction * t2, n - friction * t2};
-  const T R0 = pl.R(T(tran + friction * friction * tran));  // the first edge's
-  softContactJacobian(model, ws, body1, body2, q.pos, edges, J + std::int64_t(r0) * s.nu);
-  for (int e = 0; e < 4; ++e) {
+  // The pyramid's edges in place of the frame's rows, the last first: edge pair k lands on rows
+  // 2k - 2 and 2k - 1, past the rows 0 .. k - 1 still to be read (k = 1: on rows 0 and 1, each
+  // entry read before it is written).
+  for (int k = condim - 1; k >= 1; --k) {
+    const Strided<T> normal = J0, along = J0 + std::int64_t(k) * s.nu;
+    const Strided<T> plus = J0 + std::int64_t(2 * k - 2) * s.nu, minus = J0 + std::int64_t(2 * k - 1) * s.nu;
+    for (int j = 0; j < s.nu; ++j) {
+      const T n = normal[j], a = along[j];
+      plus[j] = n + mu[k - 1] * a;
+      minus[j] = n - mu[k - 1] * a;
+    }
+    rows[4 * (r0 + 2 * k - 2) + 1] = pl.aref(Ju[0] + mu[k - 1] * Ju[k]);
+    rows[4 * (r0 + 2 * k - 1) + 1] = pl.aref(Ju[0] - mu[k - 1] * Ju[k]);
+  }
+  const T R0 = pl.R(T(tran + mu[0] * mu[0] * tran));  // the first edge's
+  const T Rpy = T(2) * mu[0] * mu[0] * (R0 / impr);
+  for (int e = 0; e < perPoint; ++e) {
     rows[4 * (r0 + e)] = q.dist - law.margin;
-    rows[4 * (r0 + e) + 1] = pl.aref(velocityOf(edges[e]));
+    rows[4 * (r0 + e) + 2] = T(1) / Rpy;
     rows[4 * (r0 + e) + 3] = exists;
   }
-  const T Rpy = T(2) * friction * friction * (R0 / impr);
-  for (int e = 0; e < 4; ++e) rows[4 * (r0 + e) + 2] = T(1) / Rpy;
 }
 
 // A pair contact's geoms in Ground (MuJoCo's geom_xpos, geom_xmat).
@@ -1371,20 +1411,20 @@ LOCKSTEP_HD void softNegativeSolve(Strided<const T> L, int n, Strided<T> x) {
   for (int i = 0; i < n; ++i) x[i] = -x[i];
 }
 
-// The rows in blocks, in row order: f(r0, cone) for each. A contact point's three rows under an
-// elliptic cone are one block (cone true); every other row (a pyramid's edge, a frictionless point's
-// normal, a limit's side) is a block of its own.
+// The rows in blocks, in row order: f(r0, n) for each, n its rows. A contact point's condim rows
+// under an elliptic cone are one block (n = condim: 3, 4 or 6); every other row (a pyramid's edge, a
+// frictionless point's normal, a limit's side) is a block of its own (n = 1).
 template <class T, class F>
 LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
   auto contact = [&](int row, int points, int condim, int elliptic) {
     const int perPoint = softRowsPerPoint(condim, elliptic);
-    const bool cone = elliptic && condim == 3;
+    const bool cone = elliptic && condim >= 3;
     for (int k = 0; k < points; ++k) {
       if (cone) {
-        f(row + 3 * k, true);
+        f(row + condim * k, condim);
         continue;
       }
-      for (int e = 0; e < perPoint; ++e) f(row + k * perPoint + e, false);
+      for (int e = 0; e < perPoint; ++e) f(row + k * perPoint + e, 1);
     }
   };
   for (int i = 0; i < model.sizes.nPlaneContacts; ++i) {
@@ -1396,26 +1436,31 @@ LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
     contact(t.row, t.points, t.condim, t.elliptic);
   }
   for (int i = 0; i < model.sizes.nSoftLimits; ++i)
-    for (int side = 0; side < 2; ++side) f(model.softLimit[i].row + side, false);
+    for (int side = 0; side < 2; ++side) f(model.softLimit[i].row + side, 1);
 }
 
-// An elliptic cone's forces (its three rows') at x = J qacc - aref, and the Hessian of its cost in
-// x (row-major 3 x 3), in MuJoCo's zones (mj_constraintUpdate) of the regular cone U = (mu x0, f x1,
-// f x2), N = U0, Tn = |(U1, U2)|: above it (N >= mu Tn) no force; below it (mu N + Tn <= 0) each
-// row's D x^2 / 2; between, Dm (N - mu Tn)^2 / 2 with Dm = D0 / (mu^2 (1 + mu^2)). The cost is
-// convex and its slope continuous across the zones. engaged: the lanes with a force.
+// An elliptic cone's forces (its n rows', n = condim: 3, 4 or 6) at x = J qacc - aref, and the
+// Hessian of its cost in x (row-major n x n), in MuJoCo's zones (mj_constraintUpdate) of the regular
+// cone U = (mu x0, mu_1 x1, .., mu_{n-1} x_{n-1}), N = U0, Tn = |(U1 .. U_{n-1})|: above it (N >= mu
+// Tn) no force; below it (mu N + Tn <= 0) each row's D x^2 / 2; between, Dm (N - mu Tn)^2 / 2 with Dm
+// = D0 / (mu^2 (1 + mu^2)). The cost is convex and its slope continuous across the zones. engaged:
+// the lanes with a force. scale: (mu, mu_1, .., mu_{n-1}), as softPointRows stores them.
 template <class T>
 struct SoftConeZone {
-  T U[3], N, Tn;
+  T U[kSoftConeRowsMax], N, Tn;
   MaskOf<T> above, below, between;
 };
 template <class T>
-LOCKSTEP_HD_INLINE SoftConeZone<T> softConeZone(const T (&x)[3], const T (&scale)[3], MaskOf<T> exists) {
+LOCKSTEP_HD_INLINE SoftConeZone<T> softConeZone(const T* x, const T* scale, int n, MaskOf<T> exists) {
   SoftConeZone<T> z;
   const T mu = scale[0];
-  for (int k = 0; k < 3; ++k) z.U[k] = scale[k] * x[k];
+  T tangential = T(0);
+  for (int k = 0; k < n; ++k) {
+    z.U[k] = scale[k] * x[k];
+    if (k > 0) tangential += z.U[k] * z.U[k];
+  }
   z.N = z.U[0];
-  z.Tn = sqrtT(z.U[1] * z.U[1] + z.U[2] * z.U[2]);
+  z.Tn = sqrtT(tangential);
   const MaskOf<T> flat = !(z.Tn > T(0));
   z.above = (flat & !(z.N < T(0))) | !(z.N < mu * z.Tn) | !exists;
   z.below = (flat | !(mu * z.N + z.Tn > T(0))) & !z.above;
@@ -1429,36 +1474,42 @@ LOCKSTEP_HD_INLINE T softConeWeight(T D0, T mu) {
 }
 template <class T>
 struct SoftConeForce {
-  T force[3], H[9];
+  T force[kSoftConeRowsMax], H[kSoftConeRowsMax * kSoftConeRowsMax];  // H: n x n, row-major
   MaskOf<T> engaged;
 };
+// (Into *out, which the solve keeps one of: its arrays are the largest of its frame.)
 template <class T>
-LOCKSTEP_HD_INLINE SoftConeForce<T> softConeForce(const T (&x)[3], const T (&scale)[3], const T (&D)[3],
-                                                  MaskOf<T> exists) {
+LOCKSTEP_HD_INLINE void softConeForceInto(const T* x, const T* scale, const T* D, int n, MaskOf<T> exists,
+                                          SoftConeForce<T>* out) {
+  SoftConeForce<T>& c = *out;
   const T mu = scale[0];
-  const SoftConeZone<T> z = softConeZone(x, scale, exists);
-  const T(&U)[3] = z.U;
+  const SoftConeZone<T> z = softConeZone(x, scale, n, exists);
+  const T(&U)[kSoftConeRowsMax] = z.U;
   const T N = z.N;
   const MaskOf<T> above = z.above, below = z.below, between = z.between;
   const T Ts = selectT(between, z.Tn, T(1));  // (Tn > 0 where it is read)
   const T Dm = softConeWeight(D[0], mu);
   const T f0 = -Dm * (N - mu * Ts) * mu;
-  SoftConeForce<T> c;
   c.engaged = !above;
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < n; ++k) {
     const T cone = k == 0 ? f0 : -f0 / Ts * U[k] * scale[k];
     c.force[k] = selectT(between, cone, selectT(below, -D[k] * x[k], T(0)));
   }
   // Between: Dm diag(scale) h diag(scale), h = [1, -mu U_t' / Tn; -mu U_t / Tn, mu N / Tn^3 U_t U_t' +
   // (mu^2 - mu N / Tn) I] (MuJoCo's cone Hessian, exact).
-  for (int a = 0; a < 3; ++a)
-    for (int b = 0; b < 3; ++b) {
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b) {
       T h;
       if (a == 0 && b == 0) h = T(1);
       else if (a == 0 || b == 0) h = -mu / Ts * U[a + b];
       else h = mu * N / (Ts * Ts * Ts) * U[a] * U[b] + (a == b ? mu * mu - mu * N / Ts : T(0));
-      c.H[3 * a + b] = selectT(between, Dm * scale[a] * scale[b] * h, selectT(below & MaskOf<T>(a == b), D[a], T(0)));
+      c.H[n * a + b] = selectT(between, Dm * scale[a] * scale[b] * h, selectT(below & MaskOf<T>(a == b), D[a], T(0)));
     }
+}
+template <class T>
+LOCKSTEP_HD_INLINE SoftConeForce<T> softConeForce(const T* x, const T* scale, const T* D, int n, MaskOf<T> exists) {
+  SoftConeForce<T> c;
+  softConeForceInto(x, scale, D, n, exists, &c);
   return c;
 }
 
@@ -1466,22 +1517,28 @@ LOCKSTEP_HD_INLINE SoftConeForce<T> softConeForce(const T (&x)[3], const T (&sca
 // without the Hessian: between the zones, with h = N - mu Tn and V = scale dx,
 //   slope = Dm h g, g = V0 - mu U_t.V_t / Tn;  curvature = Dm (g^2 - mu h (|V_t|^2 - (U_t.V_t / Tn)^2) / Tn).
 template <class T>
-LOCKSTEP_HD_INLINE void softConeLine(const T (&x)[3], const T (&dx)[3], const T (&scale)[3], const T (&D)[3],
-                                     MaskOf<T> exists, T* slope, T* curvature) {
+LOCKSTEP_HD_INLINE void softConeLine(const T* x, const T* dx, const T* scale, const T* D, int n, MaskOf<T> exists,
+                                     T* slope, T* curvature) {
   const T mu = scale[0];
-  const SoftConeZone<T> z = softConeZone(x, scale, exists);
-  const T(&U)[3] = z.U;
+  const SoftConeZone<T> z = softConeZone(x, scale, n, exists);
+  const T(&U)[kSoftConeRowsMax] = z.U;
   const T N = z.N, Tn = z.Tn;
   const MaskOf<T> below = z.below, between = z.between;
-  const T V[3] = {scale[0] * dx[0], scale[1] * dx[1], scale[2] * dx[2]};
+  T V[kSoftConeRowsMax];
+  for (int k = 0; k < n; ++k) V[k] = scale[k] * dx[k];
   const T inverse = T(1) / selectT(between, Tn, T(1));
   const T Dm = softConeWeight(D[0], mu);
-  const T h = N - mu * Tn, along = (U[1] * V[1] + U[2] * V[2]) * inverse;
+  T UV = T(0), VV = T(0);
+  for (int k = 1; k < n; ++k) {
+    UV += U[k] * V[k];
+    VV += V[k] * V[k];
+  }
+  const T h = N - mu * Tn, along = UV * inverse;
   const T g = V[0] - mu * along;
   const T coneSlope = Dm * h * g;
-  const T coneCurvature = Dm * (g * g - mu * h * (V[1] * V[1] + V[2] * V[2] - along * along) * inverse);
+  const T coneCurvature = Dm * (g * g - mu * h * (VV - along * along) * inverse);
   T rowSlope = T(0), rowCurvature = T(0);
-  for (int k = 0; k < 3; ++k) {
+  for (int k = 0; k < n; ++k) {
     rowSlope += D[k] * x[k] * dx[k];
     rowCurvature += D[k] * dx[k] * dx[k];
   }
@@ -1511,28 +1568,29 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     for (int j = 0; j < nu; ++j) y += row[j] * x[j];
     return y;
   };
-  // A block's forces f at its rows' x = J qacc - aref (x(r)) and, unless H is null, the Hessian of
-  // its cost in x (a row: D where active; a cone: softConeForce's); false where no lane has a force.
-  auto blockForce = [&](int r0, bool cone, auto x, T* f, T* Hb) {
+  // A block's forces c.force at its n rows' x = J qacc - aref (x(r)) and the Hessian c.H of its cost
+  // in x (a row: D where active; a cone: softConeForce's, n x n); false where no lane has a force.
+  // One SoftConeForce serves every block in turn (block).
+  SoftConeForce<T> block;
+  auto blockForce = [&](int r0, int n, auto x, SoftConeForce<T>& c) {
     const MaskOf<T> exists = T(rows[4 * r0 + 3]) > T(0.5);
-    if (!cone) {
+    if (n == 1) {
       const T xr = x(r0);
       const MaskOf<T> active = exists & (xr < T(0));
       if (!anyLane(active)) return false;
       const T D = selectT(active, T(rows[4 * r0 + 2]), T(0));
-      f[0] = -(D * xr);
-      if (Hb) Hb[0] = D;
+      c.force[0] = -(D * xr);
+      c.H[0] = D;
       return true;
     }
-    const T xs[3] = {x(r0), x(r0 + 1), x(r0 + 2)};
-    const T scale[3] = {T(rows[4 * r0]), T(rows[4 * r0 + 4]), T(rows[4 * r0 + 8])};
-    const T D[3] = {T(rows[4 * r0 + 2]), T(rows[4 * r0 + 6]), T(rows[4 * r0 + 10])};
-    const SoftConeForce<T> c = softConeForce(xs, scale, D, exists);
-    if (!anyLane(c.engaged)) return false;
-    for (int k = 0; k < 3; ++k) f[k] = c.force[k];
-    if (Hb)
-      for (int k = 0; k < 9; ++k) Hb[k] = c.H[k];
-    return true;
+    T xs[kSoftConeRowsMax], scale[kSoftConeRowsMax], D[kSoftConeRowsMax];
+    for (int e = 0; e < n; ++e) {
+      xs[e] = x(r0 + e);
+      scale[e] = rows[4 * (r0 + e)];
+      D[e] = rows[4 * (r0 + e) + 2];
+    }
+    softConeForceInto<T>(xs, scale, D, n, exists, &c);
+    return anyLane(c.engaged);
   };
   // The tolerance on the gradient: a fraction of the forces' scale, the largest of 1 and M qacc0's
   // entries, or at the iterate the largest of M (qacc - qacc0)'s entries plus the sum of the rows'
@@ -1561,11 +1619,10 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   // triangle.
   auto newtonHessian = [&] {
     for (int k = 0; k < nu * nu; ++k) H[k] = M[k];
-    forEachSoftBlock(model, [&](int r0, bool cone) {
+    forEachSoftBlock(model, [&](int r0, int n) {
       if (!rowUsed(r0)) return;
-      T f[3], Hb[9];
-      if (!blockForce(r0, cone, [&](int r) { return T(jar[r]); }, f, Hb)) return;
-      const int n = cone ? 3 : 1;
+      if (!blockForce(r0, n, [&](int r) { return T(jar[r]); }, block)) return;
+      const T* Hb = block.H;
       const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0) * nu;
       for (int i = 0; i < nu; ++i) {
         // A row is zero off its bodies' chains to Ground (a foot's row: the free joint and its leg):
@@ -1573,17 +1630,22 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
         bool zero = true;
         for (int e = 0; e < n; ++e) zero = zero && !anyLane(T(row[e * nu + i]) != T(0));
         if (zero) continue;
-        if (!cone) {
+        if (n == 1) {
           const T Di = Hb[0] * row[i];
           for (int j = 0; j <= i; ++j) H[i * nu + j] = T(H[i * nu + j]) + Di * row[j];
           continue;
         }
         // H += J_b' Hb J_b, the block's rows J_b: (J_b' Hb)_i = c, then c J_b.
-        T c[3];
-        for (int b = 0; b < 3; ++b)
-          c[b] = row[i] * Hb[b] + row[nu + i] * Hb[3 + b] + row[2 * nu + i] * Hb[6 + b];
-        for (int j = 0; j <= i; ++j)
-          H[i * nu + j] = T(H[i * nu + j]) + (c[0] * row[j] + c[1] * row[nu + j] + c[2] * row[2 * nu + j]);
+        T c[kSoftConeRowsMax];
+        for (int b = 0; b < n; ++b) {
+          c[b] = row[i] * Hb[b];
+          for (int e = 1; e < n; ++e) c[b] += row[std::int64_t(e) * nu + i] * Hb[n * e + b];
+        }
+        for (int j = 0; j <= i; ++j) {
+          T y = c[0] * row[j];
+          for (int e = 1; e < n; ++e) y += c[e] * row[std::int64_t(e) * nu + j];
+          H[i * nu + j] = T(H[i * nu + j]) + y;
+        }
       }
     });
   };
@@ -1594,12 +1656,11 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       g[i] = Mda[i];
       forces = selectT(absT(T(Mda[i])) > forces, absT(T(Mda[i])), forces);
     }
-    forEachSoftBlock(model, [&](int r0, bool cone) {
+    forEachSoftBlock(model, [&](int r0, int n) {
       if (!rowUsed(r0)) return;
-      const int n = cone ? 3 : 1;
       for (int e = 0; e < n; ++e) jar[r0 + e] = rowDot(r0 + e, a) - T(rows[4 * (r0 + e) + 1]);
-      T f[3];
-      if (!blockForce(r0, cone, [&](int r) { return T(jar[r]); }, f, nullptr)) return;  // 0 in every lane
+      if (!blockForce(r0, n, [&](int r) { return T(jar[r]); }, block)) return;  // 0 in every lane
+      const T* f = block.force;
       for (int e = 0; e < n; ++e) {
         forces += absT(f[e]);
         const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0 + e) * nu;
@@ -1627,22 +1688,24 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       if (rowUsed(r)) Jd[r] = rowDot(r, d);
     auto slope = [&](T t, T* curvature) {
       T first = t * dMd + dMa, second = dMd;
-      forEachSoftBlock(model, [&](int r0, bool cone) {
+      forEachSoftBlock(model, [&](int r0, int n) {
         if (!rowUsed(r0)) return;
-        if (cone) {
-          const T x[3] = {T(jar[r0]) + t * T(Jd[r0]), T(jar[r0 + 1]) + t * T(Jd[r0 + 1]),
-                          T(jar[r0 + 2]) + t * T(Jd[r0 + 2])};
-          const T dx[3] = {T(Jd[r0]), T(Jd[r0 + 1]), T(Jd[r0 + 2])};
-          const T scale[3] = {T(rows[4 * r0]), T(rows[4 * r0 + 4]), T(rows[4 * r0 + 8])};
-          const T D[3] = {T(rows[4 * r0 + 2]), T(rows[4 * r0 + 6]), T(rows[4 * r0 + 10])};
+        if (n > 1) {
+          T x[kSoftConeRowsMax], dx[kSoftConeRowsMax], scale[kSoftConeRowsMax], D[kSoftConeRowsMax];
+          for (int e = 0; e < n; ++e) {
+            dx[e] = Jd[r0 + e];
+            x[e] = T(jar[r0 + e]) + t * dx[e];
+            scale[e] = rows[4 * (r0 + e)];
+            D[e] = rows[4 * (r0 + e) + 2];
+          }
           T coneSlope, coneCurvature;
-          softConeLine(x, dx, scale, D, T(rows[4 * r0 + 3]) > T(0.5), &coneSlope, &coneCurvature);
+          softConeLine<T>(x, dx, scale, D, n, T(rows[4 * r0 + 3]) > T(0.5), &coneSlope, &coneCurvature);
           first += coneSlope;
           second += coneCurvature;
           return;
         }
-        T f[3], Hb[9];
-        if (!blockForce(r0, false, [&](int r) { return T(jar[r]) + t * T(Jd[r]); }, f, Hb)) return;
+        if (!blockForce(r0, 1, [&](int r) { return T(jar[r]) + t * T(Jd[r]); }, block)) return;
+        const T *f = block.force, *Hb = block.H;
         first -= f[0] * T(Jd[r0]);
         second += Hb[0] * T(Jd[r0]) * T(Jd[r0]);
       });
@@ -1686,11 +1749,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   }
   for (int j = 0; j < nu; ++j) udot[j] = a[j];
   // The rows' forces (jar now holds them): -D jar on the active rows, the cones' from their zones.
-  forEachSoftBlock(model, [&](int r0, bool cone) {
-    const int n = cone ? 3 : 1;
-    T f[3] = {T(0), T(0), T(0)};
-    if (rowUsed(r0)) blockForce(r0, cone, [&](int r) { return T(jar[r]); }, f, nullptr);
-    for (int e = 0; e < n; ++e) jar[r0 + e] = f[e];
+  forEachSoftBlock(model, [&](int r0, int n) {
+    const bool engaged = rowUsed(r0) && blockForce(r0, n, [&](int r) { return T(jar[r]); }, block);
+    for (int e = 0; e < n; ++e) jar[r0 + e] = engaged ? T(block.force[e]) : T(0);
   });
   // Each point's force in its contact frame, and each body's total (bodyContact: about Bo, in G,
   // as the ground contacts give it): a pair's force acts on its second geom's body, and its opposite
@@ -1700,51 +1761,56 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     for (int b = 0; b < s.nb; ++b) storeSpatialVec(bodyContactAt(w, b), SpatialVec<T>::zero());
     for (int i = 0; i < s.nMujocoBodies; ++i) storeSpatialVec(ws.mujocoContact(i), SpatialVec<T>::zero());
   }
-  auto pointForce = [&](int body1, int body2, int mujocoBody1, int mujocoBody2, int condim, int elliptic, T friction,
-                        int r0, const Vec3<T>& hint, bool hinted, Strided<T> point) {  // point: active dist pos normal force
-    const Strided<T> out = point + 8;      // force: normal, t1, t2, then x, y, z in Ground
+  // A point's force and torque in its contact frame (MuJoCo's mj_contactForce: a cone's rows are the
+  // frame's; a pyramid's normal is the sum of its edges' forces, its component k mu_k (f+ - f-)).
+  auto pointForce = [&](int body1, int body2, int mujocoBody1, int mujocoBody2, int condim, int elliptic,
+                        Strided<const T> lawParams, int r0, const Vec3<T>& hint, bool hinted,
+                        Strided<T> point) {  // point: active dist pos normal force
+    // force: normal, t1, t2, then x, y, z in Ground; torque: about n, t1, t2, then in Ground
+    const Strided<T> out = point + 8;
     if (!anyLane(T(point[0]) > T(0.5))) {  // in no lane: no rows, no force (written only if it had one)
-      if (anyLane(T(out[0]) != T(0)))      // (a pyramid's tangential force needs a normal one)
-        for (int c = 0; c < 6; ++c) out[c] = T(0);
+      if (anyLane(T(out[0]) != T(0)))      // (a pyramid's frictional force needs a normal one)
+        for (int c = 0; c < 12; ++c) out[c] = T(0);
       return;
     }
+    T wrench[6] = {T(0), T(0), T(0), T(0), T(0), T(0)};  // force (n, t1, t2), torque (n, t1, t2)
     if (softRowsPerPoint(condim, elliptic) == 1) {
-      out[0] = jar[r0];
-      out[1] = out[2] = T(0);
+      wrench[0] = jar[r0];
     } else if (elliptic) {  // the rows are the frame's
-      for (int k = 0; k < 3; ++k) out[k] = jar[r0 + k];
+      for (int k = 0; k < condim; ++k) wrench[k] = jar[r0 + k];
     } else {
-      friction = selectT(friction < T(kSoftMinFriction), T(kSoftMinFriction), friction);
-      out[0] = T(jar[r0]) + T(jar[r0 + 1]) + T(jar[r0 + 2]) + T(jar[r0 + 3]);
-      out[1] = friction * (T(jar[r0]) - T(jar[r0 + 1]));
-      out[2] = friction * (T(jar[r0 + 2]) - T(jar[r0 + 3]));
+      T mu[5];
+      softFriction(lawParams, mu);
+      for (int e = 0; e < 2 * (condim - 1); ++e) wrench[0] += T(jar[r0 + e]);
+      for (int k = 1; k < condim; ++k) wrench[k] = mu[k - 1] * (T(jar[r0 + 2 * (k - 1)]) - T(jar[r0 + 2 * k - 1]));
+    }
+    for (int k = 0; k < 3; ++k) {
+      out[k] = wrench[k];
+      out[6 + k] = wrench[3 + k];
     }
     const Vec3<T> n = loadVec3<T>(Strided<const T>(point) + 5), P = loadVec3<T>(Strided<const T>(point) + 2);
     Vec3<T> t1, t2;
     softContactTangents(n, hint, hinted, &t1, &t2);
-    const Vec3<T> f = T(out[0]) * n + T(out[1]) * t1 + T(out[2]) * t2;
+    const Vec3<T> f = wrench[0] * n + wrench[1] * t1 + wrench[2] * t2;
+    const Vec3<T> tau = wrench[3] * n + wrench[4] * t1 + wrench[5] * t2;
     storeVec3(out + 3, f);
-    for (int side = 0; side < 2; ++side) {
-      const int b = side == 0 ? body2 : body1;
-      if (b < 0) continue;
-      const T sign = side == 0 ? T(1) : T(-1);
-      const Strided<T> F = bodyContactAt(w, b);
-      const Vec3<T> m = cross(P - bodyOrigin(ws, b), f);
+    storeVec3(out + 9, tau);
+    // The wrench on body2 at P, its opposite on body1: about each body's origin, and about Ground's
+    // origin for the MuJoCo bodies.
+    auto add = [&](Strided<T> F, const Vec3<T>& about, T sign) {
+      const Vec3<T> m = cross(P - about, f) + tau;
       for (int c = 0; c < 3; ++c) {
         F[c] = T(F[c]) + sign * m[c];
         F[3 + c] = T(F[3 + c]) + sign * f[c];
       }
+    };
+    for (int side = 0; side < 2; ++side) {
+      const int b = side == 0 ? body2 : body1;
+      if (b >= 0) add(bodyContactAt(w, b), bodyOrigin(ws, b), side == 0 ? T(1) : T(-1));
     }
     for (int side = 0; side < 2; ++side) {
       const int i = side == 0 ? mujocoBody2 : mujocoBody1;
-      if (i <= 0) continue;
-      const T sign = side == 0 ? T(1) : T(-1);
-      const Strided<T> F = ws.mujocoContact(i);
-      const Vec3<T> m = cross(P, f);
-      for (int c = 0; c < 3; ++c) {
-        F[c] = T(F[c]) + sign * m[c];
-        F[3 + c] = T(F[3 + c]) + sign * f[c];
-      }
+      if (i > 0) add(ws.mujocoContact(i), Vec3<T>::zero(), side == 0 ? T(1) : T(-1));
     }
   };
   for (int i = 0; i < s.nPlaneContacts; ++i) {
@@ -1756,16 +1822,15 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     }
     const int perPoint = softRowsPerPoint(topo.condim, topo.elliptic);
     for (int k = 0; k < topo.points; ++k)
-      pointForce(-1, topo.body, -1, topo.mujocoBody, topo.condim, topo.elliptic, planeContactLawAt(w.params, i)[0],
-                 topo.row + k * perPoint, axis,
-                 topo.shape == kShapeCapsule, softContactAt(w, topo.point + k));
+      pointForce(-1, topo.body, -1, topo.mujocoBody, topo.condim, topo.elliptic, planeContactLawAt(w.params, i),
+                 topo.row + k * perPoint, axis, topo.shape == kShapeCapsule, softContactAt(w, topo.point + k));
   }
   for (int i = 0; i < s.nPairContacts; ++i) {
     const PairContactTopology topo = model.pairContact[i];
     const int perPoint = softRowsPerPoint(topo.condim, topo.elliptic);
     for (int k = 0; k < topo.points; ++k)
       pointForce(topo.body1, topo.body2, topo.mujocoBody1, topo.mujocoBody2, topo.condim, topo.elliptic,
-                 pairContactLawAt(w.params, i)[0], topo.row + k * perPoint, Vec3<T>::zero(), false,
+                 pairContactLawAt(w.params, i), topo.row + k * perPoint, Vec3<T>::zero(), false,
                  softContactAt(w, topo.point + k));
   }
   for (int i = 0; i < s.nSoftLimits; ++i) {

@@ -190,11 +190,13 @@ enum class Role : std::int8_t {
     "observation: the applied mobility force (action plus PD, within the effort limit) and its power effort * u")     \
   X(T, stopForce, Per::Speed, Role::Observation, "stop", "force", "observation: the joint stop's generalized force")    \
   X(T, softContact, Per::SoftPoint, Role::Evaluation, "soft_contact",                                               \
-    "active dist pos.x pos.y pos.z normal.x normal.y normal.z force.normal force.t1 force.t2 force.x force.y force.z",  \
+    "active dist pos.x pos.y pos.z normal.x normal.y normal.z force.normal force.t1 force.t2 force.x force.y force.z " \
+    "torque.normal torque.t1 torque.t2 torque.x torque.y torque.z",                                                   \
     "each contact point of the plane and pair contacts, as the last evaluate() left it (a step does not write it; " \
     "recording evaluates first): 1 where "                                                                             \
     "it is in contact, MuJoCo's dist, point and normal in Ground (a pair's from its first geom to its second), and the " \
-    "force on the (second geom's) body in the contact frame (normal, two tangents) and in Ground")                     \
+    "force on the (second geom's) body in the contact frame (normal, two tangents) and in Ground, then its torque "  \
+    "in the contact frame (torsional about the normal, rolling about the tangents: condim 4 and 6) and in Ground")   \
   X(T, softLimitForce, Per::SoftLimit, Role::Evaluation, "limit", "force",                                            \
     "each soft joint limit's generalized force on its speed, as the last evaluate() left it")                                  \
   X(T, softSolver, Per::World, Role::Evaluation, "soft_solver", "iterations gradient",                                \
@@ -268,9 +270,10 @@ enum class Role : std::int8_t {
     "size.0 size.1 size.2 normal.x normal.y normal.z point.x point.y point.z",                                            \
     "the geom's frame G on its body (R row-major, then p) and MuJoCo size; the plane's unit normal and a point of it, in Ground") \
   X(T, planeContactLaw, Per::PlaneContact, Role::Parameter, "plane_contact",                                             \
-    "friction solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 margin gap impratio timestep invweight",    \
-    "MuJoCo's contact parameters (friction, solref, solimp, margin, gap), opt.impratio and opt.timestep, and the "       \
-    "body's invweight0 (translation)")                                                                                    \
+    "friction solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 margin gap impratio timestep invweight "    \
+    "torsional rolling",                                                                                                  \
+    "MuJoCo's contact parameters (sliding friction, solref, solimp, margin, gap), opt.impratio and opt.timestep, the "   \
+    "body's invweight0 (translation), and the torsional and rolling friction (condim 4 and 6)")                         \
   X(T, pairContactGeom, Per::PairContact, Role::Parameter, "pair_contact",                                              \
     "X_BG1.r00 X_BG1.r01 X_BG1.r02 X_BG1.r10 X_BG1.r11 X_BG1.r12 X_BG1.r20 X_BG1.r21 X_BG1.r22 X_BG1.x X_BG1.y X_BG1.z " \
     "size1.0 size1.1 size1.2 "                                                                                           \
@@ -278,9 +281,10 @@ enum class Role : std::int8_t {
     "size2.0 size2.1 size2.2",                                                                                           \
     "each geom's frame on its body (on Ground: in Ground; R row-major, then p) and MuJoCo size")                          \
   X(T, pairContactLaw, Per::PairContact, Role::Parameter, "pair_contact",                                               \
-    "friction solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 margin gap impratio timestep invweight",    \
-    "MuJoCo's contact parameters of the pair (friction, solref, solimp, margin, gap), opt.impratio and opt.timestep, "   \
-    "and the two bodies' invweight0 (translation) summed")                                                               \
+    "friction solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 margin gap impratio timestep invweight "    \
+    "torsional rolling",                                                                                                  \
+    "MuJoCo's contact parameters of the pair (sliding friction, solref, solimp, margin, gap), opt.impratio and "         \
+    "opt.timestep, the two bodies' invweight0 (translation) summed, and the torsional and rolling friction")             \
   X(T, softLimitLaw, Per::SoftLimit, Role::Parameter, "limit",                                                           \
     "lower upper margin solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 timestep invweight",              \
     "MuJoCo's joint range, margin, solreflimit and solimplimit, opt.timestep, and the dof's invweight0")                   \
@@ -346,14 +350,15 @@ enum ElementFlag : std::int32_t { kContactRolling = 1 };
 
 // A primitive geom on a body against a plane fixed in Ground, under MuJoCo's soft-constraint law
 // (physics/soft_constraints.h): its shape (MuJoCo's contact points: a sphere and an ellipsoid 1, a
-// capsule 2, a cylinder and a box up to 4), MuJoCo's condim (1: frictionless; 3: a pyramid of 4 edges
-// per point, or MuJoCo's elliptic cone of 3 rows: normal, t1, t2), and where its points and rows start
+// capsule 2, a cylinder and a box up to 4), MuJoCo's condim (1: frictionless; 3, 4 or 6: a pyramid of
+// 2 (condim - 1) edges per point, or MuJoCo's elliptic cone of condim rows: normal, t1, t2, then the
+// torsional and the two rolling rows), and where its points and rows start
 // among the world's.
 enum PlaneContactShape : std::int32_t { kShapeSphere, kShapeCapsule, kShapeEllipsoid, kShapeCylinder, kShapeBox };
 struct PlaneContactTopology {
   std::int32_t body;    // the geom's body
   std::int32_t shape;   // PlaneContactShape
-  std::int32_t condim;  // 1 or 3
+  std::int32_t condim;  // 1, 3, 4 or 6
   std::int32_t elliptic;  // 1: MuJoCo's elliptic friction cone (cone="elliptic"), 0: the pyramid
   std::int32_t points;  // the most contact points it makes
   std::int32_t point;   // its first point among the world's (Per::SoftPoint)
@@ -367,7 +372,7 @@ struct PlaneContactTopology {
 struct PairContactTopology {
   std::int32_t body1, body2;    // the geoms' bodies (-1: Ground)
   std::int32_t shape1, shape2;  // PlaneContactShape
-  std::int32_t condim;          // 1 or 3
+  std::int32_t condim;          // 1, 3, 4 or 6
   std::int32_t elliptic;        // as PlaneContactTopology's
   std::int32_t points;          // the most contact points it makes
   std::int32_t point;           // its first point among the world's (Per::SoftPoint)
