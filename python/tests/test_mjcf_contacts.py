@@ -255,6 +255,15 @@ def test_compliant_contact_spheres_notice_a_change_on_mujocos_side(feature, chan
     assert max(compliant_sphere_errors(twin).values()) > 1e-6
 
 
+@pytest.mark.parametrize("law", ["compliant", "mujoco"])
+def test_torsional_and_rolling_friction_under_the_compliant_law_are_named_in_a_warning(law, tmp_path):
+    """The compliant law's contact spheres have neither: a geom whose contact with the floor has
+    condim 4 or 6 is named; under MuJoCo's law there is nothing to say."""
+    twin = Twin(tmp_path, FEATURES["condim_4_torsional"][0], law=law)
+    warned = [w for w in twin.model.warnings if "torsional and rolling friction" in w]
+    assert len(warned) == (law == "compliant") and all(w.endswith(": shape") for w in warned), twin.model.warnings
+
+
 # --- the compliant law's joint stops: at MuJoCo's ranges, none with limit="disable" ---
 
 STOPS = {"joint_limits_range_margin_solref_solimp": 'range="-.4 .6"', "flag_limit_disabled": 'limit="disable"'}
