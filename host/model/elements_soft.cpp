@@ -162,8 +162,8 @@ std::string describeElement(const Model& m, const PlaneContact& e) {
                "%s, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
                d.name.c_str(), kShapeNames[d.shape], formatVec(d.size).c_str(), bodyName(m, e.body).c_str(),
                formatVec(d.X_BG.p).c_str(), formatVec(d.planeNormal).c_str(), formatVec(d.planePoint).c_str(), d.condim,
-               coneName(d), frictionText(d).c_str(), d.solref[0], d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2], d.solimp[3], d.solimp[4],
-               d.margin, d.gap);
+               coneName(d), frictionText(d).c_str(), d.solref[0], d.solref[1], d.solimp[0], d.solimp[1], d.solimp[2],
+               d.solimp[3], d.solimp[4], d.margin, d.gap);
 }
 
 InfoSection infoSection(const Model&, const std::vector<PlaneContact>&) {

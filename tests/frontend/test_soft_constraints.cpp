@@ -96,7 +96,8 @@ TEST_P(SoftPrimitive, AccelerationsEqualMujocosOnAPlane) {
   <option timestep="0.005" )" + option + R"(/>
   <worldbody>
     <geom type="plane" size="5 5 .1" friction="0.7" )" + plane + R"(/>
-    <body name="b" pos="0 0 1"><freejoint/><geom )" + geom + R"( mass="2" friction="0.9 0.02 0.01" margin="0.002"/></body>
+    <body name="b" pos="0 0 1"><freejoint/>
+      <geom )" + geom + R"( mass="2" friction="0.9 0.02 0.01" margin="0.002"/></body>
   </worldbody>
 </mujoco>)");
   const MjcfImport mjcf = softImport(path);
