@@ -372,12 +372,8 @@ class Converter {
                                         p.body, p.X_BL * poseOf(m_->geom_pos + 3 * g, m_->geom_quat + 4 * g), X_GP));
           continue;
         }
-        // The contact's condim as MuJoCo mixes it (the higher priority's, else the larger): the
-        // compliant law's spheres have no torsional or rolling friction.
-        const int p1 = m_->geom_priority[g], p2 = m_->geom_priority[plane];
-        const int condim = p1 != p2 ? m_->geom_condim[p1 > p2 ? g : plane]
-                                    : std::max(m_->geom_condim[g], m_->geom_condim[plane]);
-        if (condim > 3)
+        // The compliant law's spheres have no torsional or rolling friction.
+        if (mjcfContactCondim(m_, g, plane) > 3)
           ignored_["torsional and rolling friction (condim 4 and 6) under the compliant law"].push_back(geomName(g));
         addShape(g, plane, planes.size() > 1, p);
       }

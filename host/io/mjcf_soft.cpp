@@ -33,14 +33,12 @@ void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
   const mjtNum *imp1 = m->geom_solimp + mjNIMP * g1, *imp2 = m->geom_solimp + mjNIMP * g2;
   if (p1 != p2) {
     const int w = p1 > p2 ? g1 : g2;
-    d.condim = m->geom_condim[w];
     d.friction = m->geom_friction[3 * w];
     d.torsional = m->geom_friction[3 * w + 1];
     d.rolling = m->geom_friction[3 * w + 2];
     for (int k = 0; k < 2; ++k) d.solref[k] = m->geom_solref[mjNREF * w + k];
     for (int k = 0; k < 5; ++k) d.solimp[k] = m->geom_solimp[mjNIMP * w + k];
   } else {
-    d.condim = std::max(m->geom_condim[g1], m->geom_condim[g2]);
     d.friction = std::max(m->geom_friction[3 * g1], m->geom_friction[3 * g2]);
     d.torsional = std::max(m->geom_friction[3 * g1 + 1], m->geom_friction[3 * g2 + 1]);
     d.rolling = std::max(m->geom_friction[3 * g1 + 2], m->geom_friction[3 * g2 + 2]);
@@ -53,6 +51,7 @@ void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
       d.solref[k] = ref1[0] > 0 && ref2[0] > 0 ? mix * ref1[k] + (1 - mix) * ref2[k] : std::min(ref1[k], ref2[k]);
     for (int k = 0; k < 5; ++k) d.solimp[k] = mix * imp1[k] + (1 - mix) * imp2[k];
   }
+  d.condim = mjcfContactCondim(m, g1, g2);
   // Summed, as MuJoCo 3 and later sum them (MuJoCo 2 took the larger of each). The geoms' gap is not
   // subtracted: MuJoCo 4's contacts include everything within the summed margin (includemargin;
   // MuJoCo 3 and earlier left out the last gap of it).
@@ -66,6 +65,11 @@ void mixContactLaw(const mjModel* m, int g1, int g2, Desc& d) {
 }
 
 }  // namespace
+
+int mjcfContactCondim(const mjModel* m, int g1, int g2) {
+  const int p1 = m->geom_priority[g1], p2 = m->geom_priority[g2];
+  return p1 != p2 ? m->geom_condim[p1 > p2 ? g1 : g2] : std::max(m->geom_condim[g1], m->geom_condim[g2]);
+}
 
 PlaneContactShape mjcfShape(int type) {
   switch (type) {

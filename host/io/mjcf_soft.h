@@ -17,6 +17,9 @@ namespace lockstep {
 // The shape of MuJoCo's geom type (an ellipsoid for every type Lockstep has no shape of: the
 // elements' build rules refuse it, naming it).
 PlaneContactShape mjcfShape(int type);
+// The condim of the contact between geoms g1 and g2 as mj_contactParam mixes it: the higher
+// priority's, else the larger.
+int mjcfContactCondim(const mjModel* m, int g1, int g2);
 // Geom g (on the Lockstep body `body` at X_BG) against the plane geom `plane` (at X_GP in Ground).
 PlaneContactDesc mjcfPlaneContact(const mjModel* m, int g, int plane, const std::string& name, const std::string& body,
                                   const Transformd& X_BG, const Transformd& X_GP);
