@@ -157,6 +157,7 @@ if(LOCKSTEP_BUILD_TESTS)
     tests/test_constant_force.cpp
     tests/test_mass_matrix.cpp
     tests/test_ground.cpp
+    tests/test_compliant_law.cpp
     tests/test_actuators.cpp
     tests/test_constraints.cpp
     tests/test_rollouts.cpp

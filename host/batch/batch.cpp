@@ -281,10 +281,34 @@ void Batch<T>::afterBackendWrite() {
   backend_->notify(Change::BackendFields);
 }
 
+namespace {
+// A number as %g writes it.
+std::string shortNumber(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+}  // namespace
+
 template <class T>
 StepSettings<T> Batch<T>::stepSettings(double dt, int nSteps, Integrator integrator) const {
   if (!(dt > 0) || !std::isfinite(dt)) throw std::invalid_argument("step: dt: must be a positive finite number");
   if (nSteps < 0) throw std::invalid_argument("step: steps: must be >= 0");
+  // The compliant law's constraints predict the penetration at the end of their own step
+  // (soft_constraints.h): they step with it, by semi-implicit Euler.
+  auto compliantStep = [&](const std::string& what, double timestep) {
+    if (integrator != Integrator::SemiImplicitEuler)
+      throw std::invalid_argument("step: integrator: " + what +
+                                  " is under the compliant law's implicit step: it steps with semi-implicit Euler");
+    if (std::abs(dt - timestep) > 1e-12 * timestep)
+      throw std::invalid_argument("step: dt: " + what + " is under the compliant law's implicit step of " +
+                                  shortNumber(timestep) + " s: step with that dt (or build it for " +
+                                  shortNumber(dt) + ")");
+  };
+  for (const PlaneContact& e : model_->planeContacts())
+    if (e.desc.law == kLawCompliant) compliantStep("plane contact '" + e.desc.name + "'", e.desc.timestep);
+  for (const SoftLimit& e : model_->softLimits())
+    if (e.desc.law == kLawCompliant) compliantStep("the limit on '" + e.desc.coordinate + "'", e.desc.timestep);
   return {T(dt), nSteps, integrator, T(constraintTolerance_), maxProjectionIterations_, observe_, autoReset_};
 }
 

@@ -77,6 +77,8 @@ Sizes sizesOf(const Model& m) {
     s.nSoftRows += softPairSlots(e.desc.shape1, e.desc.shape2) * softRowsPerPoint(e.desc.condim, e.desc.elliptic);
   }
   s.nSoftRows += 2 * static_cast<std::int32_t>(m.softLimits().size());
+  for (const PlaneContact& e : m.planeContacts()) s.softCompliant |= e.desc.law == kLawCompliant ? 1 : 0;
+  for (const SoftLimit& e : m.softLimits()) s.softCompliant |= e.desc.law == kLawCompliant ? 1 : 0;
   s.mujocoStepping = m.mujocoStepping() || s.nSoftRows > 0 ? 1 : 0;
   for (const MujocoJoint& j : m.mujocoJoints()) {
     const int type = j.desc.type;

@@ -100,6 +100,16 @@ void softSlotsSoFar(const Model& m, int* point, int* row) {
 
 }  // namespace
 
+// The compliant law's material of a plane contact (E, c, vs) and stop (k, d), as given.
+void validateCompliance(double stiffness, double dissipation, const std::string& where) {
+  validateNonNegative(stiffness, where, "stiffness");
+  validateNonNegative(dissipation, where, "dissipation");
+}
+void validateStictionVelocity(double vs, const std::string& where) {
+  validateFinite(vs, where, "stiction_velocity");
+  if (!(vs > 0)) throw ModelError(where + ": stiction_velocity: must be > 0 (the compliant law's friction regularization)");
+}
+
 // ---- PlaneContact ----
 
 PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
@@ -114,6 +124,15 @@ PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
   validateTransform(d.X_BG, where, "X_BG");
   validateGroundPlane(d.planeNormal, d.planePoint, where);
   d.planeNormal = unitVector(d.planeNormal);
+  if (d.law != kLawMujoco && d.law != kLawCompliant) throw ModelError(where + ": law: MuJoCo's or the compliant law");
+  if (d.law == kLawCompliant) {
+    if (d.shape != kShapeSphere && d.shape != kShapeCapsule)
+      throw ModelError(where + ": shape: a sphere or a capsule under the compliant law (its Hertz radius)");
+    if (d.condim != 3) throw ModelError(where + ": condim: 3 under the compliant law (sliding friction; 0 for none)");
+    d.elliptic = true;  // its rows are the frame's: n, t1, t2
+    validateCompliance(d.stiffness, d.dissipation, where);
+    validateStictionVelocity(d.stictionVelocity, where);
+  }
   validateContactLaw(d, where);
   int point, row;
   softSlotsSoFar(build.model, &point, &row);
@@ -122,7 +141,7 @@ PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
 
 PlaneContactTopology elementTopology(const Model&, const PlaneContact& e) {
   return {e.body,  e.desc.shape, e.desc.condim, e.desc.elliptic ? 1 : 0, softPointSlots(e.desc.shape),
-          e.point, e.row,  e.desc.mujocoBody};
+          e.point, e.row,  e.desc.mujocoBody, e.desc.law};
 }
 
 std::vector<double> parameterBlock(const PlaneContact& e, ParamId id) {
@@ -136,6 +155,7 @@ std::vector<double> parameterBlock(const PlaneContact& e, ParamId id) {
       appendVec3(v, d.planePoint);
       break;
     case ParamId::planeContactLaw: v = contactLawBlock(d); break;
+    case ParamId::planeContactCompliance: v = {d.stiffness, d.dissipation, d.stictionVelocity, d.lagged ? 1.0 : 0.0}; break;
     default: break;
   }
   return v;
@@ -152,12 +172,24 @@ void validateParameterBlock(const std::vector<PlaneContact>&, ParamId id, const 
         throw ModelError(where + ": normal: must be a unit vector");
       break;
     case ParamId::planeContactLaw: validateContactLawBlock(v, where); break;
+    case ParamId::planeContactCompliance:
+      validateCompliance(v[0], v[1], where);
+      validateStictionVelocity(v[2], where);
+      if (v[3] != 0 && v[3] != 1) throw ModelError(where + ": lagged: 1 (the lagged approximation of friction) or 0 (the similar one)");
+      break;
     default: break;
   }
 }
 
 std::string describeElement(const Model& m, const PlaneContact& e) {
   const PlaneContactDesc& d = e.desc;
+  if (d.law == kLawCompliant)
+    return textf("plane contact '%s': %s of size %s on %s at %s; plane normal %s through %s; compliant law: E %g, "
+                 "c %g, friction %g (%s), stiction velocity %g, step %g, margin %g",
+                 d.name.c_str(), kShapeNames[d.shape], formatVec(d.size).c_str(), bodyName(m, e.body).c_str(),
+                 formatVec(d.X_BG.p).c_str(), formatVec(d.planeNormal).c_str(), formatVec(d.planePoint).c_str(),
+                 d.stiffness, d.dissipation, d.friction, d.lagged ? "lagged" : "similar", d.stictionVelocity, d.timestep,
+                 d.margin);
   return textf("plane contact '%s': %s of size %s on %s at %s; plane normal %s through %s; condim %d%s, "
                "%s, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
                d.name.c_str(), kShapeNames[d.shape], formatVec(d.size).c_str(), bodyName(m, e.body).c_str(),
@@ -167,7 +199,9 @@ std::string describeElement(const Model& m, const PlaneContact& e) {
 }
 
 InfoSection infoSection(const Model&, const std::vector<PlaneContact>&) {
-  return {"plane contacts", " (MuJoCo's soft-constraint law: its contact points, friction pyramids, solref, solimp)",
+  return {"plane contacts",
+          " (MuJoCo's soft-constraint law: its contact points, friction pyramids, solref, solimp; or the compliant "
+          "law's implicit Hunt-Crossley contact)",
           /*showEmpty=*/false};
 }
 
@@ -255,6 +289,8 @@ SoftLimit buildElement(const SoftLimitDesc& d, ElementBuild& build) {
     throw ModelError(where + ": lower: must be a number <= upper");
   validateNonNegative(d.margin, where, "margin");
   validateSoftLaw(d.solref, d.solimp, d.timestep, d.invweight, where);
+  if (d.law != kLawMujoco && d.law != kLawCompliant) throw ModelError(where + ": law: MuJoCo's or the compliant law");
+  validateCompliance(d.stiffness, d.dissipation, where);
   if (e.desc.name.empty()) e.desc.name = d.coordinate;
   int point, row;
   softSlotsSoFar(build.model, &point, &row);
@@ -262,12 +298,13 @@ SoftLimit buildElement(const SoftLimitDesc& d, ElementBuild& build) {
   return e;
 }
 
-SoftLimitTopology elementTopology(const Model&, const SoftLimit& e) { return {e.q, e.u, e.row, 0}; }
+SoftLimitTopology elementTopology(const Model&, const SoftLimit& e) { return {e.q, e.u, e.row, e.desc.law}; }
 
 std::vector<double> parameterBlock(const SoftLimit& e, ParamId id) {
   std::vector<double> v;
-  if (id != ParamId::softLimitLaw) return v;
   const SoftLimitDesc& d = e.desc;
+  if (id == ParamId::softLimitCompliance) return {d.stiffness, d.dissipation};
+  if (id != ParamId::softLimitLaw) return v;
   v = {d.lower, d.upper, d.margin, d.solref[0], d.solref[1]};
   v.insert(v.end(), d.solimp.begin(), d.solimp.end());
   v.insert(v.end(), {d.timestep, d.invweight});
@@ -276,6 +313,7 @@ std::vector<double> parameterBlock(const SoftLimit& e, ParamId id) {
 
 void validateParameterBlock(const std::vector<SoftLimit>&, ParamId id, const std::vector<double>& v,
                             const std::string& where) {
+  if (id == ParamId::softLimitCompliance) validateCompliance(v[0], v[1], where);
   if (id != ParamId::softLimitLaw) return;
   if (std::isnan(v[0]) || std::isnan(v[1]) || v[0] > v[1]) throw ModelError(where + ": lower: must be a number <= upper");
   validateNonNegative(v[2], where, "margin");
@@ -284,13 +322,16 @@ void validateParameterBlock(const std::vector<SoftLimit>&, ParamId id, const std
 
 std::string describeElement(const Model&, const SoftLimit& e) {
   const SoftLimitDesc& d = e.desc;
+  if (d.law == kLawCompliant)
+    return textf("limit on %-20s lower %g, upper %g, margin %g, compliant law: stiffness %g, dissipation %g, step %g",
+                 d.coordinate.c_str(), d.lower, d.upper, d.margin, d.stiffness, d.dissipation, d.timestep);
   return textf("limit on %-20s lower %g, upper %g, margin %g, solref (%g, %g), solimp (%g, %g, %g, %g, %g)",
                d.coordinate.c_str(), d.lower, d.upper, d.margin, d.solref[0], d.solref[1], d.solimp[0], d.solimp[1],
                d.solimp[2], d.solimp[3], d.solimp[4]);
 }
 
 InfoSection infoSection(const Model&, const std::vector<SoftLimit>&) {
-  return {"joint limits", " (MuJoCo's soft-constraint law)", /*showEmpty=*/false};
+  return {"joint limits", " (MuJoCo's soft-constraint law, or the compliant law's implicit stop)", /*showEmpty=*/false};
 }
 
 }  // namespace lockstep

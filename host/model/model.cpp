@@ -246,6 +246,41 @@ ModelBuilder& ModelBuilder::setMujocoStepping(bool on) {
   return *this;
 }
 
+ModelBuilder& ModelBuilder::compliantConstraints(double timestep) {
+  for (std::size_t i = 0; i < groundContacts_.size(); ++i) {
+    const GroundContactDesc& g = groundContacts_[i];
+    PlaneContactDesc d;
+    d.name = g.name.empty() ? "ground" + std::to_string(i) : g.name;
+    d.body = g.body;
+    d.law = kLawCompliant;
+    d.shape = kShapeSphere;
+    d.X_BG.p = g.center;
+    d.size = {{g.radius, 0, 0}};
+    d.planeNormal = g.planeNormal;
+    d.planePoint = g.planePoint;
+    d.friction = g.material.dynamicFriction;
+    d.stiffness = g.material.stiffness;
+    d.dissipation = g.material.dissipation;
+    d.stictionVelocity = g.material.transitionVelocity;
+    d.timestep = timestep;
+    planeContacts_.push_back(d);
+  }
+  groundContacts_.clear();
+  for (const JointStopDesc& s : stops_) {
+    SoftLimitDesc d;
+    d.coordinate = s.coordinate;
+    d.lower = s.lower;
+    d.upper = s.upper;
+    d.law = kLawCompliant;
+    d.stiffness = s.stiffness;
+    d.dissipation = s.dissipation;
+    d.timestep = timestep;
+    softLimits_.push_back(d);
+  }
+  stops_.clear();
+  return *this;
+}
+
 ModelBuilder& ModelBuilder::addBody(const BodyDesc& body) {
   bodies_.push_back(body);
   return *this;

@@ -122,6 +122,16 @@ struct PlaneContactDesc {
   int mujocoBody = -1;                       // the geom's MuJoCo body (MJCF: its body id), carried by body,
                                              // whose cfrc_ext the contact's force adds to (-1: none)
   double invweight = 0;                      // MuJoCo's body_invweight0 (translation) of the geom's body; >= 0
+  // kLawCompliant: Lockstep's compliant law instead of MuJoCo's (soft_constraints.h, "THE COMPLIANT
+  // LAW"; docs/contact-laws.md): a sphere or a capsule (Hertz's radius size[0]), condim 3, its friction
+  // the Coulomb coefficient, timestep the step h the law predicts with (the batch's dt, semi-implicit
+  // Euler), rows made within margin - gap or where the point would cross the plane within the step;
+  // solref, solimp, impratio, torsional, rolling and invweight are not read.
+  SoftLawKind law = kLawMujoco;
+  double stiffness = 1e7;          // the compliant law's E (N/m^2; Hertz); >= 0
+  double dissipation = 0;          // its Hunt and Crossley c (s/m); >= 0
+  double stictionVelocity = 1e-4;  // its friction's regularization vs (m/s); > 0
+  bool lagged = true;              // its friction's convex approximation: lagged (Drake's kLagged), else similar
 };
 // Two primitive geoms on different bodies under MuJoCo's law (one of them may be on Ground): MuJoCo's
 // contact between them (a sphere or a capsule against any primitive, or two boxes:
@@ -156,6 +166,11 @@ struct SoftLimitDesc {
   std::array<double, 5> solimp{{0.9, 0.95, 0.001, 0.5, 2}};
   double timestep = 0.002;
   double invweight = 0;                      // MuJoCo's dof_invweight0; >= 0
+  // kLawCompliant: a stop under Lockstep's compliant law (soft_constraints.h): beyond a bound by x,
+  // the force of stiffness (x0 - h v)_+ (1 - dissipation v)_+ at the step's end, v the speed away
+  // from the bound, timestep its step h; solref, solimp and invweight are not read.
+  SoftLawKind law = kLawMujoco;
+  double stiffness = 0, dissipation = 0;  // >= 0
 };
 
 // SphereOnSphereContact (simbody-SphereOnSphereContact.txt): a bilateral constraint keeping a
@@ -475,6 +490,13 @@ class ModelBuilder {
  public:
   ModelBuilder& setGravity(const Vec3d& g);
   ModelBuilder& setMujocoStepping(bool on);  // Model::mujocoStepping
+  // The implicit step of the compliant law (soft_constraints.h, "THE COMPLIANT LAW"): each ground
+  // contact becomes a plane contact under that law (its sphere, plane and material: E, c, the dynamic
+  // friction as Coulomb's, vt as the stiction velocity; Simbody's smoothing constants, static and
+  // viscous friction are not read), and each joint stop a limit under it, for steps of `timestep`
+  // with semi-implicit Euler. Their fields change with them (ground.* and stop.* become
+  // plane_contact.*, soft_contact.* and limit.*).
+  ModelBuilder& compliantConstraints(double timestep);
   // Adds a body on a mobilizer to its parent; bodies may be added in any order.
   ModelBuilder& addBody(const BodyDesc& body);
   // Adds an element of any kind (LinearBushingDesc, SpringDamperDesc, GroundContactDesc,

@@ -1214,9 +1214,12 @@ LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w,
   const int linear = condim < 3 ? condim : 3;
   softContactJacobian<T>(model, ws, body1, body2, q.pos, frame, linear, condim - linear, J0);
   const Vec3<T> velocity = softPointVelocity(ws, body2, q.pos) - softPointVelocity(ws, body1, q.pos);
-  const Vec3<T> spin = softBodyAngularVelocity(ws, body2) - softBodyAngularVelocity(ws, body1);
   T Ju[kSoftConeRowsMax];
-  for (int k = 0; k < condim; ++k) Ju[k] = k < 3 ? dot(frame[k], velocity) : dot(frame[k - 3], spin);
+  for (int k = 0; k < linear; ++k) Ju[k] = dot(frame[k], velocity);
+  if (condim > 3) {  // the relative angular velocity, for the torsional and rolling rows
+    const Vec3<T> spin = softBodyAngularVelocity(ws, body2) - softBodyAngularVelocity(ws, body1);
+    for (int k = 3; k < condim; ++k) Ju[k] = dot(frame[k - 3], spin);
+  }
   if (perPoint == 1) {
     rows[4 * r0] = q.dist - law.margin;
     rows[4 * r0 + 1] = pl.aref(Ju[0]);
@@ -1261,6 +1264,58 @@ LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w,
   }
 }
 
+// The rows of one contact point q of a plane contact under the compliant law, from row r0 on: the
+// frame's three (n, t1, t2: softContactJacobian), aref = -(J u) / h, and the block's parameters
+// (softCompliantForceInto) into softCompliance, from its Hertz radius R (a sphere's, a capsule's),
+// its material (E, c, vs, lagged: planeContactCompliance), friction and step h (lawParams 0 and 11).
+// A point is a block where it is within the margin or could reach the plane within the step: at its
+// speed (its normal speed less mu times its slip speed, as the similar approximation reads it) and
+// twice its acceleration toward the plane without contact (ws.A_GB: the sweep's); the point into
+// its softContact entry (its force comes with the solve).
+template <class T>
+LOCKSTEP_HD void softCompliantPointRows(const ModelView<T>& model, const Workspace<T>& ws, int body, SoftPoint<T> q,
+                                        Strided<const T> lawParams, Strided<const T> material, T R, int r0,
+                                        Strided<T> out) {
+  const Strided<T> rows = ws.softRows(), C = ws.softCompliance();
+  const T h = lawParams[11], margin = T(lawParams[8]) - T(lawParams[9]);
+  Vec3<T> frame[3] = {q.normal, Vec3<T>::zero(), Vec3<T>::zero()};
+  softContactTangents(q.normal, q.hint, q.hinted, &frame[1], &frame[2]);
+  // Where the approximation shifts the normal velocity by -mu |v_t| (a point sliding at the step's
+  // start), its force begins that much earlier.
+  const Vec3<T> velocity = softPointVelocity(ws, body, q.pos);
+  const T vn = dot(frame[0], velocity), mu = lawParams[0];
+  const Vec3<T> vt = velocity - vn * frame[0];
+  const SpatialVec<T> A = bodyAcceleration<T>(Strided<const T>(ws.A_GB()), body), V = bodyVelocity(ws, body);
+  const Vec3<T> r = q.pos - bodyOrigin(ws, body);
+  const T an = dot(frame[0], A.lin + cross(A.ang, r) + cross(V.ang, cross(V.ang, r)));
+  const T reach = q.dist + h * (vn - mu * norm(vt)) + T(2) * h * h * selectT(an < T(0), an, T(0));
+  q.exists = q.exists & ((q.dist < margin) | (reach < T(0)));
+  out[0] = selectT(q.exists, T(1), T(0));
+  out[1] = q.dist;
+  storeVec3(out + 2, q.pos);
+  storeVec3(out + 5, q.normal);
+  if (!anyLane(q.exists)) {  // no rows in any lane: the solve skips them
+    for (int e = 0; e < 3; ++e) rows[4 * (r0 + e) + 3] = T(0);
+    return;
+  }
+  softContactJacobian<T>(model, ws, -1, body, q.pos, frame, 3, 0, ws.softJ() + std::int64_t(r0) * model.sizes.nu);
+  for (int e = 0; e < 3; ++e) {
+    rows[4 * (r0 + e)] = T(0);
+    rows[4 * (r0 + e) + 1] = -dot(frame[e], velocity) / h;
+    rows[4 * (r0 + e) + 2] = T(0);
+    rows[4 * (r0 + e) + 3] = selectT(q.exists, T(1), T(0));
+  }
+  const T k = T(0.5) * powT(T(material[0]), T(2.0 / 3.0)), K = T(4.0 / 3.0) * k * sqrtT(R * k);
+  const T d = T(1.5) * T(material[1]), x0 = selectT(q.dist < T(0), -q.dist, T(0)), damping = T(1) - d * vn;
+  C[4 * r0] = K * h * h * h;                          // A = K h^3
+  C[4 * r0 + 1] = -q.dist / (h * h);                  // c = x0 / h^2
+  C[4 * r0 + 2] = d * h;                              // delta = d h
+  C[4 * r0 + 3] = material[3];                        // lagged
+  C[4 * (r0 + 1)] = mu;                               // mu
+  C[4 * (r0 + 1) + 1] = T(material[2]) / h;           // eps = vs / h
+  C[4 * (r0 + 1) + 2] = K * x0 * sqrtT(x0) * selectT(damping > T(0), damping, T(0));  // F0
+}
+
 // A pair contact's geoms in Ground (MuJoCo's geom_xpos, geom_xmat).
 template <class T>
 LOCKSTEP_HD_INLINE void pairGeomPoses(const Workspace<T>& ws, const PairContactTopology& topo, Strided<const T> geom,
@@ -1276,7 +1331,8 @@ LOCKSTEP_HD_INLINE void pairGeomPoses(const Workspace<T>& ws, const PairContactT
 // pair whose bounding spheres (MuJoCo's rbound) are apart by more than its margin in every lane
 // makes no rows, and its points read 0 (as the points of a pair that does not touch do in any lane).
 template <class T>
-LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws) {
+LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                                   Strided<const T> qacc0) {
   const Sizes& s = model.sizes;
   const Strided<T> rows = ws.softRows(), J = ws.softJ();
   for (int r = 0; r < s.nSoftRows; ++r) rows[4 * r + 3] = T(0);
@@ -1287,9 +1343,18 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     const SoftLaw<T> law = planeContactLaw(w.params, i);
     const Transform<T> X_GG = bodyPose(ws, topo.body) * loadTransform<T>(geom);
     const Vec3<T> n = loadVec3<T>(geom + 15), p = loadVec3<T>(geom + 18);
+    SoftPoint<T> points[8];
+    if (topo.law == kLawCompliant) {  // a sphere's or a capsule's points, whatever their distance
+      softPlanePoints<T>(topo.shape, X_GG, loadVec3<T>(geom + 12), n, p, T(INFINITY), points);
+      for (int k = 0; k < topo.points; ++k) {
+        points[k].normal = n;
+        softCompliantPointRows(model, ws, topo.body, points[k], lawParams, planeContactComplianceAt(w.params, i),
+                               T(geom[12]), topo.row + 3 * k, softContactAt(w, topo.point + k));
+      }
+      continue;
+    }
     // The collision finds the points within the margin; only those within margin - gap (MuJoCo's
     // includemargin) become rows.
-    SoftPoint<T> points[8];
     softPlanePoints<T>(topo.shape, X_GG, loadVec3<T>(geom + 12), n, p, T(lawParams[8]), points);
     const int perPoint = softRowsPerPoint(topo.condim, topo.elliptic);
     for (int k = 0; k < topo.points; ++k) {
@@ -1363,11 +1428,27 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
       const Strided<T> row = J + std::int64_t(r) * s.nu;
       for (int j = 0; j < s.nu; ++j) row[j] = T(0);
       row[topo.u] = sign;
+      // A side whose bound is infinite never engages.
+      if (topo.law == kLawCompliant) {  // the stop's side as a compliant block (softCompliantForceInto)
+        const Strided<const T> stop = softLimitComplianceAt(w.params, i);
+        const T h = law.timestep, v = sign * T(u[topo.u]), a = sign * T(qacc0[topo.u]);
+        const Strided<T> C = ws.softCompliance();
+        rows[4 * r] = T(0);
+        rows[4 * r + 1] = -v / h;
+        rows[4 * r + 2] = T(0);
+        // (as a contact point's: within the margin, or could reach the bound within the step)
+        const T reach = dist + h * v + T(2) * h * h * selectT(a < T(0), a, T(0));
+        rows[4 * r + 3] = selectT((dist < law.margin) | (reach < T(0)), T(1), T(0));
+        C[4 * r] = T(stop[0]) * h * h;  // A = k h^2
+        C[4 * r + 1] = -dist / (h * h);  // c = x0 / h^2
+        C[4 * r + 2] = T(stop[1]) * h;   // delta = d h
+        C[4 * r + 3] = T(0);
+        continue;
+      }
       const SoftPointLaw<T> pl = softPointLaw(law, dist);
       rows[4 * r] = dist - law.margin;
       rows[4 * r + 1] = pl.aref(T(sign * T(u[topo.u])));
       rows[4 * r + 2] = T(1) / pl.R(T(p[11]));
-      // A side whose bound is infinite never engages.
       rows[4 * r + 3] = selectT(dist < law.margin, T(1), T(0));
     }
   }
@@ -1411,32 +1492,33 @@ LOCKSTEP_HD void softNegativeSolve(Strided<const T> L, int n, Strided<T> x) {
   for (int i = 0; i < n; ++i) x[i] = -x[i];
 }
 
-// The rows in blocks, in row order: f(r0, n) for each, n its rows. A contact point's condim rows
-// under an elliptic cone are one block (n = condim: 3, 4 or 6); every other row (a pyramid's edge, a
-// frictionless point's normal, a limit's side) is a block of its own (n = 1).
+// The rows in blocks, in row order: f(r0, n, compliant) for each, n its rows, compliant whether the
+// block is under the compliant law. A contact point's condim rows under an elliptic cone, and a
+// compliant contact point's three, are one block (n = condim: 3, 4 or 6); every other row (a
+// pyramid's edge, a frictionless point's normal, a limit's side) is a block of its own (n = 1).
 template <class T, class F>
 LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
-  auto contact = [&](int row, int points, int condim, int elliptic) {
+  auto contact = [&](int row, int points, int condim, int elliptic, bool compliant) {
     const int perPoint = softRowsPerPoint(condim, elliptic);
     const bool cone = elliptic && condim >= 3;
     for (int k = 0; k < points; ++k) {
       if (cone) {
-        f(row + condim * k, condim);
+        f(row + condim * k, condim, compliant);
         continue;
       }
-      for (int e = 0; e < perPoint; ++e) f(row + k * perPoint + e, 1);
+      for (int e = 0; e < perPoint; ++e) f(row + k * perPoint + e, 1, false);
     }
   };
   for (int i = 0; i < model.sizes.nPlaneContacts; ++i) {
     const PlaneContactTopology& t = model.planeContact[i];
-    contact(t.row, t.points, t.condim, t.elliptic);
+    contact(t.row, t.points, t.condim, t.elliptic, t.law == kLawCompliant);
   }
   for (int i = 0; i < model.sizes.nPairContacts; ++i) {
     const PairContactTopology& t = model.pairContact[i];
-    contact(t.row, t.points, t.condim, t.elliptic);
+    contact(t.row, t.points, t.condim, t.elliptic, false);
   }
   for (int i = 0; i < model.sizes.nSoftLimits; ++i)
-    for (int side = 0; side < 2; ++side) f(model.softLimit[i].row + side, 1);
+    for (int side = 0; side < 2; ++side) f(model.softLimit[i].row + side, 1, model.softLimit[i].law == kLawCompliant);
 }
 
 // An elliptic cone's forces (its n rows', n = condim: 3, 4 or 6) at x = J qacc - aref, and the
@@ -1546,6 +1628,77 @@ LOCKSTEP_HD_INLINE void softConeLine(const T* x, const T* dx, const T* scale, co
   *curvature = selectT(between, coneCurvature, selectT(below, rowCurvature, T(0)));
 }
 
+// THE COMPLIANT LAW: Lockstep's contact and stop for scenes and URDF robots (docs/contact-laws.md),
+// Hunt and Crossley's force as one convex implicit constraint per block, solved by the Newton
+// iterations below with MuJoCo's law's rows (Castro, Permenter and Han's "similar" convex
+// approximation, the one Drake's SAP solver makes of Hunt and Crossley's contact). With h the step
+// and x = J qacc - aref, aref = -(J u) / h, a block's velocity at the step's end is v = h x (the
+// semi-implicit Euler step's u + h qacc). Its force is that of the penetration predicted at the
+// step's end, x0 - h vn (x0 at its start), and of the approach speed -vn there:
+//   F = K (x0 - h vn)_+^p (1 - d vn)_+
+// (a contact: Hertz's p = 3/2 and K = (4/3) k sqrt(R k), k = E^(2/3) / 2, d = 3c/2, as Simbody's
+// SmoothSphereHalfSpaceForce without its smoothing; a stop: p = 1, K its stiffness, d its
+// dissipation). A contact's friction is Coulomb's, regularized below the stiction velocity vs:
+// f_t = -mu N v_t / sqrt(|v_t|^2 + vs^2), with one of the two convex approximations of Castro et
+// al. (Drake's kLagged and kSimilar):
+//   lagged   N = F0, the force at the step's start (K x0^p (1 + d vn0)_+ with its normal speed vn0),
+//            and F at vn: the friction lags the normal force by a step (Drake's choice for robotics);
+//   similar  N = F, taken at vn - mu (sqrt(|v_t|^2 + vs^2) - vs) in place of vn: exact at rest and
+//            while sticking, but a sliding point glides h mu |v_t| above the surface.
+// In x, with zeta = x_n (lagged) or x_n - mu (sqrt(|x_t|^2 + eps^2) - eps) (similar), eps = vs / h:
+//   F(zeta) = A (c - zeta)_+^p (1 - delta zeta)_+,   A = K h^(2p), c = x0 / h^2, delta = d h,
+// the block's forces f = (F, -mu N x_t / r), r = sqrt(|x_t|^2 + eps^2), are minus the gradient of a
+// convex cost (F decreases with zeta), and its Hessian in x is exactly
+//   lagged   H_nn = -F',  H_nt = 0,  H_tt = mu F0 (I - x_t x_t' / r^2) / r;
+//   similar  H_nn = -F',  H_nt = mu F' x_t / r,  H_tt = -mu^2 F' x_t x_t' / r^2 + mu F (I - x_t x_t' / r^2) / r.
+// The block's parameters (softCompliance, from its first row on): A, c, delta, lagged (1 or 0),
+// then (a contact's) mu, eps, F0. n = 3: a contact (n, t1, t2; p = 3/2); n = 1: a stop's side (p = 1).
+template <class T>
+LOCKSTEP_HD_INLINE void softCompliantForceInto(const T* x, const T* C, int n, MaskOf<T> exists, SoftConeForce<T>* out) {
+  SoftConeForce<T>& b = *out;
+  const T A = C[0], c = C[1], delta = C[2];
+  const MaskOf<T> lagged = C[3] > T(0.5);
+  T zeta = x[0], mu = T(0), r = T(1), t[2] = {T(0), T(0)};
+  if (n == 3) {
+    mu = C[4];
+    const T eps = C[5];
+    r = sqrtT(x[1] * x[1] + x[2] * x[2] + eps * eps);
+    zeta = x[0] - selectT(lagged, T(0), mu * (r - eps));
+    t[0] = x[1] / r;
+    t[1] = x[2] / r;
+  }
+  const T y = c - zeta, damping = T(1) - delta * zeta;
+  const MaskOf<T> on = exists & (y > T(0)) & (damping > T(0));
+  const T ys = selectT(on, y, T(1)), ds = selectT(on, damping, T(1));
+  T F, dF;  // F(zeta) and dF / dzeta (<= 0)
+  if (n == 3) {
+    const T root = sqrtT(ys);
+    F = A * ys * root * ds;
+    dF = -A * (T(1.5) * root * ds + delta * ys * root);
+  } else {
+    F = A * ys * ds;
+    dF = -A * (ds + delta * ys);
+  }
+  F = selectT(on, F, T(0));
+  dF = selectT(on, dF, T(0));
+  b.force[0] = F;
+  b.H[0] = -dF;
+  if (n == 1) {
+    b.engaged = on;
+    return;
+  }
+  const T F0 = C[6], N = selectT(lagged, F0, F), coupling = selectT(lagged, T(0), dF);
+  b.engaged = on | (exists & lagged & (F0 > T(0)));
+  for (int j = 1; j < n; ++j) {
+    b.force[j] = -mu * N * t[j - 1];
+    b.H[j] = b.H[n * j] = mu * coupling * t[j - 1];
+    for (int k = 1; k < n; ++k) {
+      const T tt = t[j - 1] * t[k - 1];  // the same product for (j, k) and (k, j): H exactly symmetric
+      b.H[n * j + k] = -mu * mu * coupling * tt + mu * N * ((j == k ? T(1) : T(0)) - tt) / r;
+    }
+  }
+}
+
 // The soft-constraint solve of one world at its state, after computeKinematics and the sweep (udot:
 // qacc0 in, qacc out); the contact points' and limits' forces and the solve's statistics into the
 // fields softContact, softLimitForce and softSolver. Returns the StatusFlag bits (per lane).
@@ -1554,7 +1707,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
                                              Strided<T> udot) {
   const Sizes& s = model.sizes;
   const int nu = s.nu, nr = s.nSoftRows;
-  softConstraintRows(model, w, ws);
+  softConstraintRows(model, w, ws, Strided<const T>(udot));
   const Strided<T> M = ws.softM(), H = ws.softH(), v = ws.softVec(), rows = ws.softRows(), J = ws.softJ();
   const Strided<T> jar = ws.softJar(), Jd = ws.softJd();
   computeMassMatrix<T>(model, w.params, ws, M, ws.softIc());
@@ -1572,8 +1725,16 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   // in x (a row: D where active; a cone: softConeForce's, n x n); false where no lane has a force.
   // One SoftConeForce serves every block in turn (block).
   SoftConeForce<T> block;
-  auto blockForce = [&](int r0, int n, auto x, SoftConeForce<T>& c) {
+  const Strided<T> compliance = ws.softCompliance();
+  auto blockForce = [&](int r0, int n, bool compliant, auto x, SoftConeForce<T>& c) {
     const MaskOf<T> exists = T(rows[4 * r0 + 3]) > T(0.5);
+    if (compliant) {
+      T xs[3], C[7];
+      for (int e = 0; e < n; ++e) xs[e] = x(r0 + e);
+      for (int k = 0; k < (n == 3 ? 7 : 4); ++k) C[k] = compliance[4 * r0 + k];
+      softCompliantForceInto<T>(xs, C, n, exists, &c);
+      return anyLane(c.engaged);
+    }
     if (n == 1) {
       const T xr = x(r0);
       const MaskOf<T> active = exists & (xr < T(0));
@@ -1619,9 +1780,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   // triangle.
   auto newtonHessian = [&] {
     for (int k = 0; k < nu * nu; ++k) H[k] = M[k];
-    forEachSoftBlock(model, [&](int r0, int n) {
+    forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
       if (!rowUsed(r0)) return;
-      if (!blockForce(r0, n, [&](int r) { return T(jar[r]); }, block)) return;
+      if (!blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block)) return;
       const T* Hb = block.H;
       const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0) * nu;
       for (int i = 0; i < nu; ++i) {
@@ -1656,11 +1817,14 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       g[i] = Mda[i];
       forces = selectT(absT(T(Mda[i])) > forces, absT(T(Mda[i])), forces);
     }
-    forEachSoftBlock(model, [&](int r0, int n) {
+    forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
       if (!rowUsed(r0)) return;
       for (int e = 0; e < n; ++e) jar[r0 + e] = rowDot(r0 + e, a) - T(rows[4 * (r0 + e) + 1]);
-      if (!blockForce(r0, n, [&](int r) { return T(jar[r]); }, block)) return;  // 0 in every lane
+      if (!blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block)) return;  // 0 in every lane
       const T* f = block.force;
+      // A compliant contact's friction can reach mu times its normal force (lagged: the start's):
+      // its rounding, stiff below the stiction velocity, scales with that.
+      if (compliant && n == 3) forces += T(compliance[4 * (r0 + 1)]) * (T(compliance[4 * (r0 + 1) + 2]) + absT(f[0]));
       for (int e = 0; e < n; ++e) {
         forces += absT(f[e]);
         const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0 + e) * nu;
@@ -1688,9 +1852,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       if (rowUsed(r)) Jd[r] = rowDot(r, d);
     auto slope = [&](T t, T* curvature) {
       T first = t * dMd + dMa, second = dMd;
-      forEachSoftBlock(model, [&](int r0, int n) {
+      forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
         if (!rowUsed(r0)) return;
-        if (n > 1) {
+        if (n > 1 && !compliant) {
           T x[kSoftConeRowsMax], dx[kSoftConeRowsMax], scale[kSoftConeRowsMax], D[kSoftConeRowsMax];
           for (int e = 0; e < n; ++e) {
             dx[e] = Jd[r0 + e];
@@ -1704,10 +1868,13 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
           second += coneCurvature;
           return;
         }
-        if (!blockForce(r0, 1, [&](int r) { return T(jar[r]) + t * T(Jd[r]); }, block)) return;
+        // A row, or a compliant block: its forces' work along the step and its Hessian's curvature.
+        if (!blockForce(r0, n, compliant, [&](int r) { return T(jar[r]) + t * T(Jd[r]); }, block)) return;
         const T *f = block.force, *Hb = block.H;
-        first -= f[0] * T(Jd[r0]);
-        second += Hb[0] * T(Jd[r0]) * T(Jd[r0]);
+        for (int e = 0; e < n; ++e) {
+          first -= f[e] * T(Jd[r0 + e]);
+          for (int k = 0; k < n; ++k) second += T(Jd[r0 + e]) * Hb[n * e + k] * T(Jd[r0 + k]);
+        }
       });
       *curvature = second;
       return first;
@@ -1749,8 +1916,8 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   }
   for (int j = 0; j < nu; ++j) udot[j] = a[j];
   // The rows' forces (jar now holds them): -D jar on the active rows, the cones' from their zones.
-  forEachSoftBlock(model, [&](int r0, int n) {
-    const bool engaged = rowUsed(r0) && blockForce(r0, n, [&](int r) { return T(jar[r]); }, block);
+  forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
+    const bool engaged = rowUsed(r0) && blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block);
     for (int e = 0; e < n; ++e) jar[r0 + e] = engaged ? T(block.force[e]) : T(0);
   });
   // Each point's force in its contact frame, and each body's total (bodyContact: about Bo, in G,

@@ -84,6 +84,9 @@ struct Sizes {
   // and pair contacts together, and the most constraint rows (contact points' pyramid edges, limits'
   // sides).
   std::int32_t nSoftPoints = 0, nSoftRows = 0;
+  // 1: some plane contact or limit is under the compliant law (its blocks' parameters: the
+  // workspace's softCompliance).
+  std::int32_t softCompliant = 0;
   // 1: the model steps as MuJoCo's RK4 (integrator.h; Model::mujocoStepping, or soft rows).
   std::int32_t mujocoStepping = 0;
 };
@@ -285,9 +288,15 @@ enum class Role : std::int8_t {
     "torsional rolling",                                                                                                  \
     "MuJoCo's contact parameters of the pair (sliding friction, solref, solimp, margin, gap), opt.impratio and "         \
     "opt.timestep, the two bodies' invweight0 (translation) summed, and the torsional and rolling friction")             \
+  X(T, planeContactCompliance, Per::PlaneContact, Role::Parameter, "plane_contact",                                      \
+    "stiffness dissipation stiction_velocity lagged",                                                                      \
+    "the compliant law's material (a contact under that law): E (Hertz), Hunt and Crossley's c, the stiction "          \
+    "velocity of its regularized friction, and 1 for the lagged approximation of friction (0: the similar one)")          \
   X(T, softLimitLaw, Per::SoftLimit, Role::Parameter, "limit",                                                           \
     "lower upper margin solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 timestep invweight",              \
     "MuJoCo's joint range, margin, solreflimit and solimplimit, opt.timestep, and the dof's invweight0")                   \
+  X(T, softLimitCompliance, Per::SoftLimit, Role::Parameter, "limit", "stiffness dissipation",                         \
+    "the compliant law's stop (a limit under that law): stiffness k and Hunt and Crossley's dissipation d")              \
   X(T, sensorFrame, Per::Sensor, Role::Parameter, "sensor",                                                              \
     "X_BS.r00 X_BS.r01 X_BS.r02 X_BS.r10 X_BS.r11 X_BS.r12 X_BS.r20 X_BS.r21 X_BS.r22 X_BS.x X_BS.y X_BS.z "             \
     "zone.x zone.y zone.z",                                                                                                \
@@ -355,6 +364,9 @@ enum ElementFlag : std::int32_t { kContactRolling = 1 };
 // torsional and the two rolling rows), and where its points and rows start
 // among the world's.
 enum PlaneContactShape : std::int32_t { kShapeSphere, kShapeCapsule, kShapeEllipsoid, kShapeCylinder, kShapeBox };
+// The law of a plane contact's or a limit's rows: MuJoCo's soft constraints, or Lockstep's compliant
+// law (Hunt and Crossley's contact as a convex implicit constraint: soft_constraints.h).
+enum SoftLawKind : std::int32_t { kLawMujoco = 0, kLawCompliant = 1 };
 struct PlaneContactTopology {
   std::int32_t body;    // the geom's body
   std::int32_t shape;   // PlaneContactShape
@@ -364,6 +376,7 @@ struct PlaneContactTopology {
   std::int32_t point;   // its first point among the world's (Per::SoftPoint)
   std::int32_t row;     // its first constraint row
   std::int32_t mujocoBody;  // the geom's MuJoCo body, whose cfrc_ext its force adds to (-1: none)
+  std::int32_t law;         // SoftLawKind (compliant: condim 3, its rows the frame's, as a cone's)
 };
 // Two primitive geoms on different bodies (one of them may be Ground) under MuJoCo's soft-constraint
 // law: MuJoCo's narrow phase of the pair (a sphere or capsule against a sphere or capsule: a capsule
@@ -383,7 +396,7 @@ struct PairContactTopology {
 struct SoftLimitTopology {
   std::int32_t q, u;  // the coordinate and its speed
   std::int32_t row;   // its first constraint row
-  std::int32_t unused;
+  std::int32_t law;   // SoftLawKind
 };
 
 // A sensor (MJCF <sensor>) as the per-world code reads it (physics/sensors.h): what it measures
