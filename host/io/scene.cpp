@@ -172,6 +172,17 @@ Scene SceneReader::read(const std::string& text) {
   for (const char* key : {"gravity", "bodies", "linear_bushings", "spring_dampers", "constant_forces",
                           "sphere_contacts", "ground", "limits", "actuators"})
     addsToModel = addsToModel || root.has(key);
+  // "integrator": "implicit": the ground contacts and joint stops as the compliant law's constraints of
+  // the implicit step (ModelBuilder::compliantConstraints), at the scene's dt (read here, before the
+  // model is built; the rest of "simulation" below).
+  if (auto sim = root.find("simulation")) {
+    const auto integrator = sim->find("integrator");
+    if (integrator && integrator->string() == "implicit") {
+      const auto dt = sim->find("dt");
+      builder_.compliantConstraints(dt ? dt->positive() : mjcf_ ? mjcf_->timestep : scene_.simulation.dt);
+      addsToModel = true;
+    }
+  }
   try {
     scene_.model = addsToModel ? builder_.build() : mjcf_->model;
     validateJointInertias(*scene_.model);

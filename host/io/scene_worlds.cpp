@@ -76,8 +76,8 @@ void SceneReader::readSimulation(const JsonNode& n) {
   if (auto x = n.find("integrator")) {
     const std::string name = x->string();
     if (name == "rk4") s.integrator = Integrator::RK4;
-    else if (name == "euler") s.integrator = Integrator::SemiImplicitEuler;
-    else x->fail("must be \"rk4\" or \"euler\" (got " + inQuotes(name) + ")");
+    else if (name == "euler" || name == "implicit") s.integrator = Integrator::SemiImplicitEuler;
+    else x->fail("must be \"rk4\", \"euler\" or \"implicit\" (got " + inQuotes(name) + ")");
   }
 }
 

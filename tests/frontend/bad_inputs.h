@@ -43,7 +43,7 @@ inline const std::vector<BadScene> kBadScenes = {
     {"ground_string_friction.json", "ground.contact_spheres[0].dynamic_friction: must be a number (got a string)"},
     {"bad_initial_state.json", "initial_state.q: must have 2 values (got 3)"},
     {"unknown_joint.json", "initial_state.joints.joint3: no joint named 'joint3' (did you mean 'joint1'?)"},
-    {"bad_integrator.json", "simulation.integrator: must be \"rk4\" or \"euler\" (got 'rk45')"},
+    {"bad_integrator.json", "simulation.integrator: must be \"rk4\", \"euler\" or \"implicit\" (got 'rk45')"},
     {"bad_root_joint.json", "urdf.root_joint: must be \"fixed\" or \"free\" (got 'floating')"},
     {"missing_urdf.json", "urdf.path: " LOCKSTEP_SOURCE_DIR "/tests/data/bad/no_such_robot.urdf: cannot open the file"},
     {"bad_urdf_include.json", "urdf.path: " LOCKSTEP_SOURCE_DIR "/tests/data/bad/triangle_inertia.urdf: link 'arm': inertia: violates the triangle inequality"},
