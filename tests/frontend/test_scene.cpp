@@ -464,8 +464,8 @@ TEST(SceneFormat, GroundSectionMakesGroundContacts) {
 
 // "integrator": "implicit": a robot's ground contacts and joint stops become the compliant law's
 // constraints of the implicit step (docs/contact-laws.md), its PD actuators taken implicitly too, and
-// it steps at several milliseconds: the Ant (MJCF under the compliant law) lands and settles at 10 ms,
-// Solo12 (URDF) holds its crouch at 5 ms; no world is flagged in 3 s.
+// it steps at 10 ms: the Ant (MJCF under the compliant law) lands and settles, Solo12 (URDF) holds its
+// crouch on its PD actuators (their gains in the solve's metric); no world is flagged in 3 s.
 TEST(SceneFormat, ImplicitIntegratorStepsRobotsAtLargeSteps) {
   struct Case {
     const char* file;
@@ -475,7 +475,7 @@ TEST(SceneFormat, ImplicitIntegratorStepsRobotsAtLargeSteps) {
   };
   for (const Case& c :
        {Case{"scenes/solo12-stand.json", R"("dt": 0.0005, "steps": 10000, "integrator": "rk4")",
-             R"("dt": 0.005, "steps": 600, "integrator": "implicit")", 0.005, 0.1, 0.3},
+             R"("dt": 0.01, "steps": 300, "integrator": "implicit")", 0.01, 0.1, 0.3},
         Case{"scenes/ant.json", R"("dt": 0.001, "steps": 3000, "integrator": "rk4")",
              R"("dt": 0.01, "steps": 300, "integrator": "implicit")", 0.01, 0.2, 1.0}}) {
     SCOPED_TRACE(c.file);
@@ -509,7 +509,7 @@ TEST(SceneFormat, ImplicitIntegratorStepsRobotsAtLargeSteps) {
       std::printf("%s at %g s, 3 s: root at %.4g m, moving at %.3g m/s\n", c.file, c.dt, q[6], speed);
       EXPECT_GT(q[6], c.lowest);
       EXPECT_LT(q[6], c.highest);
-      EXPECT_LT(speed, 0.05);
+      EXPECT_LT(speed, 1e-4);
     }
   }
 }

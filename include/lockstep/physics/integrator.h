@@ -54,22 +54,6 @@ LOCKSTEP_HD_INLINE void normalizeQuaternions(const ModelView<T>& model, const Wo
   }
 }
 
-// Under the compliant law's implicit step (Sizes::softCompliant) the PD actuators' gains are taken
-// implicitly too, linearized at the step's start: where an actuator's effort is within its limit,
-// its damping kd joins B and its stiffness kp adds dt kp to it (q + dt u' is the position the step
-// ends at), with -dt kp u on the right: (M + dt (B + kd + dt kp)) udot' = M udot - dt kp u. (A
-// clamped effort does not depend on u or q; MuJoCo's law keeps MuJoCo's Euler: joint damping only.)
-template <class T>
-LOCKSTEP_HD_INLINE void implicitActuatorGains(const WorldView<T>& w, int i, T q, T* kd, T* kp) {
-  const Strided<const T> target = targetAt(w, i), gains = actuatorGainsAt(w.params, i);
-  const Strided<const T> control = actuatorControlAt(w.params, i);
-  const T effort = actuatorEffort(T(w.tau[i]), q, T(w.u[i]), T(target[0]), T(target[1]), gains[0], gains[1], gains[2],
-                                  control[0], control[1], control[2], T(INFINITY));
-  const MaskOf<T> within = absT(effort) < T(w.params.effortLimit[i]);
-  *kp = selectT(within & (gains[0] == T(1)), T(gains[1]), T(0));
-  *kd = selectT(within & !(gains[0] == T(0)), T(gains[2]), T(0));
-}
-
 // MuJoCo's Euler (mj_Euler) integrates the joints' damping implicitly: where any speed has damping,
 // the accelerations udot (ydot's u part, after computeStateDerivative at the step's start) become
 // the solution of (M + dt B) udot' = M udot, B = diag(damping) (MuJoCo's eulerdamp: qfrc_smooth and
@@ -80,9 +64,9 @@ template <class T>
 LOCKSTEP_HD_NOINLINE MaskOf<T> mujocoImplicitDamping(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                                             T dt, Strided<T> udot) {
   const int nu = model.sizes.nu;
-  const bool actuators = model.sizes.softCompliant != 0 && model.sizes.nActuators > 0;
-  bool damped = actuators;
-  for (int i = 0; i < nu && !damped; ++i) damped = anyLane(T(w.params.damping[i]) > T(0));
+  // (A model under the compliant law's implicit step took its damping in the solve's metric.)
+  bool damped = false;
+  for (int i = 0; i < nu && !damped && model.sizes.softCompliant == 0; ++i) damped = anyLane(T(w.params.damping[i]) > T(0));
   if (!damped) return T(0) > T(1);
   const Strided<T> M = ws.softM(), H = ws.softH(), f = ws.softVec();
   computeMassMatrix<T>(model, w.params, ws, M, ws.softIc());
@@ -94,18 +78,6 @@ LOCKSTEP_HD_NOINLINE MaskOf<T> mujocoImplicitDamping(const ModelView<T>& model, 
     }
     f[i] = x;
     H[i * nu + i] = T(H[i * nu + i]) + dt * T(w.params.damping[i]);
-  }
-  if (actuators) {
-    for (int b = 0; b < model.sizes.nb; ++b) {
-      const BodyTopology topo = model.body[b];
-      for (int k = 0; k < topo.nu; ++k) {
-        const int i = topo.uOffset + k;
-        T kd, kp;
-        implicitActuatorGains(w, i, coordinateOfSpeed<T>(topo, Strided<const T>(w.q), k), &kd, &kp);
-        H[i * nu + i] = T(H[i * nu + i]) + dt * (kd + dt * kp);
-        f[i] = T(f[i]) - dt * kp * T(w.u[i]);
-      }
-    }
   }
   const MaskOf<T> failedLanes = softCholesky<T>(H, nu);
   softNegativeSolve<T>(Strided<const T>(H), nu, f);  // f = -(M + dt B)^-1 M udot

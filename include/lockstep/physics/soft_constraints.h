@@ -40,6 +40,7 @@
 #pragma once
 
 #include "lockstep/physics/crba.h"
+#include "lockstep/physics/forces.h"
 
 namespace lockstep {
 
@@ -1280,8 +1281,8 @@ LOCKSTEP_HD void softCompliantPointRows(const ModelView<T>& model, const Workspa
   const T h = lawParams[11], margin = T(lawParams[8]) - T(lawParams[9]);
   Vec3<T> frame[3] = {q.normal, Vec3<T>::zero(), Vec3<T>::zero()};
   softContactTangents(q.normal, q.hint, q.hinted, &frame[1], &frame[2]);
-  // Where the approximation shifts the normal velocity by -mu |v_t| (a point sliding at the step's
-  // start), its force begins that much earlier.
+  // (The similar approximation shifts the normal velocity by -mu |v_t|: a sliding point's force
+  // begins that much earlier.)
   const Vec3<T> velocity = softPointVelocity(ws, body, q.pos);
   const T vn = dot(frame[0], velocity), mu = lawParams[0];
   const Vec3<T> vt = velocity - vn * frame[0];
@@ -1630,8 +1631,8 @@ LOCKSTEP_HD_INLINE void softConeLine(const T* x, const T* dx, const T* scale, co
 
 // THE COMPLIANT LAW: Lockstep's contact and stop for scenes and URDF robots (docs/contact-laws.md),
 // Hunt and Crossley's force as one convex implicit constraint per block, solved by the Newton
-// iterations below with MuJoCo's law's rows (Castro, Permenter and Han's "similar" convex
-// approximation, the one Drake's SAP solver makes of Hunt and Crossley's contact). With h the step
+// iterations below with MuJoCo's law's rows (Castro et al.'s convex approximations of Hunt and
+// Crossley's contact, as Drake's SAP solver makes them: SapHuntCrossleyConstraint). With h the step
 // and x = J qacc - aref, aref = -(J u) / h, a block's velocity at the step's end is v = h x (the
 // semi-implicit Euler step's u + h qacc). Its force is that of the penetration predicted at the
 // step's end, x0 - h vn (x0 at its start), and of the approach speed -vn there:
@@ -1641,7 +1642,7 @@ LOCKSTEP_HD_INLINE void softConeLine(const T* x, const T* dx, const T* scale, co
 // dissipation). A contact's friction is Coulomb's, regularized below the stiction velocity vs:
 // f_t = -mu N v_t / sqrt(|v_t|^2 + vs^2), with one of the two convex approximations of Castro et
 // al. (Drake's kLagged and kSimilar):
-//   lagged   N = F0, the force at the step's start (K x0^p (1 + d vn0)_+ with its normal speed vn0),
+//   lagged   N = F0, the force at the step's start (K x0^p (1 - d vn0)_+ with its normal speed vn0),
 //            and F at vn: the friction lags the normal force by a step (Drake's choice for robotics);
 //   similar  N = F, taken at vn - mu (sqrt(|v_t|^2 + vs^2) - vs) in place of vn: exact at rest and
 //            while sticking, but a sliding point glides h mu |v_t| above the surface.
@@ -1702,6 +1703,61 @@ LOCKSTEP_HD_INLINE void softCompliantForceInto(const T* x, const T* C, int n, Ma
 // The soft-constraint solve of one world at its state, after computeKinematics and the sweep (udot:
 // qacc0 in, qacc out); the contact points' and limits' forces and the solve's statistics into the
 // fields softContact, softLimitForce and softSolver. Returns the StatusFlag bits (per lane).
+// The compliant law's implicit step takes the joints' damping B and the PD actuators' gains in the
+// solve's metric (SAP's A and free motion v*), linearized at the step's start: where an actuator's
+// effort is within its limit, its damping kd joins B and its stiffness kp adds h kp (q + h u' is the
+// position the step ends at). With D = B + kd + h kp, the metric is A = M + h D and the free motion
+// a0 = A^-1 (M udot0 - h kp u), udot0 the explicit one: (M + h D) qacc = M udot0 - h kp u + J' f.
+// (A clamped effort depends on neither u nor q.) h is the law's step (every compliant element's:
+// Batch::step refuses another).
+template <class T>
+LOCKSTEP_HD_INLINE void implicitActuatorGains(const WorldView<T>& w, int i, T q, T* kd, T* kp) {
+  const Strided<const T> target = targetAt(w, i), gains = actuatorGainsAt(w.params, i);
+  const Strided<const T> control = actuatorControlAt(w.params, i);
+  const T effort = actuatorEffort(T(w.tau[i]), q, T(w.u[i]), T(target[0]), T(target[1]), gains[0], gains[1], gains[2],
+                                  control[0], control[1], control[2], T(INFINITY));
+  const MaskOf<T> within = absT(effort) < T(w.params.effortLimit[i]);
+  *kp = selectT(within & (gains[0] == T(1)), T(gains[1]), T(0));
+  *kd = selectT(within & !(gains[0] == T(0)), T(gains[2]), T(0));
+}
+template <class T>
+LOCKSTEP_HD_INLINE T compliantStep(const ModelView<T>& model, const WorldView<T>& w) {
+  for (int i = 0; i < model.sizes.nPlaneContacts; ++i)
+    if (model.planeContact[i].law == kLawCompliant) return planeContactLawAt(w.params, i)[11];
+  for (int i = 0; i < model.sizes.nSoftLimits; ++i)
+    if (model.softLimit[i].law == kLawCompliant) return softLimitLawAt(w.params, i)[10];
+  return T(0);
+}
+// M += h D in place; udot (udot0 in) becomes the free motion a0 (scratch: rhs, H). The lanes whose
+// A is not positive definite are returned.
+template <class T>
+LOCKSTEP_HD MaskOf<T> compliantFreeMotion(const ModelView<T>& model, const WorldView<T>& w, Strided<T> M, Strided<T> H,
+                                          Strided<T> rhs, Strided<T> udot) {
+  const int nu = model.sizes.nu;
+  const T h = compliantStep(model, w);
+  for (int i = 0; i < nu; ++i) {
+    T x = T(0);
+    for (int j = 0; j < nu; ++j) x += M[i * nu + j] * udot[j];
+    rhs[i] = x;
+  }
+  for (int b = 0; b < model.sizes.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    for (int k = 0; k < topo.nu; ++k) {
+      const int i = topo.uOffset + k;
+      T kd = T(0), kp = T(0);
+      if (model.sizes.nActuators > 0)
+        implicitActuatorGains(w, i, coordinateOfSpeed<T>(topo, Strided<const T>(w.q), k), &kd, &kp);
+      M[i * nu + i] = T(M[i * nu + i]) + h * (T(w.params.damping[i]) + kd + h * kp);
+      rhs[i] = T(rhs[i]) - h * kp * T(w.u[i]);
+    }
+  }
+  for (int k = 0; k < nu * nu; ++k) H[k] = M[k];
+  const MaskOf<T> failedLanes = softCholesky<T>(H, nu);
+  softNegativeSolve<T>(Strided<const T>(H), nu, rhs);  // -a0
+  for (int i = 0; i < nu; ++i) udot[i] = selectT(failedLanes, T(udot[i]), -T(rhs[i]));
+  return failedLanes;
+}
+
 template <class T>
 LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
                                              Strided<T> udot) {
@@ -1712,6 +1768,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   const Strided<T> jar = ws.softJar(), Jd = ws.softJd();
   computeMassMatrix<T>(model, w.params, ws, M, ws.softIc());
   const Strided<T> a0 = v, a = v + nu, g = v + 2 * nu, d = v + 3 * nu, Md = v + 4 * nu, Mda = v + 5 * nu;
+  // The compliant law's implicit step: the metric M + h D and its free motion (compliantFreeMotion).
+  MaskOf<T> failedLanes = T(0) > T(1);
+  if (s.softCompliant) failedLanes = compliantFreeMotion<T>(model, w, M, H, g, udot);
   for (int j = 0; j < nu; ++j) a0[j] = a[j] = udot[j];
   // Rows that exist in some lane: the others are skipped.
   auto rowUsed = [&](int r) { return anyLane(T(rows[4 * r + 3]) > T(0.5)); };
@@ -1764,7 +1823,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     scale = selectT(absT(f) > scale, absT(f), scale);
   }
   const T fraction = byPrecision<T>(1e-5, 1e-11);
-  MaskOf<T> done = T(0) > T(1), failedLanes = done;
+  MaskOf<T> done = T(0) > T(1);
   T iterations = T(0), gmax = T(0);
   // out = M x(j), each entry summed in j's order (M is exactly symmetric: its row j is its column j),
   // the entries' sums side by side rather than one after another.
