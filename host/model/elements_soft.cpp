@@ -107,7 +107,8 @@ void validateCompliance(double stiffness, double dissipation, const std::string&
 }
 void validateStictionVelocity(double vs, const std::string& where) {
   validateFinite(vs, where, "stiction_velocity");
-  if (!(vs > 0)) throw ModelError(where + ": stiction_velocity: must be > 0 (the compliant law's friction regularization)");
+  if (!(vs > 0))
+    throw ModelError(where + ": stiction_velocity: must be > 0 (the compliant law's friction regularization)");
 }
 
 // ---- PlaneContact ----
@@ -155,7 +156,9 @@ std::vector<double> parameterBlock(const PlaneContact& e, ParamId id) {
       appendVec3(v, d.planePoint);
       break;
     case ParamId::planeContactLaw: v = contactLawBlock(d); break;
-    case ParamId::planeContactCompliance: v = {d.stiffness, d.dissipation, d.stictionVelocity, d.lagged ? 1.0 : 0.0}; break;
+    case ParamId::planeContactCompliance:
+      v = {d.stiffness, d.dissipation, d.stictionVelocity, d.lagged ? 1.0 : 0.0};
+      break;
     default: break;
   }
   return v;
@@ -175,7 +178,8 @@ void validateParameterBlock(const std::vector<PlaneContact>&, ParamId id, const 
     case ParamId::planeContactCompliance:
       validateCompliance(v[0], v[1], where);
       validateStictionVelocity(v[2], where);
-      if (v[3] != 0 && v[3] != 1) throw ModelError(where + ": lagged: 1 (the lagged approximation of friction) or 0 (the similar one)");
+      if (v[3] != 0 && v[3] != 1)
+        throw ModelError(where + ": lagged: 1 (the lagged approximation of friction) or 0 (the similar one)");
       break;
     default: break;
   }
@@ -188,8 +192,8 @@ std::string describeElement(const Model& m, const PlaneContact& e) {
                  "c %g, friction %g (%s), stiction velocity %g, step %g, margin %g",
                  d.name.c_str(), kShapeNames[d.shape], formatVec(d.size).c_str(), bodyName(m, e.body).c_str(),
                  formatVec(d.X_BG.p).c_str(), formatVec(d.planeNormal).c_str(), formatVec(d.planePoint).c_str(),
-                 d.stiffness, d.dissipation, d.friction, d.lagged ? "lagged" : "similar", d.stictionVelocity, d.timestep,
-                 d.margin);
+                 d.stiffness, d.dissipation, d.friction, d.lagged ? "lagged" : "similar", d.stictionVelocity,
+                 d.timestep, d.margin);
   return textf("plane contact '%s': %s of size %s on %s at %s; plane normal %s through %s; condim %d%s, "
                "%s, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
                d.name.c_str(), kShapeNames[d.shape], formatVec(d.size).c_str(), bodyName(m, e.body).c_str(),
