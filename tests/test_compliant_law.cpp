@@ -42,21 +42,7 @@ GroundMaterial material(double E, double c, double mu, double vs) {
 // against the plane through the origin with outward normal n, under the compliant law at step dt.
 std::shared_ptr<const Model> ball(MobilizerType mobilizer, double m, double R, const Vec3d& n,
                                   const GroundMaterial& mat, double dt) {
-  ModelBuilder mb;
-  mb.setGravity({{0, 0, -kG}});
-  BodyDesc b;
-  b.name = "ball";
-  b.mobilizer = mobilizer;
-  b.mass.mass = m;
-  b.mass.inertia = SymMat33d::diagonal(0.4 * m * R * R, 0.4 * m * R * R, 0.4 * m * R * R);
-  mb.addBody(b);
-  GroundContactDesc c;
-  c.name = "ball";
-  c.body = "ball";
-  c.radius = R;
-  c.planeNormal = n;
-  c.material = mat;
-  mb.add(c);
+  ModelBuilder mb = ballOnGround(mobilizer, m, R, n, mat);
   mb.compliantConstraints(dt);
   return mb.build();
 }

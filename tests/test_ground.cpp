@@ -29,22 +29,7 @@ double hertzForce(double E, double R, double x) {
 // sphere of radius R at its origin, the half-space below the plane through the origin with
 // outward normal n. Gravity -g z.
 std::shared_ptr<const Model> slidingSphere(double m, double R, const Vec3d& n, const GroundMaterial& material) {
-  ModelBuilder mb;
-  mb.setGravity({{0, 0, -kG}});
-  BodyDesc b;
-  b.name = "ball";
-  b.mobilizer = MobilizerType::Translation;
-  b.mass.mass = m;
-  b.mass.inertia = SymMat33d::diagonal(0.4 * m * R * R, 0.4 * m * R * R, 0.4 * m * R * R);
-  mb.addBody(b);
-  GroundContactDesc c;
-  c.name = "ball";
-  c.body = "ball";
-  c.radius = R;
-  c.planeNormal = n;
-  c.material = material;
-  mb.add(c);
-  return mb.build();
+  return ballOnGround(MobilizerType::Translation, m, R, n, material).build();
 }
 
 // A sphere resting on a level plane settles where the smoothed Hertz force carries its weight; with

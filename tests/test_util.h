@@ -15,6 +15,29 @@
 
 namespace lockstep::test {
 
+// A builder of one solid ball, body and ground contact both named "ball", of mass m and radius R on
+// a mobilizer from Ground (Translation: it slides like a block; Free: it rolls), against the
+// half-space below the plane through the origin with outward normal n. Gravity -9.81 z.
+inline ModelBuilder ballOnGround(MobilizerType mobilizer, double m, double R, const Vec3d& n,
+                                 const GroundMaterial& material) {
+  ModelBuilder mb;
+  mb.setGravity({{0, 0, -9.81}});
+  BodyDesc b;
+  b.name = "ball";
+  b.mobilizer = mobilizer;
+  b.mass.mass = m;
+  b.mass.inertia = SymMat33d::diagonal(0.4 * m * R * R, 0.4 * m * R * R, 0.4 * m * R * R);
+  mb.addBody(b);
+  GroundContactDesc c;
+  c.name = "ball";
+  c.body = "ball";
+  c.radius = R;
+  c.planeNormal = n;
+  c.material = material;
+  mb.add(c);
+  return mb;
+}
+
 using Mat6 = Eigen::Matrix<double, 6, 6>;
 using Vec6 = Eigen::Matrix<double, 6, 1>;
 
