@@ -125,7 +125,7 @@ struct PlaneContactDesc {
   // kLawCompliant: Lockstep's compliant law instead of MuJoCo's (soft_constraints.h, "THE COMPLIANT
   // LAW"; docs/contact-laws.md): a sphere or a capsule (Hertz's radius size[0]), condim 3, its friction
   // the Coulomb coefficient, timestep the step h the law predicts with (the batch's dt, semi-implicit
-  // Euler), rows made within margin - gap or where the point would cross the plane within the step;
+  // Euler), rows made within margin - gap or where the point could reach the plane within the step;
   // solref, solimp, impratio, torsional, rolling and invweight are not read.
   SoftLawKind law = kLawMujoco;
   double stiffness = 1e7;          // the compliant law's E (N/m^2; Hertz); >= 0
