@@ -558,6 +558,10 @@ inline bool allLanes(PackMask<S, W> m) {
   return !lanes_detail::anySet((!m).v);
 }
 template <class S, int W>
+inline int storedIndex(Pack<S, W> x) {  // (the same in every lane: the first's)
+  return static_cast<int>(x[0]);
+}
+template <class S, int W>
 inline PackBits<S, W> flagIf(PackMask<S, W> m, int bits) {
   return PackBits<S, W>(RawLanes{}, m.v & typename PackBits<S, W>::I(bits));
 }

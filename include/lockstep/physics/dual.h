@@ -131,6 +131,10 @@ LOCKSTEP_HD_INLINE Dual<T, N> tanhT(const Dual<T, N>& a) {
   const T t = tanhT(a.v);
   return chain(a, t, T(1) - t * t);
 }
+template <class T, int N>
+LOCKSTEP_HD_INLINE int storedIndex(const Dual<T, N>& x) {
+  return storedIndex(x.v);
+}
 // m ? a : b, lane by lane for a mask of lanes (for a bool, math.h's selectT).
 template <class M, class T, int N, class = std::enable_if_t<!std::is_same<M, bool>::value>>
 LOCKSTEP_HD_INLINE Dual<T, N> selectT(const M& m, const Dual<T, N>& a, const Dual<T, N>& b) {

@@ -68,6 +68,10 @@ template <class T>
 LOCKSTEP_HD_INLINE T selectT(bool m, const T& a, const T& b) { return m ? a : b; }
 LOCKSTEP_HD_INLINE bool anyLane(bool m) { return m; }
 LOCKSTEP_HD_INLINE bool allLanes(bool m) { return m; }
+// A small integer a stage keeps in a workspace scalar, the same in every lane (soft_constraints.h's
+// list of the blocks in use): lanes.h and dual.h read a pack's and a dual's.
+LOCKSTEP_HD_INLINE int storedIndex(double x) { return static_cast<int>(x); }
+LOCKSTEP_HD_INLINE int storedIndex(float x) { return static_cast<int>(x); }
 // Status bits where m holds, 0 elsewhere.
 LOCKSTEP_HD_INLINE int flagIf(bool m, int bits) { return m ? bits : 0; }
 // The lanes whose status has some bit set.

@@ -1426,9 +1426,12 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
       const int r = topo.row + side;
       const T dist = side == 0 ? q - T(p[0]) : T(p[1]) - q;
       const T sign = side == 0 ? T(1) : T(-1);
-      const Strided<T> row = J + std::int64_t(r) * s.nu;
-      for (int j = 0; j < s.nu; ++j) row[j] = T(0);
-      row[topo.u] = sign;
+      // Its Jacobian row, written where some lane has the row (the solve reads no other).
+      auto jacobian = [&] {
+        const Strided<T> row = J + std::int64_t(r) * s.nu;
+        for (int j = 0; j < s.nu; ++j) row[j] = T(0);
+        row[topo.u] = sign;
+      };
       // A side whose bound is infinite never engages.
       if (topo.law == kLawCompliant) {  // the stop's side as a compliant block (softCompliantForceInto)
         const Strided<const T> stop = softLimitComplianceAt(w.params, i);
@@ -1439,18 +1442,23 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
         rows[4 * r + 2] = T(0);
         // (as a contact point's: within the margin, or could reach the bound within the step)
         const T reach = dist + h * v + T(2) * h * h * selectT(a < T(0), a, T(0));
-        rows[4 * r + 3] = selectT((dist < law.margin) | (reach < T(0)), T(1), T(0));
+        const MaskOf<T> exists = (dist < law.margin) | (reach < T(0));
+        rows[4 * r + 3] = selectT(exists, T(1), T(0));
+        if (anyLane(exists)) jacobian();
         C[4 * r] = T(stop[0]) * h * h;  // A = k h^2
         C[4 * r + 1] = -dist / (h * h);  // c = x0 / h^2
         C[4 * r + 2] = T(stop[1]) * h;   // delta = d h
         C[4 * r + 3] = T(0);
         continue;
       }
+      const MaskOf<T> within = dist < law.margin;
+      rows[4 * r + 3] = selectT(within, T(1), T(0));
+      if (!anyLane(within)) continue;
+      jacobian();
       const SoftPointLaw<T> pl = softPointLaw(law, dist);
       rows[4 * r] = dist - law.margin;
       rows[4 * r + 1] = pl.aref(T(sign * T(u[topo.u])));
       rows[4 * r + 2] = T(1) / pl.R(T(p[11]));
-      rows[4 * r + 3] = selectT(dist < law.margin, T(1), T(0));
     }
   }
 }
@@ -1772,8 +1780,27 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   MaskOf<T> failedLanes = T(0) > T(1);
   if (s.softCompliant) failedLanes = compliantFreeMotion<T>(model, w, M, H, g, udot);
   for (int j = 0; j < nu; ++j) a0[j] = a[j] = udot[j];
-  // Rows that exist in some lane: the others are skipped.
+  // Rows that exist in some lane: the others are skipped. The blocks with such a row are listed
+  // once (first row, then rows, negative under the compliant law), and every pass below visits only
+  // them: a humanoid's 700 rows have a few in use.
   auto rowUsed = [&](int r) { return anyLane(T(rows[4 * r + 3]) > T(0.5)); };
+  const Strided<T> blocks = ws.softBlocks();
+  int used = 0;
+  forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
+    if (!rowUsed(r0)) return;
+    blocks[2 * used] = T(r0);
+    blocks[2 * used + 1] = T(compliant ? -n : n);
+    ++used;
+  });
+  auto forEachUsedBlock = [&](auto&& f) {
+    for (int k = 0; k < used; ++k) {
+      const int r0 = storedIndex(T(blocks[2 * k])), n = storedIndex(T(blocks[2 * k + 1]));
+      if (n == 1)
+        f(r0, 1, false);  // a row of MuJoCo's law (a pyramid's edge, a limit's side): as a constant
+      else
+        f(r0, n < 0 ? -n : n, n < 0);
+    }
+  };
   auto rowDot = [&](int r, Strided<const T> x) {
     T y = T(0);
     const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
@@ -1794,7 +1821,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       softCompliantForceInto<T>(xs, C, n, exists, &c);
       return anyLane(c.engaged);
     }
-    if (n == 1) {
+    if (n < 2) {  // a row (n = 1)
       const T xr = x(r0);
       const MaskOf<T> active = exists & (xr < T(0));
       if (!anyLane(active)) return false;
@@ -1812,19 +1839,6 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     softConeForceInto<T>(xs, scale, D, n, exists, &c);
     return anyLane(c.engaged);
   };
-  // The tolerance on the gradient: a fraction of the forces' scale, the largest of 1 and M qacc0's
-  // entries, or at the iterate the largest of M (qacc - qacc0)'s entries plus the sum of the rows'
-  // forces' sizes (what the gradient's sums add up, whose rounding it must allow: a box pressed 4 cm
-  // into the floor, 100 N on 0.4 kg, leaves a float gradient at about 3e-5).
-  T scale = T(1);
-  for (int i = 0; i < nu; ++i) {
-    T f = T(0);
-    for (int j = 0; j < nu; ++j) f += M[i * nu + j] * a0[j];
-    scale = selectT(absT(f) > scale, absT(f), scale);
-  }
-  const T fraction = byPrecision<T>(1e-5, 1e-11);
-  MaskOf<T> done = T(0) > T(1);
-  T iterations = T(0), gmax = T(0);
   // out = M x(j), each entry summed in j's order (M is exactly symmetric: its row j is its column j),
   // the entries' sums side by side rather than one after another.
   auto timesM = [&](auto x, Strided<T> out) {
@@ -1835,12 +1849,22 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       for (int i = 0; i < nu; ++i) out[i] = T(out[i]) + column[i] * xj;
     }
   };
+  // The tolerance on the gradient: a fraction of the forces' scale, the largest of 1 and M qacc0's
+  // entries, or at the iterate the largest of M (qacc - qacc0)'s entries plus the sum of the rows'
+  // forces' sizes (what the gradient's sums add up, whose rounding it must allow: a box pressed 4 cm
+  // into the floor, 100 N on 0.4 kg, leaves a float gradient at about 3e-5).
+  T scale = T(1);
+  timesM([&](int j) { return T(a0[j]); }, Md);  // (Md: scratch until the first step)
+  for (int i = 0; i < nu; ++i) scale = selectT(absT(T(Md[i])) > scale, absT(T(Md[i])), scale);
+  const T fraction = byPrecision<T>(1e-5, 1e-11);
+  MaskOf<T> done = T(0) > T(1);
+  T iterations = T(0), gmax = T(0);
   // H = M + J' D_active J + each cone's J' H J at the iterate (jar: its rows' J qacc - aref), lower
   // triangle.
   auto newtonHessian = [&] {
-    for (int k = 0; k < nu * nu; ++k) H[k] = M[k];
-    forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
-      if (!rowUsed(r0)) return;
+    for (int i = 0; i < nu; ++i)
+      for (int j = 0; j <= i; ++j) H[i * nu + j] = M[i * nu + j];
+    forEachUsedBlock([&](int r0, int n, bool compliant) {
       if (!blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block)) return;
       const T* Hb = block.H;
       const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0) * nu;
@@ -1870,14 +1894,17 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     });
   };
   for (int it = 0; it <= kSoftNewtonIterations; ++it) {
-    timesM([&](int j) { return T(a[j]) - T(a0[j]); }, Mda);
+    if (it == 0) {  // qacc = qacc0
+      for (int i = 0; i < nu; ++i) Mda[i] = T(0);
+    } else {
+      timesM([&](int j) { return T(a[j]) - T(a0[j]); }, Mda);
+    }
     T forces = T(0);
     for (int i = 0; i < nu; ++i) {
       g[i] = Mda[i];
       forces = selectT(absT(T(Mda[i])) > forces, absT(T(Mda[i])), forces);
     }
-    forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
-      if (!rowUsed(r0)) return;
+    forEachUsedBlock([&](int r0, int n, bool compliant) {
       for (int e = 0; e < n; ++e) jar[r0 + e] = rowDot(r0 + e, a) - T(rows[4 * (r0 + e) + 1]);
       if (!blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block)) return;  // 0 in every lane
       const T* f = block.force;
@@ -1907,12 +1934,12 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       dMd += T(d[i]) * T(Md[i]);
       dMa += T(d[i]) * T(Mda[i]);
     }
-    for (int r = 0; r < nr; ++r)
-      if (rowUsed(r)) Jd[r] = rowDot(r, d);
+    forEachUsedBlock([&](int r0, int n, bool) {
+      for (int e = 0; e < n; ++e) Jd[r0 + e] = rowDot(r0 + e, d);
+    });
     auto slope = [&](T t, T* curvature) {
       T first = t * dMd + dMa, second = dMd;
-      forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
-        if (!rowUsed(r0)) return;
+      forEachUsedBlock([&](int r0, int n, bool compliant) {
         if (n > 1 && !compliant) {
           T x[kSoftConeRowsMax], dx[kSoftConeRowsMax], scale[kSoftConeRowsMax], D[kSoftConeRowsMax];
           for (int e = 0; e < n; ++e) {
@@ -1942,9 +1969,12 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     const T slope0 = slope(T(0), &curvature);  // < 0 along a descent direction
     T t = T(1), lo = T(0), hi = T(-1);          // hi < 0: no upper bracket yet
     MaskOf<T> searched = done | !(slope0 < T(0));
+    // Searched where the slope is within the precision's reach of 0 (in float, 1e-13 of slope0 is
+    // below its rounding: every search ran its 50 steps, most of a float step's time).
+    const T flat = byPrecision<T>(1e-5, 1e-13) * absT(slope0);
     for (int ls = 0; ls < kSoftLineSearchSteps && !allLanes(searched); ++ls) {
       const T phi = slope(t, &curvature);
-      searched = searched | !(absT(phi) > T(1e-13) * absT(slope0));
+      searched = searched | !(absT(phi) > flat);
       const MaskOf<T> above = phi > T(0);
       lo = selectT(searched | above, lo, t);
       hi = selectT(searched | !above, hi, t);
@@ -1970,14 +2000,20 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     for (int j = 0; j < nu; ++j) d[j] = g[j];
     softNegativeSolve<T>(Strided<const T>(H), nu, d);
     for (int j = 0; j < nu; ++j) a[j] = plusTangents(T(a[j]), T(d[j]));
-    for (int r = 0; r < nr; ++r)
-      if (rowUsed(r)) jar[r] = rowDot(r, a) - T(rows[4 * r + 1]);
+    forEachUsedBlock([&](int r0, int n, bool) {
+      for (int e = 0; e < n; ++e) jar[r0 + e] = rowDot(r0 + e, a) - T(rows[4 * (r0 + e) + 1]);
+    });
   }
   for (int j = 0; j < nu; ++j) udot[j] = a[j];
-  // The rows' forces (jar now holds them): -D jar on the active rows, the cones' from their zones.
-  forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
-    const bool engaged = rowUsed(r0) && blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block);
-    for (int e = 0; e < n; ++e) jar[r0 + e] = engaged ? T(block.force[e]) : T(0);
+  // The rows' forces (jar now holds them): -D jar on the active rows, the cones' from their zones;
+  // 0 on the others.
+  forEachUsedBlock([&](int r0, int n, bool compliant) {
+    const bool engaged = blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block);
+    for (int e = 0; e < n; ++e) Jd[r0 + e] = engaged ? T(block.force[e]) : T(0);
+  });
+  for (int r = 0; r < nr; ++r) jar[r] = T(0);
+  forEachUsedBlock([&](int r0, int n, bool) {
+    for (int e = 0; e < n; ++e) jar[r0 + e] = Jd[r0 + e];
   });
   // Each point's force in its contact frame, and each body's total (bodyContact: about Bo, in G,
   // as the ground contacts give it): a pair's force acts on its second geom's body, and its opposite

@@ -56,6 +56,7 @@ LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
   X(softRows, 4, s.nSoftRows, "soft rows: pos - margin (a cone's: scale), aref, D, 1 where it exists")  \
   X(softCompliance, 4, s.softCompliant ? s.nSoftRows : 0,                                              \
     "the compliant law's blocks: A, c, delta, lagged, then mu, eps, F0 (softCompliantForceInto)")         \
+  X(softBlocks, 2, s.nSoftRows, "the solve's blocks with a row in use: first row, rows (< 0: compliant)")    \
   X(softJ, 1, std::int64_t(s.nSoftRows) * s.nu, "their Jacobians, row after row (nSoftRows x nu)")     \
   X(softJar, 1, s.nSoftRows, "J qacc - aref of each row")                                              \
   X(softJd, 1, s.nSoftRows, "J times the Newton step")                                                 \
