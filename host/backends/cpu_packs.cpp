@@ -117,12 +117,19 @@ struct PackSet {
   }
 };
 
+// The kinds of call, each with a ThreadChoice of its own: their seconds per unit of work differ
+// (a step's soft solve against a reset that starts a few worlds of each pack), so one kind's
+// figures say nothing of the other's. Shared, a Humanoid-v5 step that its resets' cheap calls
+// outran on one thread stepped on one thread for up to 1,024 calls (2026-11-29: its step ran
+// 1.5x, not 1.9x, on two threads).
+enum CallKind { kCallAdvance, kCallEvaluate, kCallAssemble, kCallStart, kCallKinds };
+
 template <class T>
 struct Cache {
   static constexpr int W = kLanes<T>;
   PackSet<T, W> full;
   PackSet<T, 1> one;
-  ThreadChoice choice;  // of the batch's calls with work for several threads
+  ThreadChoice choice[kCallKinds];  // of the batch's calls of each kind with work for several threads
 };
 
 // A thread's one-lane pack, and the observation of world w on it (world.h's startWorld and
@@ -155,21 +162,22 @@ Cache<T>& cacheOf(const BackendContext<T>& ctx, Cache<T>& local) {
 // Runs body(thread, k) for every k in [0, items), on one thread or `most` (packs prepared for
 // `most`) as the cache's ThreadChoice says, and tells it what the call took per unit of work.
 template <class T, class F>
-void forItems(Cache<T>& cache, int most, std::int64_t work, std::int64_t items, F body) {
-  const int threads = cache.choice.threads(most);
+void forItems(Cache<T>& cache, CallKind kind, int most, std::int64_t work, std::int64_t items, F body) {
+  ThreadChoice& choice = cache.choice[kind];
+  const int threads = choice.threads(most);
   const std::int64_t chunk = std::max<std::int64_t>(1, items / (std::int64_t(threads) * 8));
   if (most <= 1) return forItemsOnThreads(1, items, chunk, body);
   const auto t0 = std::chrono::steady_clock::now();
   forItemsOnThreads(threads, items, chunk, body);
   const std::chrono::duration<double> took = std::chrono::steady_clock::now() - t0;
-  cache.choice.record(threads, took.count() / double(work));
+  choice.record(threads, took.count() / double(work));
 }
 
 // Runs f(model, pack, w0, lanes, one) for every pack of worlds [w0, w0 + lanes): the full packs, then
 // the rest (see the top of the file) on one-lane packs or on one padded full pack. Each thread
 // owns its packs and a one-lane pack (for per-world resets). With a cache nothing is allocated.
 template <class T, class F>
-void forPacks(const BackendContext<T>& ctx, std::int64_t evaluationsPerWorld, F f) {
+void forPacks(const BackendContext<T>& ctx, CallKind kind, std::int64_t evaluationsPerWorld, F f) {
   constexpr int W = kLanes<T>;
   const std::int64_t n = ctx.batch.nWorlds;
   const std::int64_t nFull = n / W;
@@ -183,7 +191,7 @@ void forPacks(const BackendContext<T>& ctx, std::int64_t evaluationsPerWorld, F 
   Cache<T>& cache = cacheOf(ctx, local);
   if (nWide > 0) cache.full.prepare(ctx, most);
   cache.one.prepare(ctx, most);  // also for the worlds a failed step resets
-  forItems(cache, most, work, items, [&](int t, std::int64_t k) {
+  forItems(cache, kind, most, work, items, [&](int t, std::int64_t k) {
     OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[t]};
     if (k < nWide) {
       const std::int64_t w0 = k * W;
@@ -202,7 +210,8 @@ void advanceLanes(const BackendContext<T>& ctx, const StepSettings<T>& settings)
   const BatchView<T>& batch = ctx.batch;
   const std::int64_t evaluations =
       std::int64_t(settings.nSteps) * (settings.integrator == Integrator::RK4 ? 4 : 1);
-  forPacks(ctx, evaluations, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
+  forPacks(ctx, kCallAdvance, evaluations, [&](const auto& model, auto& pack, std::int64_t w0, int lanes,
+                                                 OnePack<T> one) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     const StepSettings<P> laneSettings{P(settings.dt), settings.nSteps, settings.integrator,
@@ -245,7 +254,7 @@ void advance(const BackendContext<T>& ctx, const StepSettings<T>& settings) {
 // evaluateWorld for the worlds of each pack.
 template <class T, int kFeatures>
 void evaluateLanes(const BackendContext<T>& ctx) {
-  forPacks(ctx, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
+  forPacks(ctx, kCallEvaluate, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     pack.gather(w0, lanes);
@@ -267,8 +276,8 @@ void evaluate(const BackendContext<T>& ctx) {
 // are observed.
 template <class T>
 void assemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
-  forPacks(ctx, std::max(1, maxIterations), [&](const auto& model, auto& pack, std::int64_t w0, int lanes,
-                                                       OnePack<T>) {
+  forPacks(ctx, kCallAssemble, std::max(1, maxIterations), [&](const auto& model, auto& pack, std::int64_t w0,
+                                                                int lanes, OnePack<T>) {
     using P = PackOf<decltype(model)>;
     constexpr int W = P::kWidth;
     bool real[W], healthy[W];
@@ -297,7 +306,7 @@ void assemble(const BackendContext<T>& ctx, T tol, int maxIterations) {
 template <class T, class Row>
 void startPacks(const BackendContext<T>& ctx, Row row, const T* q, const T* u) {
   const Sizes& s = ctx.model.sizes;
-  forPacks(ctx, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
+  forPacks(ctx, kCallStart, 1, [&](const auto& model, auto& pack, std::int64_t w0, int lanes, OnePack<T> one) {
     bool use[kLanes<T>] = {};
     int started = 0;
     for (int l = 0; l < lanes; ++l) {
@@ -346,7 +355,7 @@ void start(const BackendContext<T>& ctx, const std::int64_t* indices, const std:
   Cache<T>& cache = cacheOf(ctx, local);
   cache.one.prepare(ctx, most);
   const Sizes& s = ctx.model.sizes;
-  forItems(cache, most, work, count, [&](int t, std::int64_t i) {
+  forItems(cache, kCallStart, most, work, count, [&](int t, std::int64_t i) {
     const OnePack<T> one{cache.one.laneModel->view, *cache.one.packs[t]};
     const std::int64_t w = indices ? indices[i] : i;
     if (mask && !mask[i]) return;
