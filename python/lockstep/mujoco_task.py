@@ -68,8 +68,11 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         integrator, as Gymnasium's MuJoCo steps: the same observations, rewards and terminations) or
         "compliant" (Hunt-Crossley spheres and stops, in RK4 substeps of the task's engine_dt;
         docs/mjcf.md, "Contact laws");
+      integrator: under the compliant law, "rk4" (default: its explicit force elements in RK4 substeps)
+        or "implicit" (the compliant law's implicit step at the XML's timestep, as MuJoCo's law steps;
+        docs/contact-laws.md); MuJoCo's law takes the XML's own integrator;
       engine_dt: the engine's step (must divide frame_skip * MuJoCo's timestep; default: the XML's
-        timestep for "mujoco", the task's for "compliant").
+        timestep for "mujoco" and the implicit compliant step, the task's for "compliant" in RK4).
     """
 
     spec_: TaskSpec
@@ -80,7 +83,7 @@ class MujocoTaskEnv(EpisodeVectorEnv):
                  max_episode_steps: Optional[int] = None, threads: int = 0, engine_dt: Optional[float] = None,
                  render_mode: Optional[str] = None, width: int = 480, height: int = 480,
                  camera: Optional[Dict[str, Any]] = None, frame_skip: Optional[int] = None, xml_file: Optional[str] = None,
-                 contact_law: str = "mujoco", **task_kwargs):
+                 contact_law: str = "mujoco", integrator: Optional[str] = None, **task_kwargs):
         spec = self.spec_
         unknown = sorted(set(task_kwargs) - set(spec.defaults))
         if unknown:
@@ -91,7 +94,7 @@ class MujocoTaskEnv(EpisodeVectorEnv):
                                action=action, kp=kp, kd=kd, randomize=randomize, max_episode_steps=max_episode_steps,
                                threads=threads, engine_dt=engine_dt, render_mode=render_mode, width=width,
                                height=height, camera=camera, frame_skip=frame_skip, xml_file=xml_file,
-                               contact_law=contact_law, **task_kwargs)
+                               contact_law=contact_law, integrator=integrator, **task_kwargs)
         self._init_rendering(f"lockstep/{spec.name}", render_mode, width, height,
                              spec.camera if camera is None else camera)
         self._options = {**spec.defaults, **task_kwargs}
@@ -110,22 +113,29 @@ class MujocoTaskEnv(EpisodeVectorEnv):
         if contact_law not in spec.laws:
             raise ValueError(f'lockstep/{spec.name}: contact_law="{contact_law}" has no contacts between moving '
                              f'bodies, which the task needs; it takes contact_law="mujoco"')
+        if integrator is not None and (contact_law != "compliant" or integrator not in ("rk4", "implicit")):
+            raise ValueError(f'integrator must be "rk4" or "implicit" under contact_law="compliant" (MuJoCo\'s '
+                             f'law takes the XML\'s own), not {integrator!r} under contact_law="{contact_law}"')
+        implicit = integrator == "implicit"
+        if engine_dt is not None:
+            edt = float(engine_dt)
+            if not (np.isfinite(edt) and edt > 0):
+                raise ValueError(f"engine_dt must be a positive number of seconds, not {engine_dt!r}")
         self.contact_law = contact_law
         # The XML compiled and converted once: the model and its MuJoCo layout come from one import.
         # MuJoCo's law steps at the XML's own timestep with its integrator; the compliant law's stiff
-        # contacts take RK4 substeps of the task's engine_dt.
+        # contacts take RK4 substeps of the task's engine_dt, or its implicit step at the XML's
+        # timestep (or engine_dt: the law's constraints are made for that step).
         scene = {"name": spec.name, "mjcf": {"path": xml, "contact_law": contact_law}}
         if contact_law == "compliant":
-            scene["simulation"] = {"integrator": "rk4"}
+            scene["simulation"] = {"integrator": "implicit" if implicit else "rk4"}
+            if implicit and engine_dt is not None:
+                scene["simulation"]["dt"] = edt
         self.model = load(scene)
         self.layout = self.model.mjcf_layout
         self.dt = self.layout["timestep"] * self.frame_skip  # Gymnasium's env dt
-        if engine_dt is not None:
-            edt = float(engine_dt)
-        else:
-            edt = self.layout["timestep"] if contact_law == "mujoco" else spec.engine_dt
-        if not (np.isfinite(edt) and edt > 0):
-            raise ValueError(f"engine_dt must be a positive number of seconds, not {engine_dt!r}")
+        if engine_dt is None:
+            edt = self.layout["timestep"] if contact_law == "mujoco" or implicit else spec.engine_dt
         substeps = self.dt / edt
         if not (np.isfinite(substeps) and substeps >= 1 and abs(substeps - round(substeps)) < 1e-9 * substeps):
             raise ValueError(f"engine_dt {edt!r} must divide the environment's dt {self.dt!r} (frame_skip "

@@ -612,3 +612,29 @@ def test_pusher_refuses_the_compliant_law():
     """Pusher's arm moves the object through pair contacts, which the compliant law does not have."""
     with pytest.raises(ValueError, match=r'Pusher-v5: contact_law="compliant" has no contacts between moving bodies'):
         tasks.make("Pusher-v5", contact_law="compliant")
+
+
+@pytest.mark.parametrize("name", ["Ant-v5", "Humanoid-v5", "Hopper-v5"])
+def test_compliant_law_takes_the_implicit_step_at_the_xml_timestep(name):
+    """integrator="implicit" under the compliant law: the XML's timestep in frame_skip steps (as
+    MuJoCo's law steps), and 64 envs x 200 env steps of random actions flag no world, resets
+    included; refused under MuJoCo's law and for an unknown integrator."""
+    env = tasks.make(name, num_envs=64, contact_law="compliant", integrator="implicit")
+    ref = mujoco_env(name)
+    assert env.engine_dt == pytest.approx(ref.model.opt.timestep, rel=1e-12)
+    assert env.substeps == ref.frame_skip and env.dt == pytest.approx(ref.dt, rel=1e-12)
+    env.reset(seed=0)
+    rng = np.random.default_rng(0)
+    lo, hi = env.action_space.low, env.action_space.high
+    ended = 0
+    for _ in range(200):
+        obs, reward, terminated, truncated, info = env.step(rng.uniform(lo, hi).astype(np.float32))
+        assert np.all(np.isfinite(obs)) and np.all(np.isfinite(reward))
+        assert not np.any(np.asarray(env.batch.field("status")) != 0)
+        ended += int(np.sum(terminated | truncated))
+    if name != "Ant-v5":  # (random actions rarely end an Ant's episode in 200 steps)
+        assert ended > 0
+    with pytest.raises(ValueError, match="integrator"):
+        tasks.make(name, num_envs=1, integrator="implicit")
+    with pytest.raises(ValueError, match="integrator"):
+        tasks.make(name, num_envs=1, contact_law="compliant", integrator="euler")
