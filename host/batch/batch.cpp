@@ -307,6 +307,8 @@ StepSettings<T> Batch<T>::stepSettings(double dt, int nSteps, Integrator integra
   };
   for (const PlaneContact& e : model_->planeContacts())
     if (e.desc.law == kLawCompliant) compliantStep("plane contact '" + e.desc.name + "'", e.desc.timestep);
+  for (const PairContact& e : model_->pairContacts())
+    if (e.desc.law == kLawCompliant) compliantStep("pair contact '" + e.desc.name + "'", e.desc.timestep);
   for (const SoftLimit& e : model_->softLimits())
     if (e.desc.law == kLawCompliant) compliantStep("the limit on '" + e.desc.coordinate + "'", e.desc.timestep);
   return {T(dt), nSteps, integrator, T(constraintTolerance_), maxProjectionIterations_, observe_, autoReset_};

@@ -78,6 +78,7 @@ Sizes sizesOf(const Model& m) {
   }
   s.nSoftRows += 2 * static_cast<std::int32_t>(m.softLimits().size());
   for (const PlaneContact& e : m.planeContacts()) s.softCompliant |= e.desc.law == kLawCompliant ? 1 : 0;
+  for (const PairContact& e : m.pairContacts()) s.softCompliant |= e.desc.law == kLawCompliant ? 1 : 0;
   for (const SoftLimit& e : m.softLimits()) s.softCompliant |= e.desc.law == kLawCompliant ? 1 : 0;
   s.mujocoStepping = m.mujocoStepping() || s.nSoftRows > 0 ? 1 : 0;
   for (const MujocoJoint& j : m.mujocoJoints()) {

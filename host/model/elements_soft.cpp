@@ -3,6 +3,7 @@
 // hinge's or slide's range). Their rules as model elements:
 // build, topology, parameters and description (model.h, "what each element kind defines"). Their
 // physics: physics/soft_constraints.h.
+#include <algorithm>
 #include <cmath>
 
 #include "element_text.h"
@@ -111,6 +112,27 @@ void validateStictionVelocity(double vs, const std::string& where) {
     throw ModelError(where + ": stiction_velocity: must be > 0 (the compliant law's friction regularization)");
 }
 
+// A contact's compliant-law block (plane and pair contacts): E, c, vs, lagged.
+static void validateComplianceBlock(const std::vector<double>& v, const std::string& where) {
+  validateCompliance(v[0], v[1], where);
+  validateStictionVelocity(v[2], where);
+  if (v[3] != 0 && v[3] != 1)
+    throw ModelError(where + ": lagged: 1 (the lagged approximation of friction) or 0 (the similar one)");
+}
+
+CompliantMaterial pairMaterial(const CompliantMaterial& a, const CompliantMaterial& b) {
+  const double k1 = std::pow(a.stiffness, 2.0 / 3.0), k2 = std::pow(b.stiffness, 2.0 / 3.0);
+  const double s1 = k1 + k2 > 0 ? k2 / (k1 + k2) : 0.5;
+  CompliantMaterial m;
+  // k = s1 k1, the pair's; its E against itself: E^(2/3) / 2 = k.
+  const double k = s1 * k1;
+  m.stiffness = std::sqrt(8 * k * k * k);
+  m.dissipation = a.dissipation * s1 + b.dissipation * (1 - s1);
+  m.friction = a.friction + b.friction > 0 ? 2 * a.friction * b.friction / (a.friction + b.friction) : 0;
+  m.stictionVelocity = std::max(a.stictionVelocity, b.stictionVelocity);
+  return m;
+}
+
 // ---- PlaneContact ----
 
 PlaneContact buildElement(const PlaneContactDesc& desc, ElementBuild& build) {
@@ -175,12 +197,7 @@ void validateParameterBlock(const std::vector<PlaneContact>&, ParamId id, const 
         throw ModelError(where + ": normal: must be a unit vector");
       break;
     case ParamId::planeContactLaw: validateContactLawBlock(v, where); break;
-    case ParamId::planeContactCompliance:
-      validateCompliance(v[0], v[1], where);
-      validateStictionVelocity(v[2], where);
-      if (v[3] != 0 && v[3] != 1)
-        throw ModelError(where + ": lagged: 1 (the lagged approximation of friction) or 0 (the similar one)");
-      break;
+    case ParamId::planeContactCompliance: validateComplianceBlock(v, where); break;
     default: break;
   }
 }
@@ -226,6 +243,15 @@ PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
   validateShapeSize(d.shape2, d.size2, where, "size2");
   validateTransform(d.X_BG1, where, "X_BG1");
   validateTransform(d.X_BG2, where, "X_BG2");
+  if (d.law != kLawMujoco && d.law != kLawCompliant) throw ModelError(where + ": law: MuJoCo's or the compliant law");
+  if (d.law == kLawCompliant) {
+    if (d.shape2 > kShapeCapsule)
+      throw ModelError(where + ": shape: two spheres or capsules under the compliant law (their Hertz radii)");
+    if (d.condim != 3) throw ModelError(where + ": condim: 3 under the compliant law (sliding friction; 0 for none)");
+    d.elliptic = true;  // its rows are the frame's: n, t1, t2
+    validateCompliance(d.stiffness, d.dissipation, where);
+    validateStictionVelocity(d.stictionVelocity, where);
+  }
   validateContactLaw(d, where);
   PairContact e{d, body1, body2, 0, 0};
   softSlotsSoFar(build.model, &e.point, &e.row);
@@ -234,7 +260,8 @@ PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
 
 PairContactTopology elementTopology(const Model&, const PairContact& e) {
   return {e.body1, e.body2, e.desc.shape1, e.desc.shape2, e.desc.condim, e.desc.elliptic ? 1 : 0,
-          softPairSlots(e.desc.shape1, e.desc.shape2), e.point, e.row, e.desc.mujocoBody1, e.desc.mujocoBody2};
+          softPairSlots(e.desc.shape1, e.desc.shape2), e.point, e.row, e.desc.mujocoBody1, e.desc.mujocoBody2,
+          e.desc.law};
 }
 
 std::vector<double> parameterBlock(const PairContact& e, ParamId id) {
@@ -248,6 +275,9 @@ std::vector<double> parameterBlock(const PairContact& e, ParamId id) {
       appendVec3(v, d.size2);
       break;
     case ParamId::pairContactLaw: v = contactLawBlock(d); break;
+    case ParamId::pairContactCompliance:
+      v = {d.stiffness, d.dissipation, d.stictionVelocity, d.lagged ? 1.0 : 0.0};
+      break;
     default: break;
   }
   return v;
@@ -262,12 +292,20 @@ void validateParameterBlock(const std::vector<PairContact>&, ParamId id, const s
       for (int k : {12, 13, 14, 27, 28, 29}) validateNonNegative(v[k], where, k < 15 ? "size1" : "size2");
       break;
     case ParamId::pairContactLaw: validateContactLawBlock(v, where); break;
+    case ParamId::pairContactCompliance: validateComplianceBlock(v, where); break;
     default: break;
   }
 }
 
 std::string describeElement(const Model& m, const PairContact& e) {
   const PairContactDesc& d = e.desc;
+  if (d.law == kLawCompliant)
+    return textf("pair contact '%s': %s of size %s on %s at %s against %s of size %s on %s at %s; compliant law: E %g, "
+                 "c %g, friction %g (%s), stiction velocity %g, step %g, margin %g",
+                 d.name.c_str(), kShapeNames[d.shape1], formatVec(d.size1).c_str(), bodyName(m, e.body1).c_str(),
+                 formatVec(d.X_BG1.p).c_str(), kShapeNames[d.shape2], formatVec(d.size2).c_str(),
+                 bodyName(m, e.body2).c_str(), formatVec(d.X_BG2.p).c_str(), d.stiffness, d.dissipation, d.friction,
+                 d.lagged ? "lagged" : "similar", d.stictionVelocity, d.timestep, d.margin);
   return textf("pair contact '%s': %s of size %s on %s at %s against %s of size %s on %s at %s; condim %d%s, "
                "%s, solref (%g, %g), solimp (%g, %g, %g, %g, %g), margin %g, gap %g",
                d.name.c_str(), kShapeNames[d.shape1], formatVec(d.size1).c_str(), bodyName(m, e.body1).c_str(),
@@ -278,7 +316,8 @@ std::string describeElement(const Model& m, const PairContact& e) {
 
 InfoSection infoSection(const Model&, const std::vector<PairContact>&) {
   return {"pair contacts",
-          " (MuJoCo's soft-constraint law between two bodies' geoms: a sphere or a capsule with any shape, box-box)",
+          " (MuJoCo's soft-constraint law between two bodies' geoms: a sphere or a capsule with any shape, box-box; "
+          "or the compliant law's implicit Hunt-Crossley contact between spheres and capsules)",
           /*showEmpty=*/false};
 }
 

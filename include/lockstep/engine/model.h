@@ -136,7 +136,7 @@ struct PlaneContactDesc {
 // Two primitive geoms on different bodies under MuJoCo's law (one of them may be on Ground): MuJoCo's
 // contact between them (a sphere or a capsule against any primitive, or two boxes:
 // softPairModelled), with the pair's mixed parameters. The MJCF importer makes one for every pair
-// MuJoCo's collision rules let touch.
+// MuJoCo's collision rules let touch; a scene's collision_geoms make them under the compliant law.
 struct PairContactDesc {
   std::string name;
   std::string body1, body2;                   // the geoms' bodies: different, at most one of them Ground
@@ -156,7 +156,22 @@ struct PairContactDesc {
   double timestep = 0.002;
   double invweight = 0;                       // both bodies' body_invweight0 (translation), summed; >= 0
   int mujocoBody1 = -1, mujocoBody2 = -1;     // the geoms' MuJoCo bodies, as PlaneContactDesc's mujocoBody
+  // kLawCompliant: the compliant law, as PlaneContactDesc's (two spheres or capsules, condim 3; Hertz's
+  // relative radius R1 R2 / (R1 + R2)), with the pair's material: stiffness the E whose E^(2/3) is the
+  // harmonic mean of the two materials' E^(2/3), and dissipation their c weighted as Simbody's
+  // HuntCrossleyForce weighs them (pairMaterial); friction the pair's Coulomb coefficient.
+  SoftLawKind law = kLawMujoco;
+  double stiffness = 1e7, dissipation = 0, stictionVelocity = 1e-4;
+  bool lagged = true;
 };
+// A geom's material under the compliant law (a scene's collision_geoms), and the pair's, as
+// Simbody's HuntCrossleyForce combines two: with s1 = E2^(2/3) / (E1^(2/3) + E2^(2/3)), the pair's
+// k = (s1 E1^(2/3)) (PairContactDesc::stiffness: the E of one material that against itself has
+// that k), c = c1 s1 + c2 (1 - s1), mu = 2 mu1 mu2 / (mu1 + mu2); the stiction velocity the larger.
+struct CompliantMaterial {
+  double stiffness = 1e7, dissipation = 0, friction = 0, stictionVelocity = 1e-4;
+};
+CompliantMaterial pairMaterial(const CompliantMaterial& a, const CompliantMaterial& b);
 struct SoftLimitDesc {
   std::string name;                          // defaults to the coordinate's
   std::string coordinate;                    // a hinge's or slide's (its qdot is its speed)

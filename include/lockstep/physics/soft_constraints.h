@@ -1265,30 +1265,37 @@ LOCKSTEP_HD void softPointRows(const ModelView<T>& model, const WorldView<T>& w,
   }
 }
 
-// The rows of one contact point q of a plane contact under the compliant law, from row r0 on: the
-// frame's three (n, t1, t2: softContactJacobian), aref = -(J u) / h, and the block's parameters
-// (softCompliantForceInto) into softCompliance, from its Hertz radius R (a sphere's, a capsule's),
-// its material (E, c, vs, lagged: planeContactCompliance), friction and step h (lawParams 0 and 11).
-// A point is a block where it is within the margin or could reach the plane within the step: at its
-// speed (its normal speed less mu times its slip speed, as the similar approximation reads it) and
-// twice its acceleration toward the plane without contact (ws.A_GB: the sweep's); the point into
-// its softContact entry (its force comes with the solve).
+// The rows of one contact point q under the compliant law, from row r0 on: the frame's three (n, t1,
+// t2: softContactJacobian, the velocity of the point on body2 minus that on body1, body1 -1 for a
+// plane contact's Ground), aref = -(J u) / h, and the block's parameters (softCompliantForceInto)
+// into softCompliance, from its Hertz radius R (a sphere's or a capsule's against a plane; a pair's
+// R1 R2 / (R1 + R2)), its material (E, c, vs, lagged: planeContactCompliance, pairContactCompliance),
+// friction and step h (lawParams 0 and 11). A point is a block where it is within the margin or
+// could reach the other surface within the step: at its relative speed (the normal speed less mu
+// times the slip speed, as the similar approximation reads it) and twice the relative acceleration
+// toward it without contact (ws.A_GB: the sweep's); the point into its softContact entry (its force
+// comes with the solve).
 template <class T>
-LOCKSTEP_HD void softCompliantPointRows(const ModelView<T>& model, const Workspace<T>& ws, int body, SoftPoint<T> q,
-                                        Strided<const T> lawParams, Strided<const T> material, T R, int r0,
-                                        Strided<T> out) {
+LOCKSTEP_HD_INLINE Vec3<T> softPointAcceleration(const Workspace<T>& ws, int b, const Vec3<T>& P) {
+  if (b < 0) return Vec3<T>::zero();
+  const SpatialVec<T> A = bodyAcceleration<T>(Strided<const T>(ws.A_GB()), b), V = bodyVelocity(ws, b);
+  const Vec3<T> r = P - bodyOrigin(ws, b);
+  return A.lin + cross(A.ang, r) + cross(V.ang, cross(V.ang, r));
+}
+template <class T>
+LOCKSTEP_HD void softCompliantPointRows(const ModelView<T>& model, const Workspace<T>& ws, int body1, int body2,
+                                        SoftPoint<T> q, Strided<const T> lawParams, Strided<const T> material, T R,
+                                        int r0, Strided<T> out) {
   const Strided<T> rows = ws.softRows(), C = ws.softCompliance();
   const T h = lawParams[11], margin = T(lawParams[8]) - T(lawParams[9]);
   Vec3<T> frame[3] = {q.normal, Vec3<T>::zero(), Vec3<T>::zero()};
   softContactTangents(q.normal, q.hint, q.hinted, &frame[1], &frame[2]);
   // (The similar approximation shifts the normal velocity by -mu |v_t|: a sliding point's force
   // begins that much earlier.)
-  const Vec3<T> velocity = softPointVelocity(ws, body, q.pos);
+  const Vec3<T> velocity = softPointVelocity(ws, body2, q.pos) - softPointVelocity(ws, body1, q.pos);
   const T vn = dot(frame[0], velocity), mu = lawParams[0];
   const Vec3<T> vt = velocity - vn * frame[0];
-  const SpatialVec<T> A = bodyAcceleration<T>(Strided<const T>(ws.A_GB()), body), V = bodyVelocity(ws, body);
-  const Vec3<T> r = q.pos - bodyOrigin(ws, body);
-  const T an = dot(frame[0], A.lin + cross(A.ang, r) + cross(V.ang, cross(V.ang, r)));
+  const T an = dot(frame[0], softPointAcceleration(ws, body2, q.pos) - softPointAcceleration(ws, body1, q.pos));
   const T reach = q.dist + h * (vn - mu * norm(vt)) + T(2) * h * h * selectT(an < T(0), an, T(0));
   q.exists = q.exists & ((q.dist < margin) | (reach < T(0)));
   out[0] = selectT(q.exists, T(1), T(0));
@@ -1299,7 +1306,7 @@ LOCKSTEP_HD void softCompliantPointRows(const ModelView<T>& model, const Workspa
     for (int e = 0; e < 3; ++e) rows[4 * (r0 + e) + 3] = T(0);
     return;
   }
-  softContactJacobian<T>(model, ws, -1, body, q.pos, frame, 3, 0, ws.softJ() + std::int64_t(r0) * model.sizes.nu);
+  softContactJacobian<T>(model, ws, body1, body2, q.pos, frame, 3, 0, ws.softJ() + std::int64_t(r0) * model.sizes.nu);
   for (int e = 0; e < 3; ++e) {
     rows[4 * (r0 + e)] = T(0);
     rows[4 * (r0 + e) + 1] = -dot(frame[e], velocity) / h;
@@ -1349,7 +1356,7 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
       softPlanePoints<T>(topo.shape, X_GG, loadVec3<T>(geom + 12), n, p, T(INFINITY), points);
       for (int k = 0; k < topo.points; ++k) {
         points[k].normal = n;
-        softCompliantPointRows(model, ws, topo.body, points[k], lawParams, planeContactComplianceAt(w.params, i),
+        softCompliantPointRows(model, ws, -1, topo.body, points[k], lawParams, planeContactComplianceAt(w.params, i),
                                T(geom[12]), topo.row + 3 * k, softContactAt(w, topo.point + k));
       }
       continue;
@@ -1371,6 +1378,22 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     const SoftLaw<T> law = softContactLaw<T>(lawParams);
     const Vec3<T> size1 = loadVec3<T>(geom + 12), size2 = loadVec3<T>(geom + 27);
     const T margin = lawParams[8];
+    SoftPoint<T> points[kSoftPairSlotsMax];
+    if (topo.law == kLawCompliant) {  // two spheres or capsules: their nearest points, whatever their distance
+      Transform<T> X_G1, X_G2;
+      pairGeomPoses(ws, topo, geom, &X_G1, &X_G2);
+      softPairPoints<T>(topo.shape1, X_G1, size1, topo.shape2, X_G2, size2, T(INFINITY), points);
+      const T R = size1[0] * size2[0] / (size1[0] + size2[0]);  // Hertz's relative radius
+      for (int k = 0; k < topo.points; ++k) {
+        const Strided<T> out = softContactAt(w, topo.point + k);
+        softCompliantPointRows(model, ws, topo.body1, topo.body2, points[k], lawParams,
+                               pairContactComplianceAt(w.params, i), R, topo.row + 3 * k, out);
+        // As every pair point: all values 0 in a lane where it makes no block (its force too, below).
+        const MaskOf<T> block = T(out[0]) > T(0.5);
+        for (int c = 1; c < 8; ++c) out[c] = selectT(block, T(out[c]), T(0));
+      }
+      continue;
+    }
     // The broad phase from the geoms' centres alone; their frames only for pairs within reach.
     const Vec3<T> c1 = bodyPose(ws, topo.body1) * loadVec3<T>(geom + 9);
     const Vec3<T> c2 = bodyPose(ws, topo.body2) * loadVec3<T>(geom + 24);
@@ -1384,7 +1407,6 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     const Vec3<T> dif = c1 - c2;
     const T bound = rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin;
     const MaskOf<T> near = !(dot(dif, dif) > bound * bound);
-    SoftPoint<T> points[kSoftPairSlotsMax];
     bool touching = false;
     if (anyLane(near)) {
       Transform<T> X_G1, X_G2;
@@ -1524,7 +1546,7 @@ LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
   }
   for (int i = 0; i < model.sizes.nPairContacts; ++i) {
     const PairContactTopology& t = model.pairContact[i];
-    contact(t.row, t.points, t.condim, t.elliptic, false);
+    contact(t.row, t.points, t.condim, t.elliptic, t.law == kLawCompliant);
   }
   for (int i = 0; i < model.sizes.nSoftLimits; ++i)
     for (int side = 0; side < 2; ++side) f(model.softLimit[i].row + side, 1, model.softLimit[i].law == kLawCompliant);
@@ -1646,8 +1668,9 @@ LOCKSTEP_HD_INLINE void softConeLine(const T* x, const T* dx, const T* scale, co
 // step's end, x0 - h vn (x0 at its start), and of the approach speed -vn there:
 //   F = K (x0 - h vn)_+^p (1 - d vn)_+
 // (a contact: Hertz's p = 3/2 and K = (4/3) k sqrt(R k), k = E^(2/3) / 2, d = 3c/2, as Simbody's
-// SmoothSphereHalfSpaceForce without its smoothing; a stop: p = 1, K its stiffness, d its
-// dissipation). A contact's friction is Coulomb's, regularized below the stiction velocity vs:
+// SmoothSphereHalfSpaceForce without its smoothing; between two bodies' spheres or capsules, R =
+// R1 R2 / (R1 + R2) and E, c the pair's, as Simbody's HuntCrossleyForce combines them; a stop:
+// p = 1, K its stiffness, d its dissipation). A contact's friction is Coulomb's, regularized below the stiction velocity vs:
 // f_t = -mu N v_t / sqrt(|v_t|^2 + vs^2), with one of the two convex approximations of Castro et
 // al. (Drake's kLagged and kSimilar):
 //   lagged   N = F0, the force at the step's start (K x0^p (1 - d vn0)_+ with its normal speed vn0),
@@ -1732,17 +1755,76 @@ template <class T>
 LOCKSTEP_HD_INLINE T compliantStep(const ModelView<T>& model, const WorldView<T>& w) {
   for (int i = 0; i < model.sizes.nPlaneContacts; ++i)
     if (model.planeContact[i].law == kLawCompliant) return planeContactLawAt(w.params, i)[11];
+  for (int i = 0; i < model.sizes.nPairContacts; ++i)
+    if (model.pairContact[i].law == kLawCompliant) return pairContactLawAt(w.params, i)[11];
   for (int i = 0; i < model.sizes.nSoftLimits; ++i)
     if (model.softLimit[i].law == kLawCompliant) return softLimitLawAt(w.params, i)[10];
   return T(0);
 }
-// M += h D in place; udot (udot0 in) becomes the free motion a0 (scratch: rhs, H). The lanes whose
-// A is not positive definite are returned.
+// A^-1 b for a 3 x 3 A (its adjugate: the columns are the cross products of its rows), and A's
+// determinant.
 template <class T>
-LOCKSTEP_HD MaskOf<T> compliantFreeMotion(const ModelView<T>& model, const WorldView<T>& w, Strided<T> M, Strided<T> H,
-                                          Strided<T> rhs, Strided<T> udot) {
+LOCKSTEP_HD_INLINE Vec3<T> solve33(const Mat33<T>& A, const Vec3<T>& b, T* det) {
+  const Vec3<T> r0 = A.row(0), r1 = A.row(1), r2 = A.row(2);
+  const Vec3<T> c0 = cross(r1, r2), c1 = cross(r2, r0), c2 = cross(r0, r1);
+  *det = dot(r0, c0);
+  const T inverse = T(1) / selectT(*det == T(0), T(1), *det);
+  return inverse * (b[0] * c0 + b[1] * c1 + b[2] * c2);
+}
+// The gyroscopic torque of a free body, or a ball body, on Ground with no children, taken linearly
+// implicitly over the step, as Kahan's midpoint takes Euler's equation I wdot = -w x I w (I the
+// body's inertia in Ground about its centre of mass, for a ball about its pivot):
+//   (I + h/2 ([w]x I - [I w]x)) dw = -h w x I w.
+// Without torques the body keeps its kinetic energy and the magnitude of its angular momentum to
+// rounding at any step, where the explicit term (semi-implicit Euler's) gains h^2 |w x I w|_I^-1^2 / 2
+// in every step: a light rod spinning about its axis tumbles up at 10 ms. udot (udot0: the sweep's,
+// with the explicit term) changes in place: its angular acceleration by the difference, and a free
+// body's M origin with it, its centre of mass's acceleration unchanged.
+template <class T>
+LOCKSTEP_HD void compliantGyroscopicStep(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws, T h,
+                                         Strided<T> udot) {
+  for (int b = 0; b < model.sizes.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    const bool free = topo.mobilizer == MobilizerType::Free;
+    if (topo.parent >= 0 || (!free && topo.mobilizer != MobilizerType::Ball)) continue;
+    bool leaf = true;
+    for (int c = b + 1; c < model.sizes.nb; ++c) leaf = leaf && model.body[c].parent != b;
+    if (!leaf) continue;
+    const Strided<const T> mp = massPropsAt(w.params, b);
+    const Transform<T> X_GB = bodyPose(ws, b);
+    const Vec3<T> com = X_GB * Vec3<T>{{mp[1], mp[2], mp[3]}}, Mo = (X_GB * model.X_MB[b].inverse()).p;
+    Mat33<T> I = reexpressSym(X_GB.R.R, loadSymMat33<T>(mp + 4)).toMat33();
+    if (!free) {  // about the pivot: I_c + m (|r|^2 1 - r r')
+      const Vec3<T> r = com - Mo;
+      const T r2 = dot(r, r);
+      for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 3; ++j) I(i, j) = I(i, j) + T(mp[0]) * ((i == j ? r2 : T(0)) - r[i] * r[j]);
+    }
+    const Vec3<T> omega = bodyVelocity(ws, b).ang, L = I * omega, g = cross(omega, L);
+    const T halfStep = T(0.5) * h;
+    const Mat33<T> J = I + halfStep * (crossMat(omega) * I - crossMat(L));
+    T detI, detJ;
+    const Vec3<T> explicitPart = solve33(I, g, &detI), implicitPart = solve33(J, g, &detJ);
+    // (A J near singular, at a spin no step could follow: the explicit term stays.)
+    const MaskOf<T> solvable = absT(detJ) > T(1e-9) * absT(detI);
+    const Vec3<T> delta = selectVec3(solvable, explicitPart - implicitPart, Vec3<T>::zero());
+    const Rotation<T>& R_GF = model.X_PF[b].R;
+    const Vec3<T> angular = transposeTimes(R_GF.R, delta);
+    for (int k = 0; k < 3; ++k) udot[topo.uOffset + k] = T(udot[topo.uOffset + k]) + angular[k];
+    if (!free) continue;
+    const Vec3<T> linear = transposeTimes(R_GF.R, cross(delta, Mo - com));
+    for (int k = 0; k < 3; ++k) udot[topo.uOffset + 3 + k] = T(udot[topo.uOffset + 3 + k]) + linear[k];
+  }
+}
+// M += h D in place; udot (udot0 in) becomes the free motion a0 (scratch: rhs, H), with the
+// gyroscopic torques of free and ball bodies on Ground implicit (compliantGyroscopicStep). The lanes
+// whose A is not positive definite are returned.
+template <class T>
+LOCKSTEP_HD MaskOf<T> compliantFreeMotion(const ModelView<T>& model, const WorldView<T>& w, const Workspace<T>& ws,
+                                          Strided<T> M, Strided<T> H, Strided<T> rhs, Strided<T> udot) {
   const int nu = model.sizes.nu;
   const T h = compliantStep(model, w);
+  compliantGyroscopicStep(model, w, ws, h, udot);
   for (int i = 0; i < nu; ++i) {
     T x = T(0);
     for (int j = 0; j < nu; ++j) x += M[i * nu + j] * udot[j];
@@ -1778,7 +1860,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   const Strided<T> a0 = v, a = v + nu, g = v + 2 * nu, d = v + 3 * nu, Md = v + 4 * nu, Mda = v + 5 * nu;
   // The compliant law's implicit step: the metric M + h D and its free motion (compliantFreeMotion).
   MaskOf<T> failedLanes = T(0) > T(1);
-  if (s.softCompliant) failedLanes = compliantFreeMotion<T>(model, w, M, H, g, udot);
+  if (s.softCompliant) failedLanes = compliantFreeMotion<T>(model, w, ws, M, H, g, udot);
   for (int j = 0; j < nu; ++j) a0[j] = a[j] = udot[j];
   // Rows that exist in some lane: the others are skipped. The blocks with such a row are listed
   // once (first row, then rows, negative under the compliant law), and every pass below visits only

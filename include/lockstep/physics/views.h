@@ -292,6 +292,10 @@ enum class Role : std::int8_t {
     "stiffness dissipation stiction_velocity lagged",                                                                      \
     "the compliant law's material (a contact under that law): E (Hertz), Hunt and Crossley's c, the stiction "          \
     "velocity of its regularized friction, and 1 for the lagged approximation of friction (0: the similar one)")          \
+  X(T, pairContactCompliance, Per::PairContact, Role::Parameter, "pair_contact",                                        \
+    "stiffness dissipation stiction_velocity lagged",                                                                      \
+    "the compliant law's material of the pair (a pair under that law): E (Hertz: E^(2/3) the harmonic mean of the two "   \
+    "materials' E^(2/3)), Hunt and Crossley's c, the stiction velocity, and 1 for the lagged approximation of friction")  \
   X(T, softLimitLaw, Per::SoftLimit, Role::Parameter, "limit",                                                           \
     "lower upper margin solref.0 solref.1 solimp.0 solimp.1 solimp.2 solimp.3 solimp.4 timestep invweight",              \
     "MuJoCo's joint range, margin, solreflimit and solimplimit, opt.timestep, and the dof's invweight0")                   \
@@ -379,8 +383,8 @@ struct PlaneContactTopology {
   std::int32_t law;         // SoftLawKind (compliant: condim 3, its rows the frame's, as a cone's)
 };
 // Two primitive geoms on different bodies (one of them may be Ground) under MuJoCo's soft-constraint
-// law: MuJoCo's narrow phase of the pair (a sphere or capsule against a sphere or capsule: a capsule
-// pair makes up to 2 points, the others 1), in MuJoCo's order (shape1 <= shape2), the normal from the
+// law, or two spheres or capsules under the compliant law: MuJoCo's narrow phase of the pair (a
+// capsule pair makes up to 2 points), in MuJoCo's order (shape1 <= shape2), the normal from the
 // first geom to the second.
 struct PairContactTopology {
   std::int32_t body1, body2;    // the geoms' bodies (-1: Ground)
@@ -391,6 +395,7 @@ struct PairContactTopology {
   std::int32_t point;           // its first point among the world's (Per::SoftPoint)
   std::int32_t row;             // its first constraint row
   std::int32_t mujocoBody1, mujocoBody2;  // the geoms' MuJoCo bodies, whose cfrc_ext their forces add to (-1: none)
+  std::int32_t law;             // SoftLawKind (compliant: two spheres or capsules, condim 3, its rows the frame's)
 };
 // A hinge's or slide's range under MuJoCo's soft-constraint law: two rows (lower, upper).
 struct SoftLimitTopology {
