@@ -21,6 +21,7 @@ add_library(lockstep_io STATIC
   host/io/json_node.cpp
   host/io/scene.cpp
   host/io/scene_joints.cpp
+  host/io/scene_collisions.cpp
   host/io/scene_worlds.cpp
   host/io/scene_apply.cpp
   host/io/embedded_scene_file.cpp

@@ -387,7 +387,8 @@ class Converter {
   // ground contacts'; the kinds softPairModelled names pair here (a sphere with any primitive, a
   // capsule with a capsule, a cylinder or a box, two boxes); other kinds are named in a warning.
   void addPairContacts() {
-    if (disabled(mjDSBL_CONTACT) || options_.law != MjcfOptions::ContactLaw::Mujoco) return;
+    if (disabled(mjDSBL_CONTACT)) return;
+    const bool compliant = options_.law != MjcfOptions::ContactLaw::Mujoco;
     auto weld = [&](int g) { return m_->body_weldid[m_->geom_bodyid[g]]; };
     auto weldParent = [&](int g) { return m_->body_weldid[m_->body_parentid[weld(g)]]; };
     std::set<std::pair<int, int>> excluded, explicitGeoms;  // body pairs, geom pairs (smaller first)
@@ -405,17 +406,26 @@ class Converter {
       auto primitive = [](int t) {
         return t == mjGEOM_SPHERE || t == mjGEOM_CAPSULE || t == mjGEOM_ELLIPSOID || t == mjGEOM_CYLINDER || t == mjGEOM_BOX;
       };
-      if (!primitive(t1) || !primitive(t2) || !softPairModelled(mjcfShape(t1), mjcfShape(t2))) {
+      auto round = [](int t) { return t == mjGEOM_SPHERE || t == mjGEOM_CAPSULE; };
+      if (!primitive(t1) || !primitive(t2) || !softPairModelled(mjcfShape(t1), mjcfShape(t2)) ||
+          (compliant && !(round(t1) && round(t2)))) {
         ++unpaired[std::string(geomTypeName(t1)) + "-" + geomTypeName(t2)];
         return;
       }
       const Placement &p1 = placement_[m_->geom_bodyid[g1]], &p2 = placement_[m_->geom_bodyid[g2]];
       if (p1.body == p2.body) return;  // one rigid body: the pair's forces cancel
+      // (The compliant law's static geoms other than planes are named in a warning, as for the ground.)
+      if (compliant && (p1.body == "ground" || p2.body == "ground")) return;
       const Transformd X_BG1 = p1.X_BL * poseOf(m_->geom_pos + 3 * g1, m_->geom_quat + 4 * g1);
       const Transformd X_BG2 = p2.X_BL * poseOf(m_->geom_pos + 3 * g2, m_->geom_quat + 4 * g2);
       const std::string name = geomName(g1) + "/" + geomName(g2);
-      builder_.add(pair >= 0 ? mjcfExplicitPair(m_, pair, g1, g2, name, p1.body, p2.body, X_BG1, X_BG2)
-                             : mjcfPairContact(m_, g1, g2, name, p1.body, p2.body, X_BG1, X_BG2));
+      PairContactDesc d = pair >= 0 ? mjcfExplicitPair(m_, pair, g1, g2, name, p1.body, p2.body, X_BG1, X_BG2)
+                                    : mjcfPairContact(m_, g1, g2, name, p1.body, p2.body, X_BG1, X_BG2);
+      if (!compliant) {
+        builder_.add(d);
+        return;
+      }
+      out_.compliantPairs.push_back(compliantPair(d, g1, g2, pair));
     };
     for (int p = 0; p < m_->npair; ++p) {
       add(m_->pair_geom1[p], m_->pair_geom2[p], p);
@@ -438,9 +448,38 @@ class Converter {
       }
     }
     for (const auto& [kinds, count] : unpaired)
-      ignored_["contacts between moving geoms of kinds Lockstep does not pair yet (spheres and capsules pair with each "
-               "other and with cylinders, a sphere with a box, two boxes)"].push_back(
-          kinds + " (" + std::to_string(count) + (count == 1 ? " pair)" : " pairs)"));
+      ignored_[compliant ? "contacts between moving geoms other than spheres and capsules under the compliant law"
+                         : "contacts between moving geoms of kinds Lockstep does not pair yet (spheres and capsules "
+                           "pair with each other and with cylinders, a sphere with a box, two boxes)"]
+          .push_back(kinds + " (" + std::to_string(count) + (count == 1 ? " pair)" : " pairs)"));
+  }
+
+  // Geom g's material under the compliant law: MjcfOptions' default, or the geom's own; its
+  // friction MuJoCo's friction[0] unless the geom's own is given.
+  CompliantMaterial compliantMaterial(int g) const {
+    CompliantMaterial m{options_.contactStiffness, options_.contactDissipation, m_->geom_friction[3 * g],
+                        options_.transitionVelocity};
+    if (auto it = options_.geoms.find(geomName(g)); it != options_.geoms.end()) {
+      if (it->second.stiffness >= 0) m.stiffness = it->second.stiffness;
+      if (it->second.dissipation >= 0) m.dissipation = it->second.dissipation;
+      if (it->second.friction >= 0) m.friction = it->second.friction;
+    }
+    return m;
+  }
+  // MuJoCo's pair d of geoms g1 and g2 (explicit pair `pair`, or -1) under the compliant law: the
+  // two materials combined (pairMaterial), the friction MuJoCo's mix (the larger, or the explicit
+  // pair's own; none at condim 1), condim 3.
+  PairContactDesc compliantPair(PairContactDesc d, int g1, int g2, int pair) {
+    const CompliantMaterial a = compliantMaterial(g1), b = compliantMaterial(g2), m = pairMaterial(a, b);
+    d.law = kLawCompliant;
+    d.stiffness = m.stiffness;
+    d.dissipation = m.dissipation;
+    d.stictionVelocity = m.stictionVelocity;
+    d.friction = d.condim == 1 ? 0 : pair >= 0 ? m_->pair_friction[5 * pair] : std::max(a.friction, b.friction);
+    if (d.condim > 3)
+      ignored_["torsional and rolling friction (condim 4 and 6) under the compliant law"].push_back(d.name);
+    d.condim = 3;
+    return d;
   }
 
   // The spheres that stand for geom g against one plane.

@@ -67,8 +67,15 @@ Scene SceneReader::readMjcfFile(const std::string& path) {
   scene_.u0 = scene_.model->defaultU();
   scene_.simulation.dt = mjcf_->timestep;
   if (mjcf_->law == MjcfOptions::ContactLaw::Mujoco) scene_.simulation.integrator = mjcf_->integrator;
+  if (!mjcf_->compliantPairs.empty()) scene_.warnings.push_back(compliantPairsWarning(mjcf_->compliantPairs.size()));
   keepMjcf();
   return std::move(scene_);
+}
+
+std::string SceneReader::compliantPairsWarning(std::size_t pairs) {
+  return "contacts between moving bodies (" + std::to_string(pairs) + " pairs of spheres and capsules) exist under "
+         "the compliant law in its implicit step only: a scene with \"simulation\": {\"integrator\": \"implicit\"} "
+         "has them (docs/contact-laws.md); this explicit step lets the bodies pass through each other";
 }
 
 void SceneReader::readMjcf(const JsonNode& node) {
@@ -144,8 +151,8 @@ Scene SceneReader::read(const std::string& text) {
   const JsonNode root(document, "", source_);
   // "study" belongs to the study reader (study_file.h); a scene file may carry one.
   root.expectObject({"name", "description", "gravity", "urdf", "mjcf", "bodies", "linear_bushings", "spring_dampers", "constant_forces",
-                     "sphere_contacts", "limits", "actuators", "ground", "initial_state", "simulation", "per_world",
-                     "study"});
+                     "sphere_contacts", "limits", "actuators", "ground", "collision_geoms", "initial_state",
+                     "simulation", "per_world", "study"});
   scene_.source = source_;
   scene_.name = root.has("name") ? root.at("name").string() : stemOf(source_);
   if (auto d = root.find("description")) scene_.description = d->string();
@@ -170,18 +177,30 @@ Scene SceneReader::read(const std::string& text) {
   // A scene that adds nothing to its MJCF robot's model takes the model the import built.
   bool addsToModel = !mjcf_;
   for (const char* key : {"gravity", "bodies", "linear_bushings", "spring_dampers", "constant_forces",
-                          "sphere_contacts", "ground", "limits", "actuators"})
+                          "sphere_contacts", "ground", "collision_geoms", "limits", "actuators"})
     addsToModel = addsToModel || root.has(key);
   // "integrator": "implicit": the ground contacts and joint stops as the compliant law's constraints of
   // the implicit step (ModelBuilder::compliantConstraints), at the scene's dt (read here, before the
-  // model is built; the rest of "simulation" below).
-  if (auto sim = root.find("simulation")) {
-    const auto integrator = sim->find("integrator");
-    if (integrator && integrator->string() == "implicit") {
-      const auto dt = sim->find("dt");
-      builder_.compliantConstraints(dt ? dt->positive() : mjcf_ ? mjcf_->timestep : scene_.simulation.dt);
-      addsToModel = true;
-    }
+  // model is built; the rest of "simulation" below). Its collision geoms are the compliant law's.
+  const auto sim = root.find("simulation");
+  const auto integrator = sim ? sim->find("integrator") : std::nullopt;
+  if (integrator && integrator->string() == "implicit") {
+    const auto dt = sim->find("dt");
+    const double h = dt ? dt->positive() : mjcf_ ? mjcf_->timestep : scene_.simulation.dt;
+    builder_.compliantConstraints(h);
+    if (mjcf_)  // the robot's own contacts between bodies under the compliant law
+      for (PairContactDesc d : mjcf_->compliantPairs) {
+        d.timestep = h;
+        builder_.add(d);
+      }
+    if (auto c = root.find("collision_geoms")) readCollisionGeoms(*c, h);
+    addsToModel = true;
+  } else if (mjcf_ && !mjcf_->compliantPairs.empty()) {
+    scene_.warnings.push_back(compliantPairsWarning(mjcf_->compliantPairs.size()));
+  }
+  if (auto c = root.find("collision_geoms"); c && !(integrator && integrator->string() == "implicit")) {
+    c->fail("contacts between bodies are the compliant law's, in its implicit step: set \"simulation\": "
+            "{\"integrator\": \"implicit\", \"dt\": ...} (docs/contact-laws.md)");
   }
   try {
     scene_.model = addsToModel ? builder_.build() : mjcf_->model;

@@ -1,6 +1,6 @@
 // The scene reader (scene.h, docs/scene-format.md), in three files by the part of the scene file
 // they read: scene.cpp the model (names, URDF, bodies, force elements, ground contact),
-// scene_joints.cpp the joint stops and actuators, scene_worlds.cpp the initial state, the
+// scene_collisions.cpp the contacts between bodies, scene_joints.cpp the joint stops and actuators, scene_worlds.cpp the initial state, the
 // simulation settings and the per-world values. Every value is checked where it is read, so that
 // the first problem is reported with its JSON path.
 #pragma once
@@ -76,6 +76,9 @@ class SceneReader {
   // "dissipation", "friction"}}}: the robot with its elements, its names as frames.
   void readMjcf(const JsonNode& node);
   void addMjcf(const MjcfImport& mjcf, const JsonNode* node);
+  // The warning of an MJCF robot under the compliant law stepped explicitly, whose pairs of spheres
+  // and capsules (MjcfImport::compliantPairs) touch only in the implicit step.
+  static std::string compliantPairsWarning(std::size_t pairs);
 
   // Adds an imported robot's bodies and link names; `node` is where a name clash is reported.
   void addRobot(const UrdfImport& urdf, const JsonNode& node);
@@ -109,6 +112,15 @@ class SceneReader {
 
   // "ground": a half-space on Ground and the spheres on bodies that touch it (SmoothSphereHalfSpaceForce).
   void readGround(const JsonNode& n);
+
+  // ---- collision geoms (scene_collisions.cpp) ----
+
+  // "collision_geoms": {material defaults, "geoms": [{"name", "body", "shape": "sphere" ("center",
+  // "radius"), "capsule" ("from", "to", "radius") or "plane" (on ground: "normal", "point"), material
+  // overrides}], "exclude": [[body, body], ..]}: a compliant-law contact for every two geoms that may
+  // touch (on different bodies, not both on Ground, not parent and child, not excluded), for steps of
+  // `timestep` (the scene's implicit step).
+  void readCollisionGeoms(const JsonNode& n, double timestep);
 
   // ---- joint stops and actuators (scene_joints.cpp) ----
 

@@ -99,7 +99,8 @@ std::string describeElement(const Model& m, const GroundContact& c) {
 InfoSection infoSection(const Model& m, const std::vector<GroundContact>&) {
   // (Under MuJoCo's law a model's contacts are plane and pair contacts: no empty heading here.)
   return {"ground contacts",
-          " (spheres on bodies against half-spaces on Ground; contacts between moving bodies are not modelled)",
+          " (spheres on bodies against half-spaces on Ground, stepped explicitly; contacts between moving bodies are "
+          "the implicit step's: a scene's collision_geoms)",
           /*showEmpty=*/m.planeContacts().empty() && m.pairContacts().empty()};
 }
 

@@ -234,23 +234,55 @@ SceneVisuals sceneVisuals(const Scene& scene, const VisualOptions& options) {
   std::vector<bool> geomDrawn(model.numBodies(), false);
   for (const DrawnShape& s : out.shapes)
     if (s.body >= 0 && s.role == ShapeRole::Visual && s.shape.source.rfind("geom ", 0) == 0) geomDrawn[s.body] = true;
+  auto addPlane = [&](const Vec3d& normal, const Vec3d& point, const std::string& source) {
+    const Vec3d n = normal * (1 / std::sqrt(dot(normal, normal)));
+    const std::vector<double> key = {n[0], n[1], n[2], dot(n, point)};
+    for (const std::vector<double>& p : planes)
+      if (std::abs(p[0] - key[0]) + std::abs(p[1] - key[1]) + std::abs(p[2] - key[2]) + std::abs(p[3] - key[3]) < 1e-9)
+        return;
+    planes.insert(key);
+    VisualShape plane;
+    plane.kind = ShapeKind::Plane;
+    plane.X_BS = {zOnto(n), point};
+    plane.rgba = {{0.82, 0.84, 0.86, 1.0}};
+    plane.source = source + ": half-space";
+    out.shapes.push_back({plane, -1, ShapeRole::Contact});
+  };
   for (const GroundContact& g : model.groundContacts()) {
     const GroundContactDesc& c = g.desc;
     if (options.contactShapes && !geomDrawn[g.body])
       out.shapes.push_back({sphereAt(c.center, c.radius, "ground contact '" + c.name + "'"), g.body, ShapeRole::Contact});
-    const Vec3d n = c.planeNormal * (1 / std::sqrt(dot(c.planeNormal, c.planeNormal)));
-    const std::vector<double> key = {n[0], n[1], n[2], dot(n, c.planePoint)};
-    bool known = false;
-    for (const std::vector<double>& p : planes)
-      if (std::abs(p[0] - key[0]) + std::abs(p[1] - key[1]) + std::abs(p[2] - key[2]) + std::abs(p[3] - key[3]) < 1e-9) known = true;
-    if (known) continue;
-    planes.insert(key);
-    VisualShape plane;
-    plane.kind = ShapeKind::Plane;
-    plane.X_BS = {zOnto(n), c.planePoint};
-    plane.rgba = {{0.82, 0.84, 0.86, 1.0}};
-    plane.source = "ground contact '" + c.name + "': half-space";
-    out.shapes.push_back({plane, -1, ShapeRole::Contact});
+    addPlane(c.planeNormal, c.planePoint, "ground contact '" + c.name + "'");
+  }
+  // The compliant law's plane and pair contacts (a scene's implicit step): their spheres and
+  // capsules, each once, on bodies that no MJCF geom draws.
+  std::set<std::vector<double>> contactGeoms;
+  auto addGeom = [&](int body, PlaneContactShape shape, const Transformd& X_BG, const Vec3d& size,
+                     const std::string& source) {
+    if (!options.contactShapes || (body >= 0 && geomDrawn[body])) return;
+    std::vector<double> key = {double(body), double(shape), size[0], size[1]};
+    for (int i = 0; i < 3; ++i) {
+      key.push_back(X_BG.p[i]);
+      for (int j = 0; j < 3; ++j) key.push_back(X_BG.R(i, j));
+    }
+    if (!contactGeoms.insert(key).second) return;
+    VisualShape v = sphereAt(X_BG.p, size[0], source);
+    if (shape == kShapeCapsule) {
+      v.kind = ShapeKind::Capsule;
+      v.X_BS = X_BG;
+      v.size = {{size[0], size[1], 0}};
+    }
+    out.shapes.push_back({v, body, ShapeRole::Contact});
+  };
+  for (const PlaneContact& c : model.planeContacts()) {
+    if (c.desc.law != kLawCompliant) continue;
+    addGeom(c.body, c.desc.shape, c.desc.X_BG, c.desc.size, "plane contact '" + c.desc.name + "'");
+    addPlane(c.desc.planeNormal, c.desc.planePoint, "plane contact '" + c.desc.name + "'");
+  }
+  for (const PairContact& c : model.pairContacts()) {
+    if (c.desc.law != kLawCompliant) continue;
+    addGeom(c.body1, c.desc.shape1, c.desc.X_BG1, c.desc.size1, "pair contact '" + c.desc.name + "': first geom");
+    addGeom(c.body2, c.desc.shape2, c.desc.X_BG2, c.desc.size2, "pair contact '" + c.desc.name + "': second geom");
   }
   if (options.contactShapes)
     for (const SphereContact& c : model.contacts()) {

@@ -19,7 +19,7 @@ def test_load_mjcf_file_names_its_joints_and_keeps_mujocos_defaults():
     compliant = lockstep.load(path, contact_law="compliant")
     assert compliant.coordinate_names == m.coordinate_names and compliant.dt == 0.002
     info = compliant.info
-    assert "contacts between moving bodies are not modelled" in info
+    assert "contacts between moving bodies are the implicit step's" in info
     assert "armature" in info and "gear 200" in info
     assert "armature.thigh_joint" in compliant.parameter_names
     with pytest.raises(ValueError, match="applies to an MJCF"):

@@ -166,8 +166,8 @@ TEST(ShippedScenes, EveryOneLoadsAndEvaluates) {
       for (double a : batch.udot(w)) EXPECT_TRUE(std::isfinite(a));
     }
   }
-  EXPECT_EQ(count, 18);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots, panda-reach,
-                        // solo12-stand, and the seven MJCF robots
+  EXPECT_EQ(count, 19);  // docs/scenes.md: chain-7, chain-32, chain-7-seed, two grids, four robots, panda-reach,
+                        // solo12-stand, the seven MJCF robots, and balls-in-a-box
 }
 
 TEST(ShippedScenes, ChainsAreTheModelsOfMakeChain) {

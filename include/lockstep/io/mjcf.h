@@ -19,7 +19,9 @@
 //   (their two end spheres), boxes (eight corner spheres) and cylinders (eight spheres on each rim)
 //   of moving bodies that MuJoCo's contype/conaffinity let touch a plane -> Simbody's
 //   SmoothSphereHalfSpaceForce with friction[0] (the larger of the geom's and the plane's) and
-//   MjcfOptions' material; contacts between moving bodies are not modelled;
+//   MjcfOptions' material; contacts between moving bodies are MuJoCo's pair contacts under MuJoCo's
+//   law, and under the compliant law its pair contacts between spheres and capsules, in its
+//   implicit step only (MjcfImport::compliantPairs);
 // - sites are kept by name (Model::sites); sensors are resolved into what Lockstep computes
 //   (Model::sensors, physics/sensors.h; the others named in a warning); the geoms of
 //   MuJoCo's visible groups (0 to 2, not transparent) are kept for viewers (MjcfImport::visuals,
@@ -103,6 +105,12 @@ struct MjcfImport {
   std::vector<double> q0;               // MuJoCo's qpos0 in Lockstep's coordinates
   std::vector<VisualShape> visuals;     // the visible geoms, placed on their Lockstep bodies
   std::vector<std::string> warnings;    // one line per kind of ignored feature
+  // Under the compliant law: the pairs of spheres and capsules on different moving bodies that
+  // MuJoCo's collision rules let touch, as the compliant law's pair contacts, for its implicit step
+  // only (the scene reader adds them with the step's dt; the explicit step has no contacts between
+  // bodies). Their material: MjcfOptions' (per geom), E and c combined as pairMaterial combines them;
+  // friction MuJoCo's (the larger friction[0], an explicit pair's own).
+  std::vector<PairContactDesc> compliantPairs;
 };
 
 // Compiles the file with MuJoCo's compiler and converts it. Throws InputError("<file>: <element>:
