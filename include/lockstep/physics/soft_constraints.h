@@ -1485,39 +1485,71 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
   }
 }
 
+// Whether x is nonzero in some lane (a dual: its value or a tangent): a structural zero of H, L
+// or J is zero in every lane and every tangent.
+template <class T, int N>
+struct Dual;
+template <class T>
+LOCKSTEP_HD_INLINE bool softNonzero(const T& x) {
+  return anyLane(x != T(0));
+}
+template <class T, int N>
+LOCKSTEP_HD_INLINE bool softNonzero(const Dual<T, N>& x) {
+  bool nonzero = softNonzero(x.v);
+  for (int k = 0; k < N; ++k) nonzero = nonzero || softNonzero(x.d[k]);
+  return nonzero;
+}
+
 // H = L L' in place (the lower triangle of the row-major n x n H becomes L), lane by lane; the
-// lanes where H is not positive definite are returned (their L is garbage).
+// lanes where H is not positive definite are returned (their L is garbage). Row i's profile, its
+// first entry nonzero in some lane (a free object's rows start at its own first speed, a robot's
+// at its base's), bounds L's (no fill before it): the sums start there, and an entry before it is
+// zero. The profile is kept in row 0's upper triangle (H(0, i) = first(i), i > 0), for
+// softNegativeSolve; the rest of the upper triangle is not read.
+template <class T>
+LOCKSTEP_HD_INLINE int softProfile(Strided<const T> L, int i) {
+  return i == 0 ? 0 : storedIndex(T(L[i]));
+}
 template <class T>
 LOCKSTEP_HD MaskOf<T> softCholesky(Strided<T> H, int n) {
+  for (int i = 1; i < n; ++i) {
+    int first = 0;
+    while (first < i && !softNonzero(T(H[i * n + first]))) ++first;
+    H[i] = T(first);
+  }
   MaskOf<T> failedLanes = T(0) > T(1);
   for (int j = 0; j < n; ++j) {
+    const int fj = softProfile(Strided<const T>(H), j);
     T diag = H[j * n + j];
-    for (int k = 0; k < j; ++k) diag -= H[j * n + k] * H[j * n + k];
+    for (int k = fj; k < j; ++k) diag -= H[j * n + k] * H[j * n + k];
     const MaskOf<T> bad = !(diag > T(0));
     failedLanes = failedLanes | bad;
     const T l = sqrtT(selectT(bad, T(1), diag));
     H[j * n + j] = l;
     const T inverse = T(1) / l;
     for (int i = j + 1; i < n; ++i) {
+      const int fi = softProfile(Strided<const T>(H), i);
+      if (fi > j) continue;  // before row i's profile: zero
       T x = H[i * n + j];
-      for (int k = 0; k < j; ++k) x -= H[i * n + k] * H[j * n + k];
+      for (int k = fi > fj ? fi : fj; k < j; ++k) x -= H[i * n + k] * H[j * n + k];
       H[i * n + j] = x * inverse;
     }
   }
   return failedLanes;
 }
 
-// x = -(L L')^-1 b in place of x (x given as b).
+// x = -(L L')^-1 b in place of x (x given as b), L from softCholesky (its profile too).
 template <class T>
 LOCKSTEP_HD void softNegativeSolve(Strided<const T> L, int n, Strided<T> x) {
   for (int i = 0; i < n; ++i) {
     T y = x[i];
-    for (int k = 0; k < i; ++k) y -= L[i * n + k] * x[k];
+    for (int k = softProfile(L, i); k < i; ++k) y -= L[i * n + k] * x[k];
     x[i] = y / L[i * n + i];
   }
   for (int i = n - 1; i >= 0; --i) {
     T y = x[i];
-    for (int k = i + 1; k < n; ++k) y -= L[k * n + i] * x[k];
+    for (int k = i + 1; k < n; ++k)
+      if (softProfile(L, k) <= i) y -= L[k * n + i] * x[k];
     x[i] = y / L[i * n + i];
   }
   for (int i = 0; i < n; ++i) x[i] = -x[i];
@@ -1954,7 +1986,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
         // A row is zero off its bodies' chains to Ground (a foot's row: the free joint and its leg):
         // those lines of H are left as they are (most of them, in a legged robot).
         bool zero = true;
-        for (int e = 0; e < n; ++e) zero = zero && !anyLane(T(row[e * nu + i]) != T(0));
+        for (int e = 0; e < n; ++e) zero = zero && !softNonzero(T(row[e * nu + i]));
         if (zero) continue;
         if (n == 1) {
           const T Di = Hb[0] * row[i];
