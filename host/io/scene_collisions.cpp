@@ -50,7 +50,8 @@ void SceneReader::readCollisionGeoms(const JsonNode& n, double timestep) {
     g.body = f.body;
     g.name = e.has("name") ? e.at("name").string() : "geom" + std::to_string(i);
     if (g.name.empty()) e.at("name").fail("must not be empty");
-    if (!names.insert(g.name).second) e.at("name").fail("the collision geom name " + inQuotes(g.name) + " is already used");
+    if (!names.insert(g.name).second)
+      e.at("name").fail("the collision geom name " + inQuotes(g.name) + " is already used");
     readMaterial(e, g.material, g.lagged);
     const std::string shape = e.at("shape").string();
     auto refuse = [&](std::initializer_list<const char*> keys) {

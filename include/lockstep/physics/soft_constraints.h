@@ -1701,8 +1701,8 @@ LOCKSTEP_HD_INLINE void softConeLine(const T* x, const T* dx, const T* scale, co
 //   F = K (x0 - h vn)_+^p (1 - d vn)_+
 // (a contact: Hertz's p = 3/2 and K = (4/3) k sqrt(R k), k = E^(2/3) / 2, d = 3c/2, as Simbody's
 // SmoothSphereHalfSpaceForce without its smoothing; between two bodies' spheres or capsules, R =
-// R1 R2 / (R1 + R2) and E, c the pair's, as Simbody's HuntCrossleyForce combines them; a stop:
-// p = 1, K its stiffness, d its dissipation). A contact's friction is Coulomb's, regularized below the stiction velocity vs:
+// R1 R2 / (R1 + R2) and E, c the pair's, as Simbody's HuntCrossleyForce combines them; a stop: p = 1,
+// K its stiffness, d its dissipation). A contact's friction is Coulomb's, regularized below the stiction velocity vs:
 // f_t = -mu N v_t / sqrt(|v_t|^2 + vs^2), with one of the two convex approximations of Castro et
 // al. (Drake's kLagged and kSimilar):
 //   lagged   N = F0, the force at the step's start (K x0^p (1 - d vn0)_+ with its normal speed vn0),
