@@ -53,17 +53,21 @@ def main():
     p.add_argument("--dtype", default="float64", choices=["float64", "float32"])
     p.add_argument("--contact-law", default="mujoco", choices=["compliant", "mujoco"],
                    help="Lockstep's contact law: mujoco (the tasks' default: the XML's timestep) or compliant (RK4 substeps)")
+    p.add_argument("--integrator", choices=["rk4", "implicit"],
+                   help="under the compliant law: RK4 substeps (its default) or its implicit step at the XML's timestep")
     p.add_argument("--no-async", action="store_true", help="skip Gymnasium's async mode")
     p.add_argument("--xml-file", help="the task's model file for both engines (the tasks' xml_file keyword), "
                    "for example a humanoid without self-collisions")
     a = p.parse_args()
     model = {"xml_file": a.xml_file} if a.xml_file else {}
+    ours_only = {"integrator": a.integrator} if a.integrator else {}
     print(f"CPU: {cpu_model()}; Lockstep dtype {a.dtype}, contact law {a.contact_law}"
-          + (f", model {a.xml_file}" if a.xml_file else ""))
+          + (f", integrator {a.integrator}" if a.integrator else "") + (f", model {a.xml_file}" if a.xml_file else ""))
     print(f"{'task':12s} {'envs':>5s} {'lockstep':>10s} {'sync':>10s} {'async':>10s} {'vs faster':>9s}")
     for task in a.tasks:
         for n in a.envs:
-            env = gym.make_vec(f"lockstep/{task}", num_envs=n, dtype=a.dtype, contact_law=a.contact_law, **model)
+            env = gym.make_vec(f"lockstep/{task}", num_envs=n, dtype=a.dtype, contact_law=a.contact_law, **model,
+                               **ours_only)
             ours = rate(env, a.seconds)
             env.close()
             env = gym.make_vec(task, num_envs=n, vectorization_mode="sync", **model)
