@@ -11,6 +11,12 @@ namespace lockstep::io {
 
 namespace {
 
+// Every two geoms are tested (no broad phase yet for the compliant law's pairs): the section's
+// geoms, and the contacts they make, are bounded so that a file's size cannot make the model's
+// size grow with its square.
+constexpr std::size_t kMaxCollisionGeoms = 4096;
+constexpr std::size_t kMaxCollisionContacts = 20000;
+
 // One geom as read: its body, shape and frame on the body (a capsule's axis: z), its size (MuJoCo's:
 // a sphere's radius; a capsule's radius and half-length), a half-space's normal and point in Ground,
 // and its material.
@@ -41,6 +47,9 @@ void SceneReader::readCollisionGeoms(const JsonNode& n, double timestep) {
   std::vector<CollisionGeom> geoms;
   std::set<std::string> names;
   const std::vector<JsonNode> list = n.at("geoms").elements();
+  if (list.size() > kMaxCollisionGeoms)
+    n.at("geoms").fail("has " + std::to_string(list.size()) + " geoms, over the limit of " +
+                       std::to_string(kMaxCollisionGeoms) + " (every two are tested for contact)");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const JsonNode& e = list[i];
     e.expectObject({"name", "body", "shape", "center", "radius", "from", "to", "normal", "point", "stiffness",
@@ -104,11 +113,16 @@ void SceneReader::readCollisionGeoms(const JsonNode& n, double timestep) {
       const std::vector<JsonNode> ends = pair.elements(2);
       exclude(resolve(ends[0]).body, resolve(ends[1]).body);
     }
+  std::size_t contacts = 0;
   for (std::size_t i = 0; i < geoms.size(); ++i)
     for (std::size_t j = i + 1; j < geoms.size(); ++j) {
       const CollisionGeom *a = &geoms[i], *b = &geoms[j];
       if (a->body == b->body || (a->body == "ground" && b->body == "ground") || excluded.count({a->body, b->body}))
         continue;
+      if (++contacts > kMaxCollisionContacts)
+        n.at("geoms").fail("make more than " + std::to_string(kMaxCollisionContacts) +
+                           " contacts (every two geoms that may touch), the limit of a scene; exclude body pairs "
+                           "that never touch (\"exclude\")");
       const CompliantMaterial m = pairMaterial(a->material, b->material);
       const bool lagged = a->lagged && b->lagged;
       if (a->plane || b->plane) {  // a half-space on Ground and a body's sphere or capsule

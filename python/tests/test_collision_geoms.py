@@ -324,3 +324,21 @@ def test_an_mjcf_robot_under_the_compliant_law_collides_its_limbs_in_the_implici
     b.evaluate()
     active = np.array(b.softContact).reshape(16, -1, 20)[:, :, 0] > 0.5
     assert active.any()
+
+
+def test_collision_geoms_are_bounded_before_the_model_is_built():
+    """Every two geoms are tested for contact: a file cannot make the model grow with the square of
+    its size (4,096 geoms, 20,000 contacts at most; docs/scene-format.md, "Limits")."""
+    scene = resting_ball(0.01, 1e8, 1e8)
+    scene["collision_geoms"]["geoms"] = [{"body": "ground", "shape": "sphere", "radius": 0.1}] * 4097
+    with pytest.raises(Exception, match="has 4097 geoms, over the limit of 4096"):
+        lockstep.load(scene)
+    ball = {"mobilizer": "translation", "mass": 1.0, "inertia": {"xx": 0.004, "yy": 0.004, "zz": 0.004}}
+    scene["bodies"] = [dict(ball, name=f"b{k}") for k in range(3)]
+    scene["initial_state"] = {}
+    scene["collision_geoms"]["geoms"] = [{"body": f"b{k % 3}", "shape": "sphere", "radius": 0.01}
+                                         for k in range(300)]
+    with pytest.raises(Exception, match="make more than 20000 contacts"):
+        lockstep.load(scene)
+    scene["collision_geoms"]["exclude"] = [["b0", "b1"]]
+    assert len(lockstep.load(scene).parameter_names) > 0  # 2 x 100 x 100 pairs: within the limit
