@@ -303,13 +303,14 @@ int run(const Scene& scene, const RunPlan& plan, const char* precision) {
   if (!notFinite.empty())
     std::printf("energy        %lld healthy worlds whose energy is not a finite number; worlds %s\n",
                 static_cast<long long>(notFinite.size()), firstWorlds(notFinite).c_str());
-  // MuJoCo's soft constraints do work (their damping, and their reference acceleration) that the
-  // balance does not hold: a change is no sign of a wrong step there.
+  // The soft constraints (MuJoCo's law, and the compliant law's implicit step) do work (their damping,
+  // MuJoCo's reference acceleration, the implicit step's dissipation) that the balance does not
+  // hold: a change is no sign of a wrong step there.
   const bool soft = !model.planeContacts().empty() || !model.pairContacts().empty() || !model.softLimits().empty();
   if (soft && worstAbsolute >= 0)
-    std::printf("energy        the balance leaves out the work of MuJoCo's soft constraints (%zu plane contacts, "
-                "%zu pair contacts, %zu limits): a change is expected\n", model.planeContacts().size(),
-                model.pairContacts().size(), model.softLimits().size());
+    std::printf("energy        the balance leaves out the work of the soft constraints (MuJoCo's law or the compliant "
+                "law's implicit step: %zu plane contacts, %zu pair contacts, %zu limits): a change is expected\n",
+                model.planeContacts().size(), model.pairContacts().size(), model.softLimits().size());
   if (!implausible.empty() && !soft)
     std::printf("energy        %lld healthy worlds whose energy changed by more than its size at the start "
                 "(|KE| + |PE| + |z|); worlds %s\n",
