@@ -386,6 +386,8 @@ class Converter {
   // filterparent is on), <exclude>d body pairs, and the geoms of an explicit pair. Planes are the
   // ground contacts'; the kinds softPairModelled names pair here (a sphere with any primitive, a
   // capsule with a capsule, a cylinder or a box, two boxes); other kinds are named in a warning.
+  // Under the compliant law the same rules pick the pairs of spheres and capsules on moving bodies,
+  // kept aside for its implicit step (MjcfImport::compliantPairs).
   void addPairContacts() {
     if (disabled(mjDSBL_CONTACT)) return;
     const bool compliant = options_.law != MjcfOptions::ContactLaw::Mujoco;
