@@ -127,8 +127,17 @@ void SceneReader::readMjcf(const JsonNode& node) {
   if (auto g = node.find("geoms")) {
     std::set<std::string> known;
     for (const GroundContactDesc& d : mjcf.builder.groundContacts()) known.insert(d.name.substr(0, d.name.find_first_of(".@")));
+    // A compliant pair is named "geom1/geom2" (a geom's name may hold '/' too).
+    auto inPair = [&](const std::string& name) {
+      for (const PairContactDesc& d : mjcf.compliantPairs)
+        if (d.name.rfind(name + "/", 0) == 0 ||
+            (d.name.size() > name.size() && d.name.compare(d.name.size() - name.size() - 1, std::string::npos, "/" + name) == 0))
+          return true;
+      return false;
+    };
     for (const auto& [name, e] : g->members())
-      if (!known.count(name)) e.fail("no geom named " + inQuotes(name) + " touches the ground in " + path);
+      if (!known.count(name) && !inPair(name))
+        e.fail("no geom named " + inQuotes(name) + " touches the ground or another body in " + path);
   }
   addMjcf(mjcf, &pathNode);
 }

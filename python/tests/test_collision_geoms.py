@@ -342,3 +342,23 @@ def test_collision_geoms_are_bounded_before_the_model_is_built():
         lockstep.load(scene)
     scene["collision_geoms"]["exclude"] = [["b0", "b1"]]
     assert len(lockstep.load(scene).parameter_names) > 0  # 2 x 100 x 100 pairs: within the limit
+
+
+def test_an_mjcf_geom_that_touches_only_other_bodies_takes_its_own_material(tmp_path):
+    """Two free capsules whose contype and conaffinity meet each other's but not the floor's: the
+    scene's per-geom material (`geoms`) applies to them (their pair's E is pairMaterial's)."""
+    xml = tmp_path / "two.xml"
+    xml.write_text('''<mujoco><worldbody><geom name="floor" type="plane" size="5 5 .1"/>
+      <body pos="0 0 1"><freejoint/><geom name="a" type="capsule" size=".05 .2" contype="2" conaffinity="2"/></body>
+      <body pos="0 0 2"><freejoint/><geom name="b" type="capsule" size=".05 .2" contype="2" conaffinity="2"/></body>
+      </worldbody></mujoco>''')
+    scene = {"mjcf": {"path": str(xml), "contact_law": "compliant", "contact": {"stiffness": 1e6},
+                      "geoms": {"b": {"stiffness": 8e6}}},
+             "simulation": {"integrator": "implicit", "dt": 0.01}}
+    model = lockstep.load(scene)
+    b = lockstep.Batch(model, 1, dtype="float64")
+    k = hertz_k(1e6, 8e6)
+    np.testing.assert_allclose(b.params["pair_contact.a/b.stiffness"], (2 * k) ** 1.5, rtol=1e-14)
+    scene["mjcf"]["geoms"] = {"c": {"stiffness": 8e6}}
+    with pytest.raises(Exception, match="no geom named 'c' touches the ground or another body"):
+        lockstep.load(scene)
