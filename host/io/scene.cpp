@@ -131,7 +131,8 @@ void SceneReader::readMjcf(const JsonNode& node) {
     auto inPair = [&](const std::string& name) {
       for (const PairContactDesc& d : mjcf.compliantPairs)
         if (d.name.rfind(name + "/", 0) == 0 ||
-            (d.name.size() > name.size() && d.name.compare(d.name.size() - name.size() - 1, std::string::npos, "/" + name) == 0))
+            (d.name.size() > name.size() &&
+             d.name.compare(d.name.size() - name.size() - 1, std::string::npos, "/" + name) == 0))
           return true;
       return false;
     };

@@ -237,7 +237,8 @@ def test_a_world_alone_steps_as_the_same_world_in_a_batch():
 
 @pytest.mark.parametrize("change, message", [
     (lambda s: s.pop("simulation"), "collision_geoms: contacts between bodies are the compliant law's"),
-    (lambda s: s["collision_geoms"]["geoms"][0].update(shape="box"), r"shape: must be \"sphere\", \"capsule\" or \"plane\""),
+    (lambda s: s["collision_geoms"]["geoms"][0].update(shape="box"),
+     r"shape: must be \"sphere\", \"capsule\" or \"plane\""),
     (lambda s: s["collision_geoms"]["geoms"][1].update(body="ball", shape="plane"), "must be ground"),
     (lambda s: s["collision_geoms"]["geoms"][1].update(name="top"), "is already used"),
     (lambda s: s["collision_geoms"]["geoms"][0].update(radius=-1), r"geoms\[0\].radius: must be > 0"),
