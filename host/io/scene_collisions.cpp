@@ -30,6 +30,19 @@ struct CollisionGeom {
   bool lagged = true;
 };
 
+// A plane or pair contact under the compliant law, with the pair's material, for steps of h.
+template <class Desc>
+Desc compliant(Desc d, const CompliantMaterial& m, bool lagged, double h) {
+  d.law = kLawCompliant;
+  d.friction = m.friction;
+  d.stiffness = m.stiffness;
+  d.dissipation = m.dissipation;
+  d.stictionVelocity = m.stictionVelocity;
+  d.lagged = lagged;
+  d.timestep = h;
+  return d;
+}
+
 void readMaterial(const JsonNode& n, CompliantMaterial& m, bool& lagged) {
   if (auto x = n.find("stiffness")) m.stiffness = x->nonNegative();
   if (auto x = n.find("dissipation")) m.dissipation = x->nonNegative();
@@ -135,14 +148,7 @@ void SceneReader::readCollisionGeoms(const JsonNode& n, double timestep) {
         d.size = b->size;
         d.planeNormal = a->normal;
         d.planePoint = a->point;
-        d.law = kLawCompliant;
-        d.friction = m.friction;
-        d.stiffness = m.stiffness;
-        d.dissipation = m.dissipation;
-        d.stictionVelocity = m.stictionVelocity;
-        d.lagged = lagged;
-        d.timestep = timestep;
-        builder_.add(d);
+        builder_.add(compliant(d, m, lagged, timestep));
         continue;
       }
       if (a->shape > b->shape) std::swap(a, b);  // MuJoCo's order: the sphere first
@@ -156,14 +162,7 @@ void SceneReader::readCollisionGeoms(const JsonNode& n, double timestep) {
       d.X_BG2 = b->X_BG;
       d.size1 = a->size;
       d.size2 = b->size;
-      d.law = kLawCompliant;
-      d.friction = m.friction;
-      d.stiffness = m.stiffness;
-      d.dissipation = m.dissipation;
-      d.stictionVelocity = m.stictionVelocity;
-      d.lagged = lagged;
-      d.timestep = timestep;
-      builder_.add(d);
+      builder_.add(compliant(d, m, lagged, timestep));
     }
 }
 
