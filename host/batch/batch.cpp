@@ -37,7 +37,9 @@ std::string describeStatus(std::int32_t status) {
       {kStatusBushingSingular, "bushing middle angle reached +/-90 degrees (singular Euler-angle rates)"},
       {kStatusConstraintFailed, "constraint solve or projection failed"},
       {kStatusInvalidInitialState, "initial q or u not finite in this precision"},
-      {kStatusSoftSolveFailed, "the soft-constraint solve did not converge within its iterations (MuJoCo's law)"},
+      {kStatusSoftSolveFailed,
+       "the soft-constraint solve failed: it did not converge within its iterations, its metric was not "
+       "positive definite, or its forces were not finite"},
   };
   std::string out;
   for (const auto& r : kReasons) {

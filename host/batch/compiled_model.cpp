@@ -1,5 +1,9 @@
 #include "lockstep/engine/compiled_model.h"
 
+#include <algorithm>
+#include <limits>
+#include <vector>
+
 #include "lockstep/engine/fields.h"
 
 namespace lockstep {
@@ -27,13 +31,24 @@ CompiledModel<T>::CompiledModel(const Model& m) : sizes(sizesOf(m)), layout(Work
     if (p >= 0 && !hasChildren[p]) firstChildInward[b] = true;
     if (p >= 0) hasChildren[p] = true;
   }
+  // Each tree's speeds: [the least, one past the last) of its bodies' (speeds are numbered in body
+  // order, so a tree whose bodies another tree's interleave holds those speeds too).
+  std::vector<int> root(nb);
+  std::vector<std::int32_t> treeU0(nb, std::numeric_limits<std::int32_t>::max()), treeU1(nb, 0);
+  for (int i = 0; i < nb; ++i) {
+    const Body& b = m.body(i);
+    root[i] = b.parent < 0 ? i : root[b.parent];
+    treeU0[root[i]] = std::min(treeU0[root[i]], b.uOffset);
+    treeU1[root[i]] = std::max(treeU1[root[i]], b.uOffset + b.nu);
+  }
   for (int i = 0; i < nb; ++i) {
     const Body& b = m.body(i);
     const bool pfTranslation = isIdentity(b.X_PF.R.R);
     const bool mbIdentity = isIdentity(b.X_BM.R.R) && b.X_BM.p[0] == 0 && b.X_BM.p[1] == 0 && b.X_BM.p[2] == 0;
     body.push_back({b.mobilizer, b.parent, b.qOffset, b.uOffset, b.nq, b.nu, dOffset,
                     (pfTranslation ? kPFTranslationOnly : 0) | (mbIdentity ? kMBIdentity : 0) |
-                        (hasChildren[i] ? kHasChildren : 0) | (firstChildInward[i] ? kFirstChildInward : 0)});
+                        (hasChildren[i] ? kHasChildren : 0) | (firstChildInward[i] ? kFirstChildInward : 0),
+                    treeU0[root[i]], treeU1[root[i]]});
     dOffset += b.nu * b.nu;
     X_PF.push_back(castTransform<T>(b.X_PF));
     X_MB.push_back(castTransform<T>(b.X_BM.inverse()));

@@ -13,8 +13,22 @@
 
 namespace lockstep {
 
-// M (nu x nu, row-major at M[k * nu + i]) after computeKinematics. Ic: scratch of 10 scalars per
-// body (the composite inertias: m, p_BoC, J about Bo).
+// M is zero between the speeds of two trees (bodies mobilized from Ground separately, with their
+// descendants): f(i, u0, u1) for each speed i in order, with [u0, u1) the speeds of its body's tree
+// (BodyTopology::treeU0, treeU1), outside which M's row i is zero. M is written, and every reader
+// reads it, only within those rows' ranges: free objects' M is block diagonal, and the rest of the
+// nu x nu array is never touched.
+template <class T, class F>
+LOCKSTEP_HD_INLINE void forEachSpeedInTree(const ModelView<T>& model, F&& f) {
+  for (int b = 0; b < model.sizes.nb; ++b) {
+    const BodyTopology topo = model.body[b];
+    for (int k = 0; k < topo.nu; ++k) f(topo.uOffset + k, int(topo.treeU0), int(topo.treeU1));
+  }
+}
+
+// M (nu x nu, row-major at M[k * nu + i], within its trees' blocks: forEachSpeedInTree) after
+// computeKinematics. Ic: scratch of 10 scalars per body (the composite inertias: m, p_BoC, J about
+// Bo).
 template <class T>
 LOCKSTEP_HD void computeMassMatrix(const ModelView<T>& model, const WorldParams<T>& params, const Workspace<T>& ws,
                                    Strided<T> M, Strided<T> Ic) {
@@ -43,7 +57,9 @@ LOCKSTEP_HD void computeMassMatrix(const ModelView<T>& model, const WorldParams<
     storeVec3(Ic + (10 * p + 1), sum.c);
     storeSymMat33(Ic + (10 * p + 4), sum.J);
   }
-  for (int k = 0; k < s.nu * s.nu; ++k) M[k] = T(0);
+  forEachSpeedInTree(model, [&](int i, int u0, int u1) {
+    for (int k = u0; k < u1; ++k) M[i * s.nu + k] = T(0);
+  });
   for (int b = 0; b < s.nb; ++b) {
     const BodyTopology topo = model.body[b];
     const SpatialInertia<T> I = composite(b);

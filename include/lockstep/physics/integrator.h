@@ -70,16 +70,14 @@ LOCKSTEP_HD_NOINLINE MaskOf<T> mujocoImplicitDamping(const ModelView<T>& model, 
   if (!damped) return T(0) > T(1);
   const Strided<T> M = ws.softM(), H = ws.softH(), f = ws.softVec();
   computeMassMatrix<T>(model, w.params, ws, M, ws.softIc());
-  for (int i = 0; i < nu; ++i) {
+  forEachSpeedInTree(model, [&](int i, int u0, int u1) {  // (M within its trees' blocks, crba.h)
     T x = T(0);
-    for (int j = 0; j < nu; ++j) {
-      x += M[i * nu + j] * udot[j];
-      H[i * nu + j] = M[i * nu + j];
-    }
+    for (int j = u0; j < u1; ++j) x += M[i * nu + j] * udot[j];
+    for (int j = u0; j <= i; ++j) H[i * nu + j] = M[i * nu + j];
     f[i] = x;
     H[i * nu + i] = T(H[i * nu + i]) + dt * T(w.params.damping[i]);
-  }
-  const MaskOf<T> failedLanes = softCholesky<T>(H, nu);
+  });
+  const MaskOf<T> failedLanes = softCholesky<T>(H, nu, &model);
   softNegativeSolve<T>(Strided<const T>(H), nu, f);  // f = -(M + dt B)^-1 M udot
   for (int i = 0; i < nu; ++i) udot[i] = selectT(failedLanes, T(udot[i]), -T(f[i]));
   return failedLanes;

@@ -1324,6 +1324,55 @@ LOCKSTEP_HD void softCompliantPointRows(const ModelView<T>& model, const Workspa
   C[4 * (r0 + 1) + 2] = K * x0 * sqrtT(x0) * selectT(damping > T(0), damping, T(0));  // F0
 }
 
+// MuJoCo's geom_rbound: the radius about the geom's centre of a sphere that holds it.
+template <class T>
+LOCKSTEP_HD_INLINE T softBoundingRadius(int shape, const Vec3<T>& size) {
+  return shape == kShapeCapsule    ? size[0] + size[1]
+         : shape == kShapeBox      ? sqrtT(size[0] * size[0] + size[1] * size[1] + size[2] * size[2])
+         : shape == kShapeCylinder ? sqrtT(size[0] * size[0] + size[1] * size[1])
+                                   : size[0];
+}
+
+// The compliant law's broad phase: whether a pair's point can make a block in no lane
+// (softCompliantPointRows: a point within the margin, or one whose reach, dist + h (vn - mu |vt|) +
+// 2 h^2 min(an, 0), is below 0). With D the distance between the geoms' centres and rb the sum of
+// their bounding radii, dist >= D - rb; the point lies within L = D + rb of both centres, so that the
+// relative speed and acceleration there are at most v1 + v2 and a1 + a2 (softMotionBound), and the
+// reach at least D - rb - h (1 + mu) (v1 + v2) - 2 h^2 (a1 + a2). The bounds take each vector's
+// components' magnitudes summed (at least its length).
+template <class T>
+LOCKSTEP_HD_INLINE void softMotionBound(const Workspace<T>& ws, int b, T r, T* speed, T* acceleration) {
+  // Body b's points within r of its origin: |v + w x p| <= |v| + |w| r, and |a + alpha x p + w x (w
+  // x p)| <= |a| + (|alpha| + |w|^2) r (Ground's: 0).
+  if (b < 0) {
+    *speed = *acceleration = T(0);
+    return;
+  }
+  const SpatialVec<T> V = bodyVelocity(ws, b), A = bodyAcceleration<T>(Strided<const T>(ws.A_GB()), b);
+  auto sum = [](const Vec3<T>& x) { return absT(x[0]) + absT(x[1]) + absT(x[2]); };
+  const T w = sum(V.ang);
+  *speed = sum(V.lin) + w * r;
+  *acceleration = sum(A.lin) + (sum(A.ang) + w * w) * r;
+}
+template <class T>
+LOCKSTEP_HD_INLINE bool softPairOutOfReach(const Workspace<T>& ws, const PairContactTopology& topo,
+                                           Strided<const T> geom, const Vec3<T>& size1, const Vec3<T>& size2,
+                                           Strided<const T> lawParams) {
+  const Vec3<T> local1 = loadVec3<T>(geom + 9), local2 = loadVec3<T>(geom + 24);
+  const Vec3<T> c1 = bodyPose(ws, topo.body1) * local1, c2 = bodyPose(ws, topo.body2) * local2;
+  const T D = norm(c2 - c1), rb = softBoundingRadius(topo.shape1, size1) + softBoundingRadius(topo.shape2, size2);
+  const T L = D + rb, h = lawParams[11], mu = lawParams[0], margin = T(lawParams[8]) - T(lawParams[9]);
+  auto offset = [](const Vec3<T>& x) { return absT(x[0]) + absT(x[1]) + absT(x[2]); };  // |centre - origin|
+  T v1, a1, v2, a2;
+  softMotionBound(ws, topo.body1, L + offset(local1), &v1, &a1);
+  softMotionBound(ws, topo.body2, L + offset(local2), &v2, &a2);
+  // (Far above the rounding of the narrow phase's dist and reach, so that a lane this skips makes no
+  // block there either: a world steps alike alone and in any pack.)
+  const T slack = T(1024) * machineEpsilon<T>() * (offset(c1) + offset(c2) + L);
+  const T gap = D - rb - slack, motion = h * (T(1) + mu) * (v1 + v2) + T(2) * h * h * (a1 + a2);
+  return allLanes((gap > margin) & (gap - T(1 + 1.0 / 1024) * motion > T(0)));
+}
+
 // A pair contact's geoms in Ground (MuJoCo's geom_xpos, geom_xmat).
 template <class T>
 LOCKSTEP_HD_INLINE void pairGeomPoses(const Workspace<T>& ws, const PairContactTopology& topo, Strided<const T> geom,
@@ -1380,6 +1429,16 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     const T margin = lawParams[8];
     SoftPoint<T> points[kSoftPairSlotsMax];
     if (topo.law == kLawCompliant) {  // two spheres or capsules: their nearest points, whatever their distance
+      if (softPairOutOfReach(ws, topo, geom, size1, size2, lawParams)) {
+        // No block in any lane: its points read 0 (as below where a point makes none), written only
+        // where some lane had one.
+        for (int k = 0; k < topo.points; ++k) {
+          const Strided<T> out = softContactAt(w, topo.point + k);
+          if (anyLane(T(out[0]) > T(0.5)))
+            for (int c = 0; c < 8; ++c) out[c] = T(0);
+        }
+        continue;
+      }
       Transform<T> X_G1, X_G2;
       pairGeomPoses(ws, topo, geom, &X_G1, &X_G2);
       softPairPoints<T>(topo.shape1, X_G1, size1, topo.shape2, X_G2, size2, T(INFINITY), points);
@@ -1397,15 +1456,9 @@ LOCKSTEP_HD void softConstraintRows(const ModelView<T>& model, const WorldView<T
     // The broad phase from the geoms' centres alone; their frames only for pairs within reach.
     const Vec3<T> c1 = bodyPose(ws, topo.body1) * loadVec3<T>(geom + 9);
     const Vec3<T> c2 = bodyPose(ws, topo.body2) * loadVec3<T>(geom + 24);
-    auto rbound = [](int shape, const Vec3<T>& size) {  // MuJoCo's geom_rbound
-      return shape == kShapeCapsule    ? size[0] + size[1]
-             : shape == kShapeBox      ? sqrtT(size[0] * size[0] + size[1] * size[1] + size[2] * size[2])
-             : shape == kShapeCylinder ? sqrtT(size[0] * size[0] + size[1] * size[1])
-                                       : size[0];
-    };
     // MuJoCo's filterSphere: squared distance against the squared bound (no square root).
     const Vec3<T> dif = c1 - c2;
-    const T bound = rbound(topo.shape1, size1) + rbound(topo.shape2, size2) + margin;
+    const T bound = softBoundingRadius(topo.shape1, size1) + softBoundingRadius(topo.shape2, size2) + margin;
     const MaskOf<T> near = !(dot(dif, dif) > bound * bound);
     bool touching = false;
     if (anyLane(near)) {
@@ -1505,18 +1558,25 @@ LOCKSTEP_HD_INLINE bool softNonzero(const Dual<T, N>& x) {
 // first entry nonzero in some lane (a free object's rows start at its own first speed, a robot's
 // at its base's), bounds L's (no fill before it): the sums start there, and an entry before it is
 // zero. The profile is kept in row 0's upper triangle (H(0, i) = first(i), i > 0), for
-// softNegativeSolve; the rest of the upper triangle is not read.
+// softNegativeSolve; the rest of the upper triangle is not read. Where H has the mass matrix's
+// blocks (trees given: M plus a diagonal, written within its blocks only, crba.h), a row's profile
+// is looked for from its tree's first speed, and the entries before it are not read.
 template <class T>
 LOCKSTEP_HD_INLINE int softProfile(Strided<const T> L, int i) {
   return i == 0 ? 0 : storedIndex(T(L[i]));
 }
 template <class T>
-LOCKSTEP_HD MaskOf<T> softCholesky(Strided<T> H, int n) {
-  for (int i = 1; i < n; ++i) {
-    int first = 0;
+LOCKSTEP_HD MaskOf<T> softCholesky(Strided<T> H, int n, const ModelView<T>* trees = nullptr) {
+  auto profile = [&](int i, int from) {
+    if (i == 0) return;
+    int first = from;
     while (first < i && !softNonzero(T(H[i * n + first]))) ++first;
     H[i] = T(first);
-  }
+  };
+  if (trees)
+    forEachSpeedInTree(*trees, [&](int i, int u0, int) { profile(i, u0); });
+  else
+    for (int i = 1; i < n; ++i) profile(i, 0);
   MaskOf<T> failedLanes = T(0) > T(1);
   for (int j = 0; j < n; ++j) {
     const int fj = softProfile(Strided<const T>(H), j);
@@ -1818,10 +1878,7 @@ LOCKSTEP_HD void compliantGyroscopicStep(const ModelView<T>& model, const WorldV
   for (int b = 0; b < model.sizes.nb; ++b) {
     const BodyTopology topo = model.body[b];
     const bool free = topo.mobilizer == MobilizerType::Free;
-    if (topo.parent >= 0 || (!free && topo.mobilizer != MobilizerType::Ball)) continue;
-    bool leaf = true;
-    for (int c = b + 1; c < model.sizes.nb; ++c) leaf = leaf && model.body[c].parent != b;
-    if (!leaf) continue;
+    if (topo.parent >= 0 || (!free && topo.mobilizer != MobilizerType::Ball) || (topo.flags & kHasChildren)) continue;
     const Strided<const T> mp = massPropsAt(w.params, b);
     const Transform<T> X_GB = bodyPose(ws, b);
     const Vec3<T> com = X_GB * Vec3<T>{{mp[1], mp[2], mp[3]}}, Mo = (X_GB * model.X_MB[b].inverse()).p;
@@ -1857,11 +1914,11 @@ LOCKSTEP_HD MaskOf<T> compliantFreeMotion(const ModelView<T>& model, const World
   const int nu = model.sizes.nu;
   const T h = compliantStep(model, w);
   compliantGyroscopicStep(model, w, ws, h, udot);
-  for (int i = 0; i < nu; ++i) {
+  forEachSpeedInTree(model, [&](int i, int u0, int u1) {  // M udot (M within its trees' blocks)
     T x = T(0);
-    for (int j = 0; j < nu; ++j) x += M[i * nu + j] * udot[j];
+    for (int j = u0; j < u1; ++j) x += M[i * nu + j] * udot[j];
     rhs[i] = x;
-  }
+  });
   for (int b = 0; b < model.sizes.nb; ++b) {
     const BodyTopology topo = model.body[b];
     for (int k = 0; k < topo.nu; ++k) {
@@ -1873,8 +1930,10 @@ LOCKSTEP_HD MaskOf<T> compliantFreeMotion(const ModelView<T>& model, const World
       rhs[i] = T(rhs[i]) - h * kp * T(w.u[i]);
     }
   }
-  for (int k = 0; k < nu * nu; ++k) H[k] = M[k];
-  const MaskOf<T> failedLanes = softCholesky<T>(H, nu);
+  forEachSpeedInTree(model, [&](int i, int u0, int) {
+    for (int j = u0; j <= i; ++j) H[i * nu + j] = M[i * nu + j];
+  });
+  const MaskOf<T> failedLanes = softCholesky<T>(H, nu, &model);
   softNegativeSolve<T>(Strided<const T>(H), nu, rhs);  // -a0
   for (int i = 0; i < nu; ++i) udot[i] = selectT(failedLanes, T(udot[i]), -T(rhs[i]));
   return failedLanes;
@@ -1954,14 +2013,15 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
     return anyLane(c.engaged);
   };
   // out = M x(j), each entry summed in j's order (M is exactly symmetric: its row j is its column j),
-  // the entries' sums side by side rather than one after another.
+  // the entries' sums side by side rather than one after another, each column within its tree's
+  // block (the zeros outside it left out: forEachSpeedInTree).
   auto timesM = [&](auto x, Strided<T> out) {
     for (int i = 0; i < nu; ++i) out[i] = T(0);
-    for (int j = 0; j < nu; ++j) {
+    forEachSpeedInTree(model, [&](int j, int u0, int u1) {
       const T xj = x(j);
       const Strided<const T> column = Strided<const T>(M) + std::int64_t(j) * nu;
-      for (int i = 0; i < nu; ++i) out[i] = T(out[i]) + column[i] * xj;
-    }
+      for (int i = u0; i < u1; ++i) out[i] = T(out[i]) + column[i] * xj;
+    });
   };
   // The tolerance on the gradient: a fraction of the forces' scale, the largest of 1 and M qacc0's
   // entries, or at the iterate the largest of M (qacc - qacc0)'s entries plus the sum of the rows'
@@ -1976,8 +2036,10 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   // H = M + J' D_active J + each cone's J' H J at the iterate (jar: its rows' J qacc - aref), lower
   // triangle.
   auto newtonHessian = [&] {
-    for (int i = 0; i < nu; ++i)
-      for (int j = 0; j <= i; ++j) H[i * nu + j] = M[i * nu + j];
+    forEachSpeedInTree(model, [&](int i, int u0, int) {
+      for (int j = 0; j < u0; ++j) H[i * nu + j] = T(0);
+      for (int j = u0; j <= i; ++j) H[i * nu + j] = M[i * nu + j];
+    });
     forEachUsedBlock([&](int r0, int n, bool compliant) {
       if (!blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block)) return;
       const T* Hb = block.H;
@@ -2038,6 +2100,9 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
         for (int j = 0; j < nu; ++j) g[j] = T(g[j]) - f[e] * row[j];
       }
     });
+    // Forces that are not finite (a compliant block's stiffness beyond the precision's range: a ball
+    // of radius 1e308) would pass the tolerance at once, the free motion accepted: the lane fails.
+    failedLanes = failedLanes | !(forces < T(INFINITY));
     gmax = T(0);
     for (int j = 0; j < nu; ++j) gmax = selectT(absT(T(g[j])) > gmax, absT(T(g[j])), gmax);
     done = done | !(gmax > fraction * selectT(forces > scale, forces, scale));

@@ -335,7 +335,7 @@ enum StatusFlag : std::int32_t {
   kStatusBushingSingular = 1 << 3,       // a bushing's middle angle reached +/-90 degrees
   kStatusConstraintFailed = 1 << 4,      // the constraint solve or projection failed
   kStatusInvalidInitialState = 1 << 5,   // an initial q or u is not finite in the batch's precision
-  kStatusSoftSolveFailed = 1 << 6,       // the soft-constraint solve did not converge (soft_constraints.h)
+  kStatusSoftSolveFailed = 1 << 6,       // the soft solve did not converge, or its forces were not finite
 };
 
 // Topology of one body, as kernels read it.
@@ -351,6 +351,9 @@ struct BodyTopology {
   std::int32_t qOffset, uOffset, nq, nu;
   std::int32_t dOffset;  // first entry of this body's D^-1 in the workspace
   std::int32_t flags;    // BodyFlag bits
+  // The speeds of the body's tree (its root mobilized from Ground, and all the root's descendants)
+  // lie in [treeU0, treeU1): the mass matrix's rows of the body's speeds are zero outside it (crba.h).
+  std::int32_t treeU0, treeU1;
 };
 
 // The two bodies an element connects (-1: Ground), and its flags.
