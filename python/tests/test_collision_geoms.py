@@ -248,6 +248,13 @@ def test_a_world_alone_steps_as_the_same_world_in_a_batch():
      r"geoms\[0\].to: must differ"),
     (lambda s: s["collision_geoms"].update(stiction_velocity=0), "stiction_velocity: must be > 0"),
     (lambda s: s["collision_geoms"]["geoms"][0].update(body="nobody"), "nobody"),
+    (lambda s: s["collision_geoms"]["geoms"][1].update(radius=1e11),
+     r"geoms\[1\].radius: is beyond 1e6 m \(1e\+11\): contact distances there lose their precision"),
+    (lambda s: s["collision_geoms"]["geoms"][1].update(center=[0, 2e6, 0]), r"geoms\[1\].center: is beyond 1e6 m"),
+    (lambda s: s["collision_geoms"]["geoms"][0].update({"shape": "capsule", "from": [0, 0, -3e6], "to": [0, 0, 0]}),
+     r"geoms\[0\].from: is beyond 1e6 m"),
+    (lambda s: s["collision_geoms"]["geoms"].append({"body": "ground", "shape": "plane", "point": [0, 0, -1e7]}),
+     r"geoms\[2\].point: is beyond 1e6 m"),
 ])
 def test_bad_collision_geoms_are_refused_naming_the_field(change, message):
     scene = resting_ball(0.01, 1e8, 1e8)
@@ -363,3 +370,97 @@ def test_an_mjcf_geom_that_touches_only_other_bodies_takes_its_own_material(tmp_
     scene["mjcf"]["geoms"] = {"c": {"stiffness": 8e6}}
     with pytest.raises(Exception, match="no geom named 'c' touches the ground or another body"):
         lockstep.load(scene)
+
+
+def test_far_pairs_are_skipped_only_where_no_lane_could_touch_within_the_step():
+    """The compliant law's broad phase (softPairOutOfReach) skips a pair whose bounding spheres stay
+    apart whatever the bodies do within the step. A ball shot at 60 m/s from 0.4 m away, at 10 ms
+    steps, is stopped by the other (the pair's reach, not its distance, brings it into the solve);
+    a slow world steps alike alone (its pack skips the pair) and beside the fast one (its pack does
+    not), bit for bit; and far apart, every value of the pair's point reads 0."""
+    speeds = np.array([1.0, 60.0, 0.0, 30.0])
+    model = lockstep.load(head_on(0.01, 0.5))
+    b = lockstep.Batch(model, len(speeds), dtype="float64")
+    q, u = np.array(b.q), np.zeros_like(np.asarray(b.u))
+    u[:, 0] = speeds
+    b.set_state(q, u)
+    gap = []
+    for _ in range(60):
+        b.step(1)
+        x = np.asarray(b.q)
+        gap.append(x[:, 3] - x[:, 0])
+    gap = np.array(gap)
+    assert (np.asarray(b.status) == 0).all()
+    assert gap[:, [1, 3]].min() > 0.1, gap[:, [1, 3]].min()  # centres 0.2 apart at touching: never half as deep
+    np.testing.assert_allclose(np.asarray(b.u)[[1, 3], 0] + np.asarray(b.u)[[1, 3], 3], speeds[[1, 3]], rtol=1e-12)
+    assert (np.asarray(b.u)[[1, 3], 3] > 0.499 * speeds[[1, 3]]).all()  # at least half (restitution 0 at 10 ms)
+    slow = lockstep.Batch(model, 1, dtype="float64")
+    slow.set_state(q[:1], u[:1])
+    slow.step(60)
+    np.testing.assert_array_equal(np.asarray(slow.q)[0], np.asarray(b.q)[0])
+    np.testing.assert_array_equal(np.asarray(slow.u)[0], np.asarray(b.u)[0])
+    # Far apart (the fast worlds' balls flew off), at rest: the point reads 0 everywhere.
+    names = model.field_components("softContact")
+    pair = np.array(["a/b" in c for c in names])
+    assert pair.sum() > 0
+    q = np.zeros_like(q)
+    q[:, 0], q[:, 3] = -1.0, 1.0
+    b.set_state(q, np.zeros_like(u))
+    b.evaluate()
+    assert np.all(np.asarray(b.softContact)[:, pair] == 0)
+
+
+def test_a_compliant_force_that_overflows_flags_its_world_and_the_others_go_on():
+    """Balls of radii 20 and 60 m of stiffness 1e308 give a Hertz constant beyond double's range: that
+    world is flagged by the contact solve (its forces are not finite), its neighbours step on."""
+    scene = resting_ball(0.01, 1e8, 3e8)
+    scene["collision_geoms"]["geoms"][0]["radius"] = 20.0
+    scene["collision_geoms"]["geoms"][1].update(radius=60.0, center=[0, 0, -60.0])
+    scene["initial_state"] = {"joints": {"ball": {"q": [0, 0, 20.0]}}}
+    b = lockstep.Batch(lockstep.load(scene), 3, dtype="float64")
+    E = np.array(b.params["pair_contact.top/base.stiffness"])
+    E[1] = 1e308
+    b.params["pair_contact.top/base.stiffness"] = E
+    b.step(100)
+    assert list(np.asarray(b.status) != 0) == [False, True, False]
+    assert "forces were not finite" in b.describe_status(1)
+    assert np.all(np.abs(np.asarray(b.q)[[0, 2], 2] - 20.0) < 1e-3)
+
+
+def two_trees(order):
+    """Two free balls a and b dropped onto the floor, a capsule c on a pin under a; the bodies listed
+    in `order` (a before c)."""
+    ball = {"mass": 1.0, "inertia": {"xx": 0.004, "yy": 0.004, "zz": 0.004}}
+    bodies = {"a": dict(ball, name="a", mobilizer="free", X_PF={"position": [0, 0, 0.3]}),
+              "b": dict(ball, name="b", mobilizer="free", X_PF={"position": [0.05, 0.02, 0.6]}),
+              "c": dict(ball, name="c", parent="a", mobilizer="pin", X_PF={"position": [0, 0, 0.15]})}
+    return {"gravity": [0, 0, -9.81], "bodies": [bodies[n] for n in order],
+            "collision_geoms": {"stiffness": 1e7, "dissipation": 1, "friction": 0.5, "geoms": [
+                {"name": "floor", "body": "ground", "shape": "plane"},
+                {"name": "a", "body": "a", "shape": "sphere", "radius": 0.1},
+                {"name": "b", "body": "b", "shape": "sphere", "radius": 0.1},
+                {"name": "c", "body": "c", "shape": "capsule", "from": [0, 0, 0], "to": [0.1, 0, 0.1],
+                 "radius": 0.03}]},
+            "simulation": {"dt": 0.01, "integrator": "implicit"}}
+
+
+def test_trees_whose_bodies_interleave_step_as_when_listed_one_after_the_other():
+    """The mass matrix is zero between two trees, and the solve keeps to each tree's block of speeds
+    (crba.h, forEachSpeedInTree). With the bodies listed a, b, c (c a's child), tree a's speeds hold
+    b's among them; listed a, c, b, they follow one another. Both step alike, to rounding, through
+    the drop onto the floor and each other."""
+    steps, worlds = 40, 4
+    rng = np.random.default_rng(5)
+    u0 = rng.normal(0, 0.5, (worlds, 13))  # speeds in the order a (6), b (6), c (1)
+    finals = []
+    for order in (["a", "b", "c"], ["a", "c", "b"]):
+        batch = lockstep.Batch(lockstep.load(two_trees(order)), worlds, dtype="float64")
+        u = u0 if order[1] == "b" else np.concatenate([u0[:, :6], u0[:, 12:], u0[:, 6:12]], axis=1)
+        batch.set_state(np.array(batch.q), u)
+        batch.step(steps)
+        assert (np.asarray(batch.status) == 0).all()
+        q = np.asarray(batch.q)  # q in the order a (7), then the others
+        finals.append(q if order[1] == "b" else np.concatenate([q[:, :7], q[:, 8:], q[:, 7:8]], axis=1))
+    z = finals[0][:, [6, 13]] + [0.3, 0.6]  # the balls' heights: on the floor (radius 0.1) or above
+    assert (z > 0.09).all() and (z < 0.3).all(), z  # fallen, through nothing
+    np.testing.assert_allclose(finals[0], finals[1], rtol=0, atol=1e-9)
