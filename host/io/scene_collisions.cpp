@@ -11,11 +11,16 @@ namespace lockstep::io {
 
 namespace {
 
-// Every two geoms are tested (no broad phase yet for the compliant law's pairs): the section's
-// geoms, and the contacts they make, are bounded so that a file's size cannot make the model's
-// size grow with its square.
+// Every two geoms that may touch make a pair contact with rows of its own (the step's broad phase
+// skips those out of reach): the section's geoms, and the contacts they make, are bounded so that a
+// file's size cannot make the model's size grow with its square.
 constexpr std::size_t kMaxCollisionGeoms = 4096;
 constexpr std::size_t kMaxCollisionContacts = 20000;
+// The largest radius, half-length and distance from its body's origin (or a plane's point from
+// Ground's) of a geom, in metres: within it, double's rounding leaves a contact's distance good to
+// about 1e-10 m. A sphere of radius 1e11 under a 10 cm ball would lose the ball's penetration, 1e-5
+// m, to rounding: the ball would fall through it.
+constexpr double kMaxGeomExtent = 1e6;
 
 // One geom as read: its body, shape and frame on the body (a capsule's axis: z), its size (MuJoCo's:
 // a sphere's radius; a capsule's radius and half-length), a half-space's normal and point in Ground,
@@ -80,19 +85,29 @@ void SceneReader::readCollisionGeoms(const JsonNode& n, double timestep) {
       for (const char* key : keys)
         if (e.has(key)) e.at(key).fail("does not apply to a " + shape);
     };
+    auto bounded = [&](const char* key, double x) {
+      if (!(std::abs(x) <= kMaxGeomExtent))
+        e.at(key).fail("is beyond 1e6 m (" + numberText(x) + "): contact distances there lose their precision");
+      return x;
+    };
+    auto boundedPoint = [&](const char* key, const Vec3d& p) {
+      for (int k = 0; k < 3; ++k) bounded(key, p[k]);
+      return p;
+    };
     if (shape == "sphere") {
       refuse({"from", "to", "normal", "point"});
       g.shape = kShapeSphere;
-      g.X_BG.p = f.X_BL * (e.has("center") ? e.at("center").vec3() : Vec3d::zero());
-      g.size = {{e.at("radius").positive(), 0, 0}};
+      g.X_BG.p = f.X_BL * (e.has("center") ? boundedPoint("center", e.at("center").vec3()) : Vec3d::zero());
+      g.size = {{bounded("radius", e.at("radius").positive()), 0, 0}};
     } else if (shape == "capsule") {
       refuse({"center", "normal", "point"});
       g.shape = kShapeCapsule;
-      const Vec3d from = f.X_BL * e.at("from").vec3(), to = f.X_BL * e.at("to").vec3(), axis = to - from;
+      const Vec3d from = f.X_BL * boundedPoint("from", e.at("from").vec3());
+      const Vec3d to = f.X_BL * boundedPoint("to", e.at("to").vec3()), axis = to - from;
       const double length = norm(axis);
       if (!(length > 0)) e.at("to").fail("must differ from \"from\" (a capsule's axis)");
       g.X_BG = {rotationTaking({{0, 0, 1}}, axis / length, /*halfTurnAxis=*/0), (from + to) / 2.0};
-      g.size = {{e.at("radius").positive(), length / 2, 0}};
+      g.size = {{bounded("radius", e.at("radius").positive()), length / 2, 0}};
     } else if (shape == "plane") {
       if (g.body != "ground")
         e.at("body").fail("a plane is a half-space fixed in Ground: its body must be ground (a moving body's geoms "
@@ -106,7 +121,7 @@ void SceneReader::readCollisionGeoms(const JsonNode& n, double timestep) {
         g.normal = g.normal / largest;
         g.normal = g.normal / norm(g.normal);
       }
-      if (auto x = e.find("point")) g.point = x->vec3();
+      if (auto x = e.find("point")) g.point = boundedPoint("point", x->vec3());
     } else {
       e.at("shape").fail("must be \"sphere\", \"capsule\" or \"plane\" (got " + inQuotes(shape) + ")");
     }
