@@ -201,6 +201,18 @@ SceneVisuals sceneVisuals(const Scene& scene, const VisualOptions& options) {
                            " not found (looked in the robot file's folder, its parents, --mesh-path, LOCKSTEP_MESH_PATH " +
                            "and ROS_PACKAGE_PATH); bodies without a shape are drawn as their inertia boxes. First: " +
                            missing.front());
+  // A body with geoms of the compliant law's contacts (a scene's collision_geoms: a ball, a rod) is
+  // drawn as them, below, where contact shapes are drawn.
+  if (options.contactShapes) {
+    auto shaped = [&](int b, SoftLawKind law) {
+      if (b >= 0 && law == kLawCompliant) drawn[b] = true;
+    };
+    for (const PlaneContact& c : model.planeContacts()) shaped(c.body, c.desc.law);
+    for (const PairContact& c : model.pairContacts()) {
+      shaped(c.body1, c.desc.law);
+      shaped(c.body2, c.desc.law);
+    }
+  }
   // Bodies without a visual shape: the inertia box, and a rod from the joint to the center of mass.
   for (int b = 0; b < model.numBodies(); ++b) {
     if (drawn[b]) continue;

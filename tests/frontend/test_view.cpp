@@ -182,6 +182,25 @@ TEST(Visuals, TheInertiaBoxHasTheBodysInertia) {
   for (int k = 0; k < 3; ++k) EXPECT_EQ(box.X_BS.p[k], mp.com[k]);
 }
 
+// Bodies with collision geoms (the compliant law's contacts) are drawn as their geoms, without an
+// inertia box inside them; without contact shapes, as their inertia boxes.
+TEST(Visuals, BodiesWithCollisionGeomsAreDrawnAsThem) {
+  const Scene scene = loadSceneFile(kSource + "/scenes/balls-in-a-box.json");
+  const int nb = scene.model->numBodies();
+  auto count = [&](const SceneVisuals& v, ShapeRole role) {
+    std::set<int> bodies;
+    for (const DrawnShape& d : v.shapes)
+      if (d.role == role && d.body >= 0) bodies.insert(d.body);
+    return bodies.size();
+  };
+  const SceneVisuals v = sceneVisuals(scene);
+  EXPECT_EQ(count(v, ShapeRole::Inertia), 0u);
+  EXPECT_EQ(count(v, ShapeRole::Contact), static_cast<std::size_t>(nb));
+  VisualOptions bare;
+  bare.contactShapes = false;
+  EXPECT_EQ(count(sceneVisuals(scene, bare), ShapeRole::Inertia), static_cast<std::size_t>(nb));
+}
+
 // The page holds three.js, the player and the recording; a recording of another scene is refused.
 TEST(Viewer, ThePageHoldsThreeJsThePlayerAndTheRecording) {
   const Scene scene = loadSceneFile(kSource + "/scenes/double_pendulum.json");
