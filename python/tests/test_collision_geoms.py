@@ -464,3 +464,25 @@ def test_trees_whose_bodies_interleave_step_as_when_listed_one_after_the_other()
     z = finals[0][:, [6, 13]] + [0.3, 0.6]  # the balls' heights: on the floor (radius 0.1) or above
     assert (z > 0.09).all() and (z < 0.3).all(), z  # fallen, through nothing
     np.testing.assert_allclose(finals[0], finals[1], rtol=0, atol=1e-9)
+
+
+def test_a_ball_hovering_at_rest_within_a_steps_fall_is_caught_in_that_step():
+    """A ball at rest 0.5 mm above another, at 10 ms: gravity alone closes the gap within the step
+    (h^2 g = 0.98 mm), so the reach test's acceleration term, and the broad phase's bound on it,
+    bring the pair into the first step's solve: the ball is stopped there, not a step later. Alone
+    (its pack skips what it may) and beside a fast world (its pack skips nothing) alike, bit for
+    bit."""
+    scene = resting_ball(0.01, 1e8, 3e8)
+    scene["initial_state"] = {"joints": {"ball": {"q": [0, 0, 0.1005]}}}
+    model = lockstep.load(scene)
+    alone = lockstep.Batch(model, 1, dtype="float64")
+    alone.step(1)
+    assert np.asarray(alone.u)[0, 2] > -0.8 * G * 0.01, np.asarray(alone.u)[0]  # free fall: -G h (-0.055 here)
+    batch = lockstep.Batch(model, 4, dtype="float64")
+    q, u = np.array(batch.q), np.zeros_like(np.asarray(batch.u))
+    q[1:, 2] = 2.0
+    u[1:, 2] = -300.0  # 1.5 m from the base at 300 m/s: within a step's reach
+    batch.set_state(q, u)
+    batch.step(1)
+    np.testing.assert_array_equal(np.asarray(batch.q)[0], np.asarray(alone.q)[0])
+    np.testing.assert_array_equal(np.asarray(batch.u)[0], np.asarray(alone.u)[0])
