@@ -1615,33 +1615,66 @@ LOCKSTEP_HD void softNegativeSolve(Strided<const T> L, int n, Strided<T> x) {
   for (int i = 0; i < n; ++i) x[i] = -x[i];
 }
 
-// The rows in blocks, in row order: f(r0, n, compliant) for each, n its rows, compliant whether the
-// block is under the compliant law. A contact point's condim rows under an elliptic cone, and a
+// The speeds a block's rows can be nonzero on: at most two runs [lo, hi), ascending and apart (a
+// contact's two bodies' trees, BodyTopology::treeU0 and treeU1; one where they share a tree or one
+// is Ground; a limit's speed). Outside them its Jacobian is zero in every lane.
+struct SoftColumns {
+  int lo[2], hi[2];
+};
+template <class T>
+LOCKSTEP_HD_INLINE SoftColumns softBlockColumns(const ModelView<T>& model, int body1, int body2) {
+  SoftColumns c{{0, 0}, {0, 0}};
+  int runs = 0;
+  const int bodies[2] = {body1, body2};
+  for (const int b : bodies) {
+    if (b < 0) continue;
+    const int lo = model.body[b].treeU0, hi = model.body[b].treeU1;
+    if (runs == 1 && lo < c.hi[0] && c.lo[0] < hi) {  // overlapping runs: one
+      c.lo[0] = lo < c.lo[0] ? lo : c.lo[0];
+      c.hi[0] = hi > c.hi[0] ? hi : c.hi[0];
+      continue;
+    }
+    c.lo[runs] = lo;
+    c.hi[runs] = hi;
+    ++runs;
+  }
+  if (runs == 2 && c.lo[1] < c.lo[0]) {
+    const SoftColumns swapped{{c.lo[1], c.lo[0]}, {c.hi[1], c.hi[0]}};
+    return swapped;
+  }
+  return c;
+}
+
+// The rows in blocks, in row order: f(r0, n, compliant, columns) for each, n its rows, compliant
+// whether the block is under the compliant law, columns the speeds its rows can be nonzero on. A contact point's condim rows under an elliptic cone, and a
 // compliant contact point's three, are one block (n = condim: 3, 4 or 6); every other row (a
 // pyramid's edge, a frictionless point's normal, a limit's side) is a block of its own (n = 1).
 template <class T, class F>
 LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
-  auto contact = [&](int row, int points, int condim, int elliptic, bool compliant) {
+  auto contact = [&](int row, int points, int condim, int elliptic, bool compliant, const SoftColumns& columns) {
     const int perPoint = softRowsPerPoint(condim, elliptic);
     const bool cone = elliptic && condim >= 3;
     for (int k = 0; k < points; ++k) {
       if (cone) {
-        f(row + condim * k, condim, compliant);
+        f(row + condim * k, condim, compliant, columns);
         continue;
       }
-      for (int e = 0; e < perPoint; ++e) f(row + k * perPoint + e, 1, false);
+      for (int e = 0; e < perPoint; ++e) f(row + k * perPoint + e, 1, false, columns);
     }
   };
   for (int i = 0; i < model.sizes.nPlaneContacts; ++i) {
     const PlaneContactTopology& t = model.planeContact[i];
-    contact(t.row, t.points, t.condim, t.elliptic, t.law == kLawCompliant);
+    contact(t.row, t.points, t.condim, t.elliptic, t.law == kLawCompliant, softBlockColumns(model, t.body, -1));
   }
   for (int i = 0; i < model.sizes.nPairContacts; ++i) {
     const PairContactTopology& t = model.pairContact[i];
-    contact(t.row, t.points, t.condim, t.elliptic, t.law == kLawCompliant);
+    contact(t.row, t.points, t.condim, t.elliptic, t.law == kLawCompliant, softBlockColumns(model, t.body1, t.body2));
   }
-  for (int i = 0; i < model.sizes.nSoftLimits; ++i)
-    for (int side = 0; side < 2; ++side) f(model.softLimit[i].row + side, 1, model.softLimit[i].law == kLawCompliant);
+  for (int i = 0; i < model.sizes.nSoftLimits; ++i) {
+    const SoftLimitTopology& t = model.softLimit[i];
+    const SoftColumns speed{{t.u, 0}, {t.u + 1, 0}};
+    for (int side = 0; side < 2; ++side) f(t.row + side, 1, t.law == kLawCompliant, speed);
+  }
 }
 
 // An elliptic cone's forces (its n rows', n = condim: 3, 4 or 6) at x = J qacc - aref, and the
@@ -1949,6 +1982,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   const Strided<T> jar = ws.softJar(), Jd = ws.softJd();
   computeMassMatrix<T>(model, w.params, ws, M, ws.softIc());
   const Strided<T> a0 = v, a = v + nu, g = v + 2 * nu, d = v + 3 * nu, Md = v + 4 * nu, Mda = v + 5 * nu;
+  const Strided<T> chain = v + 6 * nu;
   // The compliant law's implicit step: the metric M + h D and its free motion (compliantFreeMotion).
   MaskOf<T> failedLanes = T(0) > T(1);
   if (s.softCompliant) failedLanes = compliantFreeMotion<T>(model, w, ws, M, H, g, udot);
@@ -1959,25 +1993,37 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
   auto rowUsed = [&](int r) { return anyLane(T(rows[4 * r + 3]) > T(0.5)); };
   const Strided<T> blocks = ws.softBlocks();
   int used = 0;
-  forEachSoftBlock(model, [&](int r0, int n, bool compliant) {
+  forEachSoftBlock(model, [&](int r0, int n, bool compliant, const SoftColumns& c) {
     if (!rowUsed(r0)) return;
-    blocks[2 * used] = T(r0);
-    blocks[2 * used + 1] = T(compliant ? -n : n);
+    const int entries[6] = {r0, compliant ? -n : n, c.lo[0], c.hi[0], c.lo[1], c.hi[1]};
+    for (int e = 0; e < 6; ++e) blocks[6 * used + e] = T(entries[e]);
     ++used;
   });
+  // f(r0, n, compliant) for each listed block, with columns set to its columns: the passes over its
+  // rows visit those speeds alone (in order), the zeros elsewhere left out (a heap of objects: a
+  // pair's rows are nonzero on its two objects' speeds).
+  SoftColumns columns;
   auto forEachUsedBlock = [&](auto&& f) {
     for (int k = 0; k < used; ++k) {
-      const int r0 = storedIndex(T(blocks[2 * k])), n = storedIndex(T(blocks[2 * k + 1]));
+      const int r0 = storedIndex(T(blocks[6 * k])), n = storedIndex(T(blocks[6 * k + 1]));
+      for (int e = 0; e < 2; ++e) {
+        columns.lo[e] = storedIndex(T(blocks[6 * k + 2 + 2 * e]));
+        columns.hi[e] = storedIndex(T(blocks[6 * k + 3 + 2 * e]));
+      }
       if (n == 1)
         f(r0, 1, false);  // a row of MuJoCo's law (a pyramid's edge, a limit's side): as a constant
       else
         f(r0, n < 0 ? -n : n, n < 0);
     }
   };
+  auto forEachColumn = [&](auto&& f) {
+    for (int e = 0; e < 2; ++e)
+      for (int j = columns.lo[e]; j < columns.hi[e]; ++j) f(j);
+  };
   auto rowDot = [&](int r, Strided<const T> x) {
     T y = T(0);
     const Strided<const T> row = Strided<const T>(J) + std::int64_t(r) * nu;
-    for (int j = 0; j < nu; ++j) y += row[j] * x[j];
+    forEachColumn([&](int j) { y += row[j] * x[j]; });
     return y;
   };
   // A block's forces c.force at its n rows' x = J qacc - aref (x(r)) and the Hessian c.H of its cost
@@ -2044,15 +2090,24 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       if (!blockForce(r0, n, compliant, [&](int r) { return T(jar[r]); }, block)) return;
       const T* Hb = block.H;
       const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0) * nu;
-      for (int i = 0; i < nu; ++i) {
-        // A row is zero off its bodies' chains to Ground (a foot's row: the free joint and its leg):
-        // those lines of H are left as they are (most of them, in a legged robot).
+      // The block's rows are zero off its bodies' chains to Ground (a foot's row: the free joint
+      // and its leg; a ball pair's: the two balls' speeds): only the lines and columns of H on
+      // those chains change, the rest left as they are (most of them, in a legged robot or a heap
+      // of objects). Its nonzero columns, in order, are listed in chain.
+      int width = 0;
+      forEachColumn([&](int i) {
         bool zero = true;
         for (int e = 0; e < n; ++e) zero = zero && !softNonzero(T(row[e * nu + i]));
-        if (zero) continue;
+        if (!zero) chain[width++] = T(i);
+      });
+      for (int ci = 0; ci < width; ++ci) {
+        const int i = storedIndex(T(chain[ci]));
         if (n == 1) {
           const T Di = Hb[0] * row[i];
-          for (int j = 0; j <= i; ++j) H[i * nu + j] = T(H[i * nu + j]) + Di * row[j];
+          for (int cj = 0; cj <= ci; ++cj) {
+            const int j = storedIndex(T(chain[cj]));
+            H[i * nu + j] = T(H[i * nu + j]) + Di * row[j];
+          }
           continue;
         }
         // H += J_b' Hb J_b, the block's rows J_b: (J_b' Hb)_i = c, then c J_b.
@@ -2061,7 +2116,8 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
           c[b] = row[i] * Hb[b];
           for (int e = 1; e < n; ++e) c[b] += row[std::int64_t(e) * nu + i] * Hb[n * e + b];
         }
-        for (int j = 0; j <= i; ++j) {
+        for (int cj = 0; cj <= ci; ++cj) {
+          const int j = storedIndex(T(chain[cj]));
           T y = c[0] * row[j];
           for (int e = 1; e < n; ++e) y += c[e] * row[std::int64_t(e) * nu + j];
           H[i * nu + j] = T(H[i * nu + j]) + y;
@@ -2097,7 +2153,7 @@ LOCKSTEP_HD StatusOf<T> solveSoftConstraints(const ModelView<T>& model, const Wo
       for (int e = 0; e < n; ++e) {
         forces += absT(f[e]);
         const Strided<const T> row = Strided<const T>(J) + std::int64_t(r0 + e) * nu;
-        for (int j = 0; j < nu; ++j) g[j] = T(g[j]) - f[e] * row[j];
+        forEachColumn([&](int j) { g[j] = T(g[j]) - f[e] * row[j]; });
       }
     });
     // Forces that are not finite (a compliant block's stiffness beyond the precision's range: a ball

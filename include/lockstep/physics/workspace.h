@@ -56,14 +56,16 @@ LOCKSTEP_PARAM_FIELDS(LOCKSTEP_X)
   X(softRows, 4, s.nSoftRows, "soft rows: pos - margin (a cone's: scale), aref, D, 1 where it exists")  \
   X(softCompliance, 4, s.softCompliant ? s.nSoftRows : 0,                                              \
     "the compliant law's blocks: A, c, delta, lagged, then mu, eps, F0 (softCompliantForceInto)")         \
-  X(softBlocks, 2, s.nSoftRows, "the solve's blocks with a row in use: first row, rows (< 0: compliant)")    \
+  X(softBlocks, 6, s.nSoftRows,                                                                        \
+    "the solve's blocks with a row in use: first row, rows (< 0: compliant), the speeds of its columns")   \
   X(softJ, 1, std::int64_t(s.nSoftRows) * s.nu, "their Jacobians, row after row (nSoftRows x nu)")     \
   X(softJar, 1, s.nSoftRows, "J qacc - aref of each row")                                              \
   X(softJd, 1, s.nSoftRows, "J times the Newton step")                                                 \
   X(softM, 1, s.mujocoStepping ? std::int64_t(s.nu) * s.nu : 0, "the mass matrix M (crba.h)")           \
   X(softH, 1, s.mujocoStepping ? std::int64_t(s.nu) * s.nu : 0, "the Newton Hessian, then its Cholesky factor") \
   X(softIc, 10, s.mujocoStepping ? s.nb : 0, "composite inertias (crba.h)")                             \
-  X(softVec, 1, s.mujocoStepping ? 6 * s.nu : 0, "qacc0, qacc, gradient, step, M step, M (qacc - qacc0)") \
+  X(softVec, 1, s.mujocoStepping ? 7 * s.nu : 0,                                                        \
+    "qacc0, qacc, gradient, step, M step, M (qacc - qacc0), a block's columns (the Newton Hessian)")      \
   X(rkTheta, 3, s.mujocoStepping ? s.nb : 0, "a body's stage rotation from q0 (MuJoCo's RK4 on rotations)")     \
   X(mujocoContact, 6, hasSoftContacts(s) ? s.nMujocoBodies : 0,                                        \
     "each MuJoCo body's force from the last soft solve's contacts: moment about Ground's origin, force")  \
