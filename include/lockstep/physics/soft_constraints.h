@@ -1646,9 +1646,10 @@ LOCKSTEP_HD_INLINE SoftColumns softBlockColumns(const ModelView<T>& model, int b
 }
 
 // The rows in blocks, in row order: f(r0, n, compliant, columns) for each, n its rows, compliant
-// whether the block is under the compliant law, columns the speeds its rows can be nonzero on. A contact point's condim rows under an elliptic cone, and a
-// compliant contact point's three, are one block (n = condim: 3, 4 or 6); every other row (a
-// pyramid's edge, a frictionless point's normal, a limit's side) is a block of its own (n = 1).
+// whether the block is under the compliant law, columns the speeds its rows can be nonzero on. A
+// contact point's condim rows under an elliptic cone, and a compliant contact point's three, are one
+// block (n = condim: 3, 4 or 6); every other row (a pyramid's edge, a frictionless point's normal, a
+// limit's side) is a block of its own (n = 1).
 template <class T, class F>
 LOCKSTEP_HD_INLINE void forEachSoftBlock(const ModelView<T>& model, F&& f) {
   auto contact = [&](int row, int points, int condim, int elliptic, bool compliant, const SoftColumns& columns) {
