@@ -235,10 +235,10 @@ PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
   const int body1 = build.body(d.body1, where, "body1"), body2 = build.body(d.body2, where, "body2");
   if (body1 == body2) throw ModelError(where + ": body2: must differ from body1 (a body's own geoms do not touch)");
   if (d.shape1 > d.shape2)
-    throw ModelError(where + ": shape1: must not come after shape2 (MuJoCo's order: sphere, capsule, cylinder, box)");
+    throw ModelError(where + ": shape1: must not come after shape2 (MuJoCo's order: sphere, capsule, ellipsoid, cylinder, box)");
   if (!softPairModelled(d.shape1, d.shape2))
-    throw ModelError(where + ": shape: a sphere or a capsule with any shape, or two boxes (cylinder pairs, cylinder-box, "
-                             "and an ellipsoid with a cylinder, a box or an ellipsoid: not yet)");
+    throw ModelError(where + ": shape: a sphere or a capsule with any shape, an ellipsoid with an ellipsoid or a box, or two "
+                             "boxes (cylinder pairs, cylinder-box and ellipsoid-cylinder: not yet)");
   validateShapeSize(d.shape1, d.size1, where, "size1");
   validateShapeSize(d.shape2, d.size2, where, "size2");
   validateTransform(d.X_BG1, where, "X_BG1");

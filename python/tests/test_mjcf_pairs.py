@@ -87,6 +87,9 @@ FEATURES = {
     "box_box_margin": (scene(BOX, 'type="box" size=".06 .09 .04"', 'margin=".01"', 'condim="1"'),
                        ['margin=".01"', 'size=".06 .09 .04"']),
     "capsule_box": (scene(CAPSULE, BOX, 'friction=".8"'), ['size=".12 .08 .1"', 'euler=".3 .2 0"', 'size=".05 .15"']),
+    "ellipsoid_box": (scene(ELLIPSOID, BOX, 'friction=".8"'), ['size=".12 .08 .1"', 'euler=".3 .2 0"']),
+    "ellipsoid_ellipsoid": (scene(ELLIPSOID, 'type="ellipsoid" size=".09 .11 .04"', 'condim="1"'),
+                            ['size=".09 .11 .04"', 'size=".12 .07 .05"']),
     "box_capsule_in_mujocos_order": (scene('type="box" size=".1 .06 .04"', SMALL_CAPSULE, 'margin=".01"', 'condim="1"'),
                                      ['margin=".01"', 'size=".04 .12"']),
     "sphere_ellipsoid": (scene(SPHERE, ELLIPSOID, 'friction=".9"'), ['size=".12 .07 .05"', 'euler=".3 .2 0"']),
@@ -451,6 +454,85 @@ def test_ellipsoid_contacts_in_float_equal_float64s(kind, tmp_path):
           f"{dist:.1e}, normal (outside) by {normal:.1e}")
     assert np.array_equal(ours[:, 0] > 0.5, touching) and touching.sum() - outside.sum() >= 50
     assert dist < 1e-5 and normal < 1e-4, (dist, normal)
+
+
+OTHER_ELLIPSOID = 'type="ellipsoid" size=".09 .11 .04"'
+SMALL_BOX = 'type="box" size=".1 .07 .05"'
+
+
+@pytest.mark.parametrize("kind,margin", [("box", 0.0), ("box", 0.02), ("ellipsoid", 0.0), ("ellipsoid", 0.02)])
+def test_ellipsoid_box_and_ellipsoid_pairs_at_1000_random_poses_are_mujocos(kind, margin, tmp_path):
+    """An ellipsoid against a box or another ellipsoid at 1,000 random relative poses within reach,
+    deep ones included: the same contacts as MuJoCo's mj_collision (its general convex collision to
+    1e-12; multiccd leaves ellipsoids alone: one contact), in count and dist to 1e-9 and point to 1e-5.
+    Lockstep's are exact: the contact's ends (the point -+ dist / 2 along the normal) lie on the two
+    surfaces with the normal the ellipsoid's there (and the other ellipsoid's opposite), to 1e-10.
+    MuJoCo's EPA leaves the normal to about 1e-6 (the median) and 1e-4 (the worst)."""
+    twin = Twin(tmp_path, scene(ELLIPSOID, SMALL_BOX if kind == "box" else OTHER_ELLIPSOID, f'margin="{margin}"'),
+                law="mujoco")
+    m, d = twin.m, twin.d
+    exact_convex_collision(m)
+    g1, g2 = (mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g) for g in ("g1", "g2"))
+    reach = m.geom_rbound[g1] + m.geom_rbound[g2]
+    rng = np.random.default_rng(47)
+    off, exact, touching, deep = [], 0.0, 0, 0
+    for _ in range(1000):
+        twin.set_state(*pair_state(twin, rng, reach))
+        theirs = [d.contact[c] for c in range(d.ncon)]
+        ours = touching_points(twin)
+        assert len(ours) == len(theirs), ([c.dist for c in theirs], ours)
+        touching += len(theirs) > 0
+        for row, c in zip(ours, theirs):
+            dist, pos, normal = row[1], row[2:5], row[5:8]
+            deep += dist < -0.03
+            ends = []
+            for g, end, outward in ((g1, pos - dist / 2 * normal, normal), (g2, pos + dist / 2 * normal, -normal)):
+                R, size = d.geom_xmat[g].reshape(3, 3), m.geom_size[g]
+                x, n = R.T @ (end - d.geom_xpos[g]), R.T @ outward
+                if m.geom_type[g] == mujoco.mjtGeom.mjGEOM_BOX:  # on a face whose normal n does not point into
+                    ends.append(abs(np.max(np.abs(x) / size) - 1))
+                    ends.append(max(0.0, np.max(-np.sign(x) * n * (np.abs(x) > size * (1 - 1e-9)))))
+                else:
+                    gradient = x / size ** 2
+                    ends.append(abs(np.sum((x / size) ** 2) - 1))
+                    ends.append(np.linalg.norm(np.cross(gradient / np.linalg.norm(gradient), n)))
+            exact = max(exact, *ends)
+            off.append((abs(dist - c.dist), np.abs(pos - c.pos).max(), np.abs(normal - c.frame[:3]).max()))
+    off = np.array(off)
+    print(f"ellipsoid-{kind}, margin {margin}: {touching} poses touching ({deep} deeper than 3 cm); dist off by "
+          f"{off[:, 0].max():.1e}, point by {off[:, 1].max():.1e}; Lockstep's ends on the surfaces to {exact:.1e}; "
+          f"MuJoCo's normal off by {np.median(off[:, 2]):.1e} (median), {off[:, 2].max():.1e} (worst)")
+    assert touching >= 300 and deep >= 50, (touching, deep)
+    assert off[:, 0].max() < 1e-9 and off[:, 1].max() < 1e-5 and exact < 1e-10, (off.max(axis=0), exact)
+    assert np.median(off[:, 2]) < 1e-5 and off[:, 2].max() < 1e-3, off[:, 2]
+
+
+@pytest.mark.parametrize("kind", ["box", "ellipsoid"])
+def test_ellipsoid_box_and_ellipsoid_pairs_in_float_equal_float64s(kind, tmp_path):
+    """The ellipsoid-box and ellipsoid pairs at 512 random poses, evaluated in float32 and float64: the
+    same points touch (poses within 1e-5 of touching aside), at the same dist to 1e-5 and the same
+    normal to 1e-3 (where the least translation is well apart from any other)."""
+    import lockstep
+    twin = Twin(tmp_path, scene(ELLIPSOID, SMALL_BOX if kind == "box" else OTHER_ELLIPSOID), law="mujoco")
+    m, rng = twin.m, np.random.default_rng(53)
+    reach = sum(m.geom_rbound[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g)] for g in ("g1", "g2"))
+    qpos = np.array([pair_state(twin, rng, reach)[0] for _ in range(512)])
+    points = {}
+    for dtype in ("float64", "float32"):
+        batch = lockstep.Batch(twin.model, len(qpos), dtype=dtype)
+        batch.set_state(*twin.model.from_mujoco(qpos, np.zeros((len(qpos), m.nv))))
+        batch.evaluate()
+        assert not np.any(batch.status)
+        points[dtype] = np.array(batch.softContact, dtype=np.float64).reshape(len(qpos), -1, _SOFT_WIDTH)[:, 0]
+    ours, theirs = points["float32"], points["float64"]
+    touching = theirs[:, 0] > 0.5
+    clear = np.abs(theirs[:, 1]) > 1e-5
+    dist = np.abs(ours[touching, 1] - theirs[touching, 1])
+    normal = np.abs(ours[touching, 5:8] - theirs[touching, 5:8]).max(axis=1)
+    print(f"ellipsoid-{kind} in float32: {touching.sum()} touching; dist off by {dist.max():.1e}, normal by "
+          f"{np.median(normal):.1e} (median), {np.sort(normal)[-3:]} (the worst three)")
+    assert np.array_equal((ours[:, 0] > 0.5)[clear], touching[clear]) and touching.sum() >= 150
+    assert dist.max() < 1e-5 and np.median(normal) < 1e-4 and np.sort(normal)[-5] < 1e-3, (dist.max(), np.sort(normal)[-5:])
 
 
 @pytest.mark.parametrize("margin", [0.0, 0.02])
