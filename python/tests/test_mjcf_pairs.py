@@ -424,6 +424,20 @@ def test_ellipsoid_contacts_at_1000_random_poses_are_mujocos(kind, margin, tmp_p
         assert inner >= 100 and perpendicular < 1e-10, (inner, perpendicular)
 
 
+def first_points_in_float32_and_float64(twin, qpos):
+    """softContact's first point of each state of qpos (rows of MuJoCo's qpos, speeds zero), evaluated
+    in a float32 batch and in a float64 one: (float32's, float64's), every world healthy."""
+    import lockstep
+    points = {}
+    for dtype in ("float64", "float32"):
+        batch = lockstep.Batch(twin.model, len(qpos), dtype=dtype)
+        batch.set_state(*twin.model.from_mujoco(qpos, np.zeros((len(qpos), twin.m.nv))))
+        batch.evaluate()
+        assert not np.any(batch.status)
+        points[dtype] = np.array(batch.softContact, dtype=np.float64).reshape(len(qpos), -1, _SOFT_WIDTH)[:, 0]
+    return points["float32"], points["float64"]
+
+
 @pytest.mark.parametrize("kind", ["sphere", "capsule"])
 def test_ellipsoid_contacts_in_float_equal_float64s(kind, tmp_path):
     """A sphere or a capsule against an ellipsoid at 512 random relative poses within reach, deep ones
@@ -432,19 +446,11 @@ def test_ellipsoid_contacts_in_float_equal_float64s(kind, tmp_path):
     evaluated in float32 and float64: the same points touch, at the same dist to 1e-5 (float's
     rounding of the frames), and where the sphere's centre or the capsule's point is outside the
     ellipsoid, with the same normal to 1e-4."""
-    import lockstep
     twin = Twin(tmp_path, scene(SPHERE if kind == "sphere" else SMALL_CAPSULE, ELLIPSOID), law="mujoco")
     m, rng = twin.m, np.random.default_rng(43)
     reach = sum(m.geom_rbound[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g)] for g in ("g1", "g2"))
     qpos = np.array([pair_state(twin, rng, reach)[0] for _ in range(512)])
-    points = {}
-    for dtype in ("float64", "float32"):
-        batch = lockstep.Batch(twin.model, len(qpos), dtype=dtype)
-        batch.set_state(*twin.model.from_mujoco(qpos, np.zeros((len(qpos), m.nv))))
-        batch.evaluate()
-        assert not np.any(batch.status)
-        points[dtype] = np.array(batch.softContact, dtype=np.float64).reshape(len(qpos), -1, _SOFT_WIDTH)[:, 0]
-    ours, theirs = points["float32"], points["float64"]
+    ours, theirs = first_points_in_float32_and_float64(twin, qpos)
     radius = m.geom_size[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, "g1")][0]
     touching = theirs[:, 0] > 0.5
     outside = touching & (theirs[:, 1] > -radius)
@@ -512,19 +518,11 @@ def test_ellipsoid_box_and_ellipsoid_pairs_in_float_equal_float64s(kind, tmp_pat
     """The ellipsoid-box and ellipsoid pairs at 512 random poses, evaluated in float32 and float64: the
     same points touch (poses within 1e-5 of touching aside), at the same dist to 1e-5 and the same
     normal to 1e-3 (where the least translation is well apart from any other)."""
-    import lockstep
     twin = Twin(tmp_path, scene(ELLIPSOID, SMALL_BOX if kind == "box" else OTHER_ELLIPSOID), law="mujoco")
     m, rng = twin.m, np.random.default_rng(53)
     reach = sum(m.geom_rbound[mujoco.mj_name2id(m, mujoco.mjtObj.mjOBJ_GEOM, g)] for g in ("g1", "g2"))
     qpos = np.array([pair_state(twin, rng, reach)[0] for _ in range(512)])
-    points = {}
-    for dtype in ("float64", "float32"):
-        batch = lockstep.Batch(twin.model, len(qpos), dtype=dtype)
-        batch.set_state(*twin.model.from_mujoco(qpos, np.zeros((len(qpos), m.nv))))
-        batch.evaluate()
-        assert not np.any(batch.status)
-        points[dtype] = np.array(batch.softContact, dtype=np.float64).reshape(len(qpos), -1, _SOFT_WIDTH)[:, 0]
-    ours, theirs = points["float32"], points["float64"]
+    ours, theirs = first_points_in_float32_and_float64(twin, qpos)
     touching = theirs[:, 0] > 0.5
     clear = np.abs(theirs[:, 1]) > 1e-5
     dist = np.abs(ours[touching, 1] - theirs[touching, 1])
