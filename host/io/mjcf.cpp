@@ -385,7 +385,8 @@ class Converter {
   // except geoms welded into one body, a body's and its parent's (where neither is the world and
   // filterparent is on), <exclude>d body pairs, and the geoms of an explicit pair. Planes are the
   // ground contacts'; the kinds softPairModelled names pair here (a sphere or a capsule with any
-  // primitive, an ellipsoid with an ellipsoid or a box, two boxes); other kinds are named in a warning.
+  // primitive, an ellipsoid with an ellipsoid, a cylinder or a box, two boxes); other kinds are named
+  // in a warning.
   // Under the compliant law the same rules pick the pairs of spheres and capsules on moving bodies,
   // kept aside for its implicit step (MjcfImport::compliantPairs).
   void addPairContacts() {

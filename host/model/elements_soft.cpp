@@ -237,8 +237,8 @@ PairContact buildElement(const PairContactDesc& desc, ElementBuild& build) {
   if (d.shape1 > d.shape2)
     throw ModelError(where + ": shape1: must not come after shape2 (MuJoCo's order: sphere, capsule, ellipsoid, cylinder, box)");
   if (!softPairModelled(d.shape1, d.shape2))
-    throw ModelError(where + ": shape: a sphere or a capsule with any shape, an ellipsoid with an ellipsoid or a box, or two "
-                             "boxes (cylinder pairs, cylinder-box and ellipsoid-cylinder: not yet)");
+    throw ModelError(where + ": shape: a sphere or a capsule with any shape, an ellipsoid with an ellipsoid, a cylinder or "
+                             "a box, or two boxes (cylinder pairs and cylinder-box: not yet)");
   validateShapeSize(d.shape1, d.size1, where, "size1");
   validateShapeSize(d.shape2, d.size2, where, "size2");
   validateTransform(d.X_BG1, where, "X_BG1");

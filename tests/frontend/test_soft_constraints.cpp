@@ -540,8 +540,8 @@ TEST(SoftPair, SphereEllipsoidPairsInAPackEqualEachWorldAlone) {
                                         R"(type="ellipsoid" size="0.12 0.07 0.05")", 1);
 }
 
-// The ellipsoid-box pair (faces, edges' arcs, corners' normal lines: bisections lane by lane) and the
-// ellipsoid pair (Newton's method on the sphere from 13 directions, each lane its own steps).
+// The ellipsoid-box pair (faces; the edges' and corners' normal lines: bisections lane by lane) and
+// the ellipsoid pair (Newton's method on the sphere from 13 directions, each lane its own steps).
 TEST(SoftPair, EllipsoidBoxPairsInAPackEqualEachWorldAlone) {
   expectPairsInAPackEqualEachWorldAlone("soft_pair_ellipsoid_box_packed.xml",
                                         R"(type="ellipsoid" size="0.12 0.07 0.05" margin="0.01")",
@@ -550,6 +550,13 @@ TEST(SoftPair, EllipsoidBoxPairsInAPackEqualEachWorldAlone) {
 TEST(SoftPair, EllipsoidPairsInAPackEqualEachWorldAlone) {
   expectPairsInAPackEqualEachWorldAlone("soft_pair_ellipsoids_packed.xml", R"(type="ellipsoid" size="0.12 0.07 0.05")",
                                         R"(type="ellipsoid" size="0.09 0.11 0.04")", 1);
+}
+// The ellipsoid-cylinder pair (the side's quarter arcs; Newton's method in polar angles about each
+// cap's normal, each lane stopping on its own step).
+TEST(SoftPair, EllipsoidCylinderPairsInAPackEqualEachWorldAlone) {
+  expectPairsInAPackEqualEachWorldAlone("soft_pair_ellipsoid_cylinder_packed.xml",
+                                        R"(type="ellipsoid" size="0.12 0.07 0.05" margin="0.01")",
+                                        R"(type="cylinder" size="0.08 0.1")", 1);
 }
 
 // The capsule-box pair (MuJoCo's second point by a corner, an edge or a face).
@@ -585,9 +592,9 @@ TEST(SoftPair, BadValuesAreRefusedNamingTheFieldAndTheReason) {
   refused([](PairContactDesc& d) { d.body2 = "nowhere"; }, "pair contact 'bad': body2: no body named");
   refused([](PairContactDesc& d) { std::swap(d.shape1, d.shape2); }, "shape1: must not come after shape2");
   refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeBox; },
-          "shape: a sphere or a capsule with any shape, an ellipsoid with an ellipsoid or a box, or two boxes");
+          "shape: a sphere or a capsule with any shape, an ellipsoid with an ellipsoid, a cylinder or a box, or two boxes");
   refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeCylinder; }, "cylinder pairs");
-  refused([](PairContactDesc& d) { d.shape1 = kShapeEllipsoid; d.shape2 = kShapeCylinder; }, "ellipsoid-cylinder");
+  refused([](PairContactDesc& d) { d.shape1 = kShapeCylinder; d.shape2 = kShapeBox; }, "cylinder-box: not yet");
   refused([](PairContactDesc& d) { d.size2[1] = 0; }, "size2: must be > 0 (a capsule takes 2)");
   refused([](PairContactDesc& d) { d.condim = 5; }, "condim: 1, 3, 4 or 6");
   refused([](PairContactDesc& d) { d.friction = -1; }, "friction");

@@ -264,13 +264,13 @@ LOCKSTEP_HD void softPlanePoints(int shape, const Transform<T>& X_GG, const Vec3
 }
 
 // The pairs of shapes whose contacts Lockstep makes (MuJoCo's order: shape1 <= shape2): a sphere
-// or a capsule with anything; an ellipsoid with an ellipsoid or a box; two boxes.
+// or a capsule with anything; an ellipsoid with an ellipsoid, a cylinder or a box; two boxes.
 LOCKSTEP_HD_INLINE bool softPairModelled(int shape1, int shape2) {
   if (shape1 > shape2) return false;
   switch (shape1) {
     case kShapeSphere: return true;
     case kShapeCapsule: return shape2 != kShapeSphere;
-    case kShapeEllipsoid: return shape2 == kShapeEllipsoid || shape2 == kShapeBox;
+    case kShapeEllipsoid: return shape2 == kShapeEllipsoid || shape2 == kShapeCylinder || shape2 == kShapeBox;
     case kShapeBox: return shape2 == kShapeBox;
     default: return false;
   }
@@ -487,17 +487,19 @@ LOCKSTEP_HD_INLINE SoftPoint<T> softCapsuleEllipsoid(const Vec3<T>& c, const Vec
   return softSphereEllipsoid(c + T(T(T(2) * t - T(1)) * size[1]) * z, size[0], X_GE, radii, margin);
 }
 
-// An ellipsoid at X_GE with radii a against a box or another ellipsoid (shape2 at X_G2, MuJoCo's
-// size2): MuJoCo's general convex contact (one contact: multiccd leaves ellipsoids alone) in exact
-// geometry (convex_pairs.h): the least translation of the two apart, its direction n the normal from
-// the ellipsoid to the other shape, the distance minus its length (the gap where they are apart), the
-// point in the middle of the penetration from the ellipsoid's support point along n.
+// An ellipsoid at X_GE with radii a against a box, a cylinder or another ellipsoid (shape2 at X_G2,
+// MuJoCo's size2): MuJoCo's general convex contact (one contact: multiccd leaves ellipsoids alone) in
+// exact geometry (convex_pairs.h): the least translation of the two apart, its direction n the normal
+// from the ellipsoid to the other shape, the distance minus its length (the gap where they are apart),
+// the point in the middle of the penetration from the ellipsoid's support point along n.
 template <class T>
 LOCKSTEP_HD_INLINE SoftPoint<T> softEllipsoidConvex(const Transform<T>& X_GE, const Vec3<T>& a, int shape2,
                                                     const Transform<T>& X_G2, const Vec3<T>& size2, T margin) {
   const Transform<T> X_E2 = X_GE.invTimes(X_G2);
-  const ConvexOptimum<T> o = shape2 == kShapeBox ? ellipsoidBoxLeast(a, X_E2.p, X_E2.R.R, size2)
-                                                 : ellipsoidPairLeast(a, X_E2.p, X_E2.R.R, size2);
+  const ConvexOptimum<T> o =
+      shape2 == kShapeBox        ? ellipsoidBoxLeast(a, X_E2.p, X_E2.R.R, size2)
+      : shape2 == kShapeCylinder ? ellipsoidCylinderLeast(a, X_E2.p, X_E2.R.R.col(2), size2[0], size2[1])
+                                 : ellipsoidPairLeast(a, X_E2.p, X_E2.R.R, size2);
   SoftPoint<T> q;
   q.dist = -o.f;
   q.exists = !(q.dist > margin);
@@ -1029,10 +1031,10 @@ LOCKSTEP_HD void softBoxPair(const Transform<T>& X_G1, const Vec3<T>& size1, con
 
 // MuJoCo's contacts of a pair of geoms (shape1 <= shape2: sphere-sphere, sphere-capsule,
 // sphere-ellipsoid, sphere-cylinder, sphere-box, capsule-capsule, capsule-ellipsoid, capsule-cylinder,
-// capsule-box, ellipsoid-ellipsoid, ellipsoid-box, box-box) at X_G1, X_G2 with MuJoCo's sizes, within
-// margin: the points of every slot. A capsule pair whose axes are not parallel touches at the
-// segments' nearest points; parallel ones (|det| < mjMINVAL) at the first two of the four
-// end-to-segment candidates that touch.
+// capsule-box, ellipsoid-ellipsoid, ellipsoid-cylinder, ellipsoid-box, box-box) at X_G1, X_G2 with
+// MuJoCo's sizes, within margin: the points of every slot. A capsule pair whose axes are not
+// parallel touches at the segments' nearest points; parallel ones (|det| < mjMINVAL) at the first two
+// of the four // end-to-segment candidates that touch.
 template <class T>
 LOCKSTEP_HD void softPairPoints(int shape1, const Transform<T>& X_G1, const Vec3<T>& size1, int shape2,
                                 const Transform<T>& X_G2, const Vec3<T>& size2, T margin, SoftPoint<T>* out) {
