@@ -27,7 +27,7 @@ SHAPES = {"sphere": 'type="sphere" size=".1"', "capsule": 'type="capsule" size="
           "box": 'type="box" size=".1 .07 .05"', "box2": 'type="box" size=".12 .08 .1"',
           "cylinder": 'type="cylinder" size=".08 .1"'}
 PAIRS = [("sphere", "ellipsoid"), ("capsule", "ellipsoid"), ("capsule", "cylinder"), ("capsule", "box"),
-         ("box", "box2"), ("ellipsoid", "box"), ("ellipsoid", "ellipsoid2")]
+         ("box", "box2"), ("ellipsoid", "box"), ("ellipsoid", "ellipsoid2"), ("ellipsoid", "cylinder")]
 
 
 def xml(first, second, collide=True):
