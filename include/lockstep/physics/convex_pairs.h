@@ -53,17 +53,17 @@ LOCKSTEP_HD_INLINE Vec3<T> ellipsoidSupportPoint(const Vec3<T>& a, const Vec3<T>
   const T inverse = T(1) / ellipsoidSupport(a, n);
   return {{a[0] * a[0] * n[0] * inverse, a[1] * a[1] * n[1] * inverse, a[2] * a[2] * n[2] * inverse}};
 }
+// u' diag(a^2) v.
+template <class T>
+LOCKSTEP_HD_INLINE T ellipsoidWeighted(const Vec3<T>& a, const Vec3<T>& u, const Vec3<T>& v) {
+  T sum = T(0);
+  for (int k = 0; k < 3; ++k) sum = sum + a[k] * a[k] * u[k] * v[k];
+  return sum;
+}
 template <class T>
 LOCKSTEP_HD_INLINE T ellipsoidCurvature(const Vec3<T>& a, const Vec3<T>& n, const Vec3<T>& u, const Vec3<T>& v) {
-  T uv = T(0), nu = T(0), nv = T(0);
-  for (int k = 0; k < 3; ++k) {
-    const T a2 = a[k] * a[k];
-    uv = uv + a2 * u[k] * v[k];
-    nu = nu + a2 * n[k] * u[k];
-    nv = nv + a2 * n[k] * v[k];
-  }
   const T h = ellipsoidSupport(a, n);
-  return (uv - nu * nv / (h * h)) / h;
+  return (ellipsoidWeighted(a, u, v) - ellipsoidWeighted(a, n, u) * ellipsoidWeighted(a, n, v) / (h * h)) / h;
 }
 
 // Where sphereNewton stands and how it steps: the tangents t1, t2 at n and its chart's bend. A chart
@@ -314,13 +314,7 @@ LOCKSTEP_HD_INLINE Vec3<T> ellipsoidNormalNearest(const Vec3<T>& a, const Vec3<T
 template <class T, class Visit>
 LOCKSTEP_HD_INLINE void forEachShadowNormal(const Vec3<T>& a, const Vec3<T>& u, const Vec3<T>& w, const Vec3<T>& q,
                                             Visit&& visit) {
-  T m11 = T(0), m12 = T(0), m22 = T(0);
-  for (int k = 0; k < 3; ++k) {
-    const T a2 = a[k] * a[k];
-    m11 = m11 + a2 * u[k] * u[k];
-    m12 = m12 + a2 * u[k] * w[k];
-    m22 = m22 + a2 * w[k] * w[k];
-  }
+  const T m11 = ellipsoidWeighted(a, u, u), m12 = ellipsoidWeighted(a, u, w), m22 = ellipsoidWeighted(a, w, w);
   const T angle = T(0.5) * atan2T(T(2) * m12, m11 - m22), c = cosT(angle), s = sinT(angle);
   const Vec3<T> e1 = c * u + s * w, e2 = c * w - s * u;
   const T half = T(0.5) * (m11 + m22), spread = sqrtT(T(0.25) * (m11 - m22) * (m11 - m22) + m12 * m12);
