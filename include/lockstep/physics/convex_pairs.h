@@ -407,9 +407,10 @@ LOCKSTEP_HD_INLINE ConvexOptimum<T> ellipsoidPairLeast(const Vec3<T>& a, const V
 // h_cyl(m) = m . c + hh |m . z| + r |P m|, P the projection across the axis. Candidates: the caps'
 // normals +-z; on the side's circle of normals (n . z = 0: h_cyl(-n) = -n . c + r, the side's line
 // nearest the ellipsoid) the stationary directions of |a n| - n . c (forEachShadowNormal); on each
-// rim's half of the sphere (h_cyl(-n) = -n . cc + r |P n|, cc the cap's centre: the rim's point across from P n)
-// Newton's method in polar angles about the cap's normal (f has a cone there), from the normals
-// through eight points of the rim and from five tilts of the cap's normal, by 45 degrees and by 0.01.
+// rim's half of the sphere (h_cyl(-n) = -n . cc + r |P n|, cc the cap's centre: the rim's point
+// across from P n) Newton's method in polar angles about the cap's normal (f has a cone there), from
+// the normals through eight points of the rim and from five tilts of the cap's normal, by 45 degrees
+// and by 0.01; the lowest direction polished once more on its own rim.
 template <class T>
 LOCKSTEP_HD_INLINE ConvexOptimum<T> ellipsoidCylinderLeast(const Vec3<T>& a, const Vec3<T>& c, const Vec3<T>& z,
                                                            T r, T hh) {
